@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/spf13/cobra"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/cloud-provider/app"
+	cloudcontrollerconfig "k8s.io/cloud-provider/app/config"
+	"k8s.io/cloud-provider/names"
+	"k8s.io/cloud-provider/options"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/version/verflag"
+	"k8s.io/klog/v2"
+
+	"github.com/multicloud-ccm/multicloud-ccm/config"
+	"github.com/multicloud-ccm/multicloud-ccm/controllers"
+	"github.com/multicloud-ccm/multicloud-ccm/providers"
+)
+
+// version is set at build time (-ldflags "-X main.version=...").
+var version = "v0.0.0-dev"
+
+// errReported marks a failure whose details were already printed.
+var errReported = errors.New("reported")
+
+// newCommand builds the manager command on k8s.io/cloud-provider/app, which
+// brings leader election, secure serving, /healthz, /metrics, /configz, the
+// standard flags and the upstream controllers. What this project adds: the
+// cloud-config names the backend (so --cloud-provider is optional), the
+// cloud-config is loaded and validated before anything starts, and the
+// `version` and `validate-config` subcommands.
+func newCommand(registry *providers.Registry, stopCh <-chan struct{}) *cobra.Command {
+	opts, err := options.NewCloudControllerManagerOptions()
+	if err != nil {
+		// Only fails if upstream defaults fail to convert: a build bug.
+		panic(fmt.Sprintf("cloud-controller-manager options: %v", err))
+	}
+
+	// loaded is set by RunE before the upstream code calls cloudInit, so the
+	// file is read and validated exactly once.
+	var loaded *config.CloudConfig
+	cloudInit := func(c *cloudcontrollerconfig.CompletedConfig) cloudprovider.Interface {
+		cloud, err := registry.NewCloud(context.Background(), loaded)
+		if err != nil {
+			klog.Fatalf("Cloud provider could not be initialized: %v", err)
+		}
+		return cloud
+	}
+
+	cmd := app.NewCloudControllerManagerCommand(opts, cloudInit, controllers.InitFuncConstructors(),
+		names.CCMControllerAliases(), cliflag.NamedFlagSets{}, stopCh)
+	cmd.Use = "multicloud-ccm"
+	cmd.Long = `multicloud-ccm is one Kubernetes cloud-controller-manager for AWS, Azure,
+GCE and OpenStack. The cloud-config file (--cloud-config) names the backend
+and carries its settings; see 'multicloud-ccm validate-config --help'.`
+
+	upstreamRun := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		// --version must work without a cloud-config.
+		verflag.PrintAndExitIfRequested()
+		cfg, err := loadForRun(opts, registry, c.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		loaded = cfg
+		return upstreamRun(c, args)
+	}
+	cmd.AddCommand(newVersionCommand(registry), newValidateConfigCommand(registry))
+	return cmd
+}
+
+// loadForRun reads and validates --cloud-config and reconciles it with
+// --cloud-provider, which becomes optional: the file is the one place that
+// names the backend, and a disagreement is a mistake worth stopping for.
+func loadForRun(opts *options.CloudControllerManagerOptions, registry *providers.Registry, stderr io.Writer) (*config.CloudConfig, error) {
+	provider := opts.KubeCloudShared.CloudProvider
+	if provider.CloudConfigFile == "" {
+		return nil, errors.New("--cloud-config is required: it names the cloud provider and carries its settings")
+	}
+	cfg, err := config.LoadFile(provider.CloudConfigFile, registry)
+	if err != nil {
+		var problems config.Problems
+		if errors.As(err, &problems) {
+			fmt.Fprintf(stderr, "Error: invalid cloud-config %s:\n", provider.CloudConfigFile)
+			for _, p := range problems {
+				fmt.Fprintf(stderr, "  %s\n", p)
+			}
+			return nil, fmt.Errorf("invalid cloud-config %s: %w", provider.CloudConfigFile, errReported)
+		}
+		return nil, err
+	}
+	if provider.Name != "" && provider.Name != cfg.Provider {
+		return nil, fmt.Errorf("--cloud-provider=%q does not match provider %q in cloud-config %s; drop the flag or make them agree",
+			provider.Name, cfg.Provider, provider.CloudConfigFile)
+	}
+	provider.Name = cfg.Provider
+	return cfg, nil
+}
+
+func newVersionCommand(registry *providers.Registry) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version and the cloud providers compiled into this binary",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			fmt.Fprintf(c.OutOrStdout(), "multicloud-ccm %s (%s, %s/%s)\nproviders: %s\n",
+				version, runtime.Version(), runtime.GOOS, runtime.GOARCH, registry.CompiledString())
+			return nil
+		},
+	}
+}
+
+func newValidateConfigCommand(registry *providers.Registry) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate-config FILE",
+		Short: "Check a cloud-config offline and print the effective config",
+		Long: `validate-config decodes and validates a cloud-config without contacting any
+cloud. On success it prints the effective config (defaults applied, secrets
+shown as <redacted>) and exits 0. Otherwise it prints one line per problem,
+"<field.path>: <problem> (line N)", and exits 1.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := config.LoadFile(args[0], registry)
+			if err != nil {
+				var problems config.Problems
+				if !errors.As(err, &problems) {
+					return err
+				}
+				for _, p := range problems {
+					fmt.Fprintln(c.ErrOrStderr(), p.String())
+				}
+				return errReported
+			}
+			out, err := cfg.Redacted()
+			if err != nil {
+				return err
+			}
+			_, err = c.OutOrStdout().Write(out)
+			return err
+		},
+	}
+}
+

@@ -1,0 +1,127 @@
+// Package providers is the registry of cloud backends compiled into this
+// binary. Each backend registers itself from a file guarded by the build tag
+// scheme `//go:build !providerless || <cloud>`, so a slim build names the
+// backends it keeps and the registry reports exactly what is in the binary.
+package providers
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/multicloud-ccm/multicloud-ccm/config"
+)
+
+// Backend is everything the binary needs to know about one cloud.
+type Backend struct {
+	// Name is the cloud-config `provider` value and the section key.
+	Name string
+	// NewSection returns a new, zero config section owned by the backend.
+	NewSection func() config.Section
+	// New builds the cloud from a validated cloud-config whose Section is
+	// the one NewSection returned. It must not block on the cloud: the
+	// manager calls Initialize once leadership is won.
+	New func(ctx context.Context, cfg *config.CloudConfig) (cloudprovider.Interface, error)
+}
+
+// Registry maps backend names to backends. The zero value is not usable;
+// use NewRegistry. It implements config.Sections.
+type Registry struct {
+	mu       sync.RWMutex
+	backends map[string]Backend
+}
+
+// NewRegistry returns an empty registry (tests build their own).
+func NewRegistry() *Registry {
+	return &Registry{backends: map[string]Backend{}}
+}
+
+// Default is the registry the binary uses; backends register into it from
+// their registration files' init functions. It is the only global mutable
+// state in the project.
+var Default = NewRegistry()
+
+// Register adds b. A duplicate or incomplete backend is a programming
+// error, reported rather than silently replacing the first.
+func (r *Registry) Register(b Backend) error {
+	if b.Name == "" || b.NewSection == nil || b.New == nil {
+		return fmt.Errorf("backend %q: name, NewSection and New are required", b.Name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.backends[b.Name]; dup {
+		return fmt.Errorf("backend %q registered twice", b.Name)
+	}
+	r.backends[b.Name] = b
+	return nil
+}
+
+// MustRegister is Register for init functions, where a failure can only be
+// a build mistake.
+func (r *Registry) MustRegister(b Backend) {
+	if err := r.Register(b); err != nil {
+		panic(err)
+	}
+}
+
+// Lookup returns the named backend if it is compiled in.
+func (r *Registry) Lookup(name string) (Backend, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	b, ok := r.backends[name]
+	return b, ok
+}
+
+// Compiled lists the registered backend names, sorted.
+func (r *Registry) Compiled() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.backends))
+	for n := range r.backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CompiledString is Compiled for people: "aws,gce", or "none".
+func (r *Registry) CompiledString() string {
+	names := r.Compiled()
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
+}
+
+// NewSection implements config.Sections.
+func (r *Registry) NewSection(provider string) (config.Section, bool) {
+	b, ok := r.Lookup(provider)
+	if !ok {
+		return nil, false
+	}
+	return b.NewSection(), true
+}
+
+// NewCloud builds the cloud named by a validated cloud-config.
+func (r *Registry) NewCloud(ctx context.Context, cfg *config.CloudConfig) (cloudprovider.Interface, error) {
+	b, ok := r.Lookup(cfg.Provider)
+	if !ok {
+		// config.Parse already refuses this; reaching here means the
+		// caller skipped it, so say what the binary has.
+		return nil, fmt.Errorf("provider %q is not compiled into this binary (compiled in: %s)", cfg.Provider, r.CompiledString())
+	}
+	cloud, err := b.New(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("initialize provider %q: %w", cfg.Provider, err)
+	}
+	if cloud == nil {
+		return nil, fmt.Errorf("initialize provider %q: backend returned no cloud", cfg.Provider)
+	}
+	return cloud, nil
+}
+
+var _ config.Sections = (*Registry)(nil)

@@ -1,0 +1,116 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+)
+
+// ReadManifests decodes every YAML document in the given files (or in the
+// *.yaml files of the given directories, kustomization.yaml excepted) into
+// unstructured objects, in file order.
+func ReadManifests(paths ...string) ([]*unstructured.Unstructured, error) {
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		matches, err := filepath.Glob(filepath.Join(p, "*.yaml"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(matches)
+		for _, m := range matches {
+			if filepath.Base(m) != "kustomization.yaml" {
+				files = append(files, m)
+			}
+		}
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			var m map[string]any
+			if err := dec.Decode(&m); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return nil, fmt.Errorf("%s: %w", f, err)
+			}
+			if len(m) == 0 {
+				continue
+			}
+			objs = append(objs, &unstructured.Unstructured{Object: m})
+		}
+	}
+	return objs, nil
+}
+
+// Apply server-side-applies objs as cfg's user. With dryRun the server
+// validates and admits every object but stores nothing.
+func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured, dryRun bool) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	opts := metav1.PatchOptions{FieldManager: "multicloud-ccm-tests", Force: ptrTrue()}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	var errs []string
+	for _, obj := range objs {
+		gvk := obj.GroupVersionKind()
+		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s %s: %v", gvk.Kind, obj.GetName(), err))
+			continue
+		}
+		data, err := obj.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
+		if ns := obj.GetNamespace(); ns != "" {
+			ri = dyn.Resource(mapping.Resource).Namespace(ns)
+		}
+		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts); err != nil {
+			errs = append(errs, fmt.Sprintf("%s %s/%s: %v", gvk.Kind, obj.GetNamespace(), obj.GetName(), err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("apply: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func ptrTrue() *bool { b := true; return &b }

@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// ccmProcess is one running multicloud-ccm.
+type ccmProcess struct {
+	name string
+	cmd  *exec.Cmd
+	port int
+	log  *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+// syncBuffer collects a process's output for assertions and failure dumps.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// writeFile writes content to a new file in the suite's temp dir.
+func writeFile(t testing.TB, name, content string) string {
+	t.Helper()
+	path := filepath.Join(env.tmp, name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startCCM runs the binary as the cloud-controller-manager ServiceAccount,
+// with delegated authentication and authorization through the same
+// identity, as deploy/ runs it. The process is stopped at test cleanup.
+func startCCM(t testing.TB, name, binary, cloudConfig string, extraArgs ...string) *ccmProcess {
+	t.Helper()
+	p := &ccmProcess{name: name, port: freePort(t), log: &syncBuffer{}, done: make(chan struct{})}
+	args := []string{
+		"--cloud-config=" + cloudConfig,
+		"--kubeconfig=" + env.saKubeconfig,
+		"--authentication-kubeconfig=" + env.saKubeconfig,
+		"--authorization-kubeconfig=" + env.saKubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(p.port),
+		"--leader-elect=true",
+		"--use-service-account-credentials=false",
+		"--v=2",
+	}
+	args = append(args, extraArgs...)
+	p.cmd = exec.Command(binary, args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	// Die with the test binary even if it is killed.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("---- %s output ----\n%s", p.name, tail(p.log.String(), 80))
+		}
+	})
+	return p
+}
+
+// stop sends SIGTERM, then SIGKILL if the process lingers.
+func (p *ccmProcess) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *ccmProcess) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// healthz asks the secure port; the CCM serves a self-signed certificate.
+func (p *ccmProcess) healthz() (int, string, error) {
+	client := &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // self-signed test server
+	}
+	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz", p.port))
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String(), nil
+}
+
+// leaseHolder returns the holder of the CCM's leader-election Lease.
+func leaseHolder(ctx context.Context) (string, error) {
+	l, err := env.admin.CoordinationV1().Leases("kube-system").Get(ctx, "cloud-controller-manager", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if l.Spec.HolderIdentity == nil {
+		return "", nil
+	}
+	return *l.Spec.HolderIdentity, nil
+}
+
+// poll waits for cond, failing the test with what was last seen.
+func poll(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var last string
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, seen, err := cond(ctx)
+		last = seen
+		if err != nil {
+			last = err.Error()
+		}
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out after %v waiting for %s; last seen: %s", timeout, what, last)
+	}
+}
+
+// acquired reports whether the process logged winning the leader election.
+func (p *ccmProcess) acquired() bool {
+	return strings.Contains(strings.ToLower(p.log.String()), "successfully acquired lease")
+}
