@@ -99,7 +99,7 @@ func (d *decoder) parse(data []byte, sections Sections) *CloudConfig {
 				d.lines[p.name] = p.key.Line
 				found = append(found, p)
 			} else {
-				d.addf(nil, p.key.Line, "unknown field %q", p.name)
+				d.addf(field.NewPath(p.name), p.key.Line, "unknown field %q", p.name)
 			}
 			continue
 		}

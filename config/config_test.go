@@ -90,10 +90,10 @@ func TestParseProblems(t *testing.T) {
 
 		// Unknown and duplicate keys.
 		{"unknown top-level key", awsDoc("  region: us-east-1") + "colour: blue\n", []string{
-			`unknown field "colour" (line 7)`,
+			`colour: unknown field "colour" (line 7)`,
 		}},
 		{"unknown provider section", awsDoc("  region: us-east-1") + "azurerm:\n  x: 1\n", []string{
-			`unknown field "azurerm" (line 7)`,
+			`azurerm: unknown field "azurerm" (line 7)`,
 		}},
 		{"unknown nested keys", awsDoc(
 			"  region: us-east-1",
@@ -105,9 +105,9 @@ func TestParseProblems(t *testing.T) {
 			"  - id: subnet-2",
 			"    zon: a",
 		), []string{
-			`aws: unknown field "regoin" (line 7)`,
-			`aws.credentials: unknown field "secretKey" (line 9)`,
-			`aws.subnets[1]: unknown field "zon" (line 13)`,
+			`aws.regoin: unknown field "regoin" (line 7)`,
+			`aws.credentials.secretKey: unknown field "secretKey" (line 9)`,
+			`aws.subnets[1].zon: unknown field "zon" (line 13)`,
 		}},
 		{"duplicate keys", header + lines(
 			"aws:",
@@ -365,7 +365,7 @@ func TestParseProblems(t *testing.T) {
 			`apiVersion: Unsupported value: "v9": supported values: "multicloud-ccm.io/v1alpha1" (line 1)`,
 			`clusterID: Invalid value: "Bad_ID": must consist of lowercase letters, digits and '-', and start and end with a letter or digit (it is used in cloud resource names) (line 3)`,
 			"aws.region: must be a string, got a list (line 5)",
-			`aws: unknown field "bogus" (line 6)`,
+			`aws.bogus: unknown field "bogus" (line 6)`,
 			`aws.subnets[0].id: Invalid value: "nope": must start with "subnet-" (line 8)`,
 			`gce: section for provider "gce" but provider is "aws"; only the selected provider's section may be set (line 9)`,
 		}},
@@ -423,7 +423,7 @@ func TestParseAliasBombStopsEarly(t *testing.T) {
 		t.Fatalf("Parse error = %v, want Problems", err)
 	}
 	// One for x-bomb, one per zones item.
-	if len(problems) != 11 || problems[0].String() != `unknown field "x-bomb" (line 5)` ||
+	if len(problems) != 11 || problems[0].String() != `x-bomb: unknown field "x-bomb" (line 5)` ||
 		problems[1].String() != "gce.zones[0]: must be a string, got a list (line 13)" {
 		t.Errorf("problems:\n%v", err)
 	}
@@ -702,7 +702,7 @@ func TestProblemString(t *testing.T) {
 	}{
 		{config.Problem{Path: "aws.subnets[0].id", Detail: "Required value", Line: 12}, "aws.subnets[0].id: Required value (line 12)"},
 		{config.Problem{Path: "aws.region", Detail: "Required value"}, "aws.region: Required value"},
-		{config.Problem{Detail: `unknown field "x"`, Line: 3}, `unknown field "x" (line 3)`},
+		{config.Problem{Detail: `document is empty`, Line: 3}, `document is empty (line 3)`},
 	}
 	for _, tt := range tests {
 		if got := tt.p.String(); got != tt.want {

@@ -35,10 +35,8 @@ const (
 var textTags = map[string]bool{"!!str": true, "!!int": true, "!!float": true, "!!bool": true, "!!timestamp": true}
 
 var (
-	durationType        = reflect.TypeFor[time.Duration]()
-	nodeType            = reflect.TypeFor[yaml.Node]()
-	unmarshalerType     = reflect.TypeFor[yaml.Unmarshaler]()
-	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	durationType = reflect.TypeFor[time.Duration]()
+	nodeType     = reflect.TypeFor[yaml.Node]()
 )
 
 // decoder collects problems and the line of every field it sets while walking
@@ -275,10 +273,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path, secret
 			}
 			return
 		}
-		if u, ok := pv.(encoding.TextUnmarshaler); ok && n.Kind == yaml.ScalarNode {
-			// Like a string field, take any plain scalar's text: "5" is a
-			// fine quantity even though YAML calls it an integer.
-			if !textTags[n.ShortTag()] {
+		if u, ok := pv.(encoding.TextUnmarshaler); ok {
+			// Its YAML form is text. Like a string field, take any plain
+			// scalar's text: "5" is a fine quantity though YAML calls it
+			// an integer.
+			if n.Kind != yaml.ScalarNode || !textTags[n.ShortTag()] {
 				d.wrongType(path, n, "string")
 				return
 			}
@@ -671,7 +670,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path *field.Path, 
 				d.decodeMapEntry(p, fieldByIndex(v, si.inlineMap), path.Child(p.name), secret)
 				continue
 			}
-			d.addf(path, p.key.Line, "unknown field %q", p.name)
+			d.addf(path.Child(p.name), p.key.Line, "unknown field %q", p.name)
 			continue
 		}
 		child := path.Child(p.name)
