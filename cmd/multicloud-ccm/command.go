@@ -145,4 +145,3 @@ shown as <redacted>) and exits 0. Otherwise it prints one line per problem,
 		},
 	}
 }
-
