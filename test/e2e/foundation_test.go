@@ -142,6 +142,8 @@ func testNodeInitialized(t *testing.T, name, zone, internalIP string) {
 	if _, err := env.admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Other tests in the package run other backends against this cluster.
+	t.Cleanup(func() { _ = env.admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	poll(t, 60*time.Second, "node "+name+" initialized", func(ctx context.Context) (bool, string, error) {
 		n, err := env.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
