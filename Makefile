@@ -47,3 +47,15 @@ lint:
 
 clean:
 	rm -rf bin/multicloud-ccm
+
+# The sandbox: control plane + AWS emulator + the CCM, on loopback.
+# `make demo ONCE=1` prints the report and exits.
+.PHONY: demo
+demo:
+	$(GO) run ./test/sandbox/demo $(if $(ONCE),-once)
+
+# Scale benchmarks of the AWS backend against the emulator (minutes); see
+# README "Performance".
+.PHONY: bench
+bench: controlplane
+	$(GO) test ./test/bench -run '^$$' -bench . -benchtime 1x -timeout 60m

@@ -1,0 +1,224 @@
+package aws
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+)
+
+// Service annotations this backend reads. The names are the upstream AWS
+// CCM's, so Services written for it keep their meaning.
+const (
+	annotationLBType       = "service.beta.kubernetes.io/aws-load-balancer-type"
+	annotationInternal     = "service.beta.kubernetes.io/aws-load-balancer-internal"
+	annotationSubnets      = "service.beta.kubernetes.io/aws-load-balancer-subnets"
+	annotationSourceRanges = v1.AnnotationLoadBalancerSourceRangesKey
+)
+
+// Values of annotationLBType.
+const (
+	lbTypeNLB      = "nlb"
+	lbTypeExternal = "external"
+	lbTypeNLBIP    = "nlb-ip"
+)
+
+// lbOptions is everything a Service's annotations and spec say about its
+// load balancer, parsed and validated before any cloud call, so a malformed
+// Service gets a precise error and nothing is created for it.
+type lbOptions struct {
+	internal bool
+	// subnets are subnet IDs or Name tags from annotationSubnets; empty
+	// means "from the config, else discovery".
+	subnets []string
+	// sourceRanges are the CIDRs allowed to reach the listeners.
+	sourceRanges []netip.Prefix
+	// ports are the listeners, one per port number.
+	ports []listenerSpec
+	// healthCheck is the target groups' health check.
+	healthCheck healthCheckSpec
+}
+
+// implementedElsewhere reports whether the Service asks for a load balancer
+// the AWS Load Balancer Controller owns, and rejects types we don't know.
+func implementedElsewhere(svc *v1.Service) (bool, error) {
+	switch t := svc.Annotations[annotationLBType]; t {
+	case "", lbTypeNLB:
+		return false, nil
+	case lbTypeExternal, lbTypeNLBIP:
+		return true, nil
+	default:
+		return false, fmt.Errorf("annotation %s=%q is not supported: use %q (or leave it unset) for a Network Load Balancer from this controller, or %q/%q for the AWS Load Balancer Controller; classic ELBs are not supported",
+			annotationLBType, t, lbTypeNLB, lbTypeExternal, lbTypeNLBIP)
+	}
+}
+
+// parseLBOptions validates the Service. Every error names the annotation or
+// field at fault, because it becomes a Warning Event on the Service.
+func parseLBOptions(svc *v1.Service) (*lbOptions, error) {
+	internal, err := parseInternal(svc.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	subnets, err := parseSubnetList(svc.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	ranges, err := parseSourceRanges(svc)
+	if err != nil {
+		return nil, err
+	}
+	ports, err := listenerSpecs(svc)
+	if err != nil {
+		return nil, err
+	}
+	return &lbOptions{
+		internal:     internal,
+		subnets:      subnets,
+		sourceRanges: ranges,
+		ports:        ports,
+		healthCheck:  healthCheckFor(svc),
+	}, nil
+}
+
+// parseInternal accepts what the upstream CCM documents: a boolean, or a
+// CIDR (historically "0.0.0.0/0") which means internal.
+func parseInternal(ann map[string]string) (bool, error) {
+	v, ok := ann[annotationInternal]
+	if !ok {
+		return false, nil
+	}
+	v = strings.TrimSpace(v)
+	if b, err := strconv.ParseBool(v); err == nil {
+		return b, nil
+	}
+	if _, err := netip.ParsePrefix(v); err == nil {
+		return true, nil
+	}
+	return false, fmt.Errorf("annotation %s=%q: want \"true\", \"false\" or a CIDR such as 0.0.0.0/0", annotationInternal, v)
+}
+
+var (
+	subnetIDRE   = regexp.MustCompile(`^subnet-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	subnetNameRE = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,256}$`)
+)
+
+// parseSubnetList checks the syntax of annotationSubnets; the names are
+// resolved against the VPC only when a load balancer is created.
+func parseSubnetList(ann map[string]string) ([]string, error) {
+	v, ok := ann[annotationSubnets]
+	if !ok {
+		return nil, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "":
+			return nil, fmt.Errorf("annotation %s=%q: empty entry; want comma-separated subnet IDs or Name tags", annotationSubnets, v)
+		case strings.HasPrefix(s, "subnet-") && !subnetIDRE.MatchString(s):
+			return nil, fmt.Errorf("annotation %s: %q is not a valid subnet ID", annotationSubnets, s)
+		case !subnetNameRE.MatchString(s):
+			return nil, fmt.Errorf("annotation %s: %q is neither a subnet ID nor a valid Name tag", annotationSubnets, s)
+		case seen[s]:
+			return nil, fmt.Errorf("annotation %s: subnet %q listed twice", annotationSubnets, s)
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// parseSourceRanges reads spec.loadBalancerSourceRanges, else the
+// annotation, like the service controller's helpers, but names whichever
+// one is wrong. No ranges means open to the world, as on every cloud.
+func parseSourceRanges(svc *v1.Service) ([]netip.Prefix, error) {
+	var raw []string
+	where := "spec.loadBalancerSourceRanges"
+	if len(svc.Spec.LoadBalancerSourceRanges) > 0 {
+		raw = svc.Spec.LoadBalancerSourceRanges
+	} else if v, ok := svc.Annotations[annotationSourceRanges]; ok && strings.TrimSpace(v) != "" {
+		raw = strings.Split(v, ",")
+		where = "annotation " + annotationSourceRanges
+	}
+	if len(raw) == 0 {
+		return []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}, nil
+	}
+	seen := map[netip.Prefix]bool{}
+	var out []netip.Prefix
+	for _, r := range raw {
+		r = strings.TrimSpace(r)
+		p, err := netip.ParsePrefix(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a CIDR such as 203.0.113.0/24", where, r)
+		}
+		p = p.Masked()
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// listenerSpecs maps Service ports to listeners. A TCP and a UDP port with
+// the same number share one TCP_UDP listener, because an NLB allows one
+// listener per port.
+func listenerSpecs(svc *v1.Service) ([]listenerSpec, error) {
+	if len(svc.Spec.Ports) == 0 {
+		return nil, fmt.Errorf("service %s has no ports", serviceKey(svc))
+	}
+	byPort := map[int32]*listenerSpec{}
+	var order []int32
+	for _, p := range svc.Spec.Ports {
+		proto := p.Protocol
+		if proto == "" {
+			proto = v1.ProtocolTCP
+		}
+		if proto != v1.ProtocolTCP && proto != v1.ProtocolUDP {
+			return nil, fmt.Errorf("service port %d uses protocol %s: a Network Load Balancer from this controller supports TCP and UDP only", p.Port, proto)
+		}
+		if p.NodePort == 0 {
+			return nil, fmt.Errorf("service port %d has no nodePort (spec.allocateLoadBalancerNodePorts=false?): instance targets need one", p.Port)
+		}
+		l, ok := byPort[p.Port]
+		if !ok {
+			l = &listenerSpec{port: p.Port, nodePort: p.NodePort}
+			byPort[p.Port] = l
+			order = append(order, p.Port)
+		} else if l.nodePort != p.NodePort {
+			// One target group per listener means one target port.
+			return nil, fmt.Errorf("service port %d: TCP and UDP use different nodePorts (%d, %d); a TCP_UDP listener needs them equal", p.Port, l.nodePort, p.NodePort)
+		}
+		switch proto {
+		case v1.ProtocolTCP:
+			l.tcp = true
+		case v1.ProtocolUDP:
+			l.udp = true
+		}
+	}
+	out := make([]listenerSpec, 0, len(order))
+	for _, port := range order {
+		out = append(out, *byPort[port])
+	}
+	return out, nil
+}
+
+// ensureSupported is the type gate every Ensure/Update/Get goes through.
+// ImplementedElsewhere is returned unwrapped: the service controller
+// compares it with ==.
+func ensureSupported(svc *v1.Service) error {
+	elsewhere, err := implementedElsewhere(svc)
+	if err != nil {
+		return err
+	}
+	if elsewhere {
+		return cloudprovider.ImplementedElsewhere
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package aws
+
+import (
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+)
+
+func lbService(ann map[string]string, ports ...v1.ServicePort) *v1.Service {
+	svc := svcNamed("default", "web")
+	svc.Annotations = ann
+	svc.Spec.Type = v1.ServiceTypeLoadBalancer
+	if len(ports) == 0 {
+		ports = []v1.ServicePort{{Port: 80, NodePort: 30080, Protocol: v1.ProtocolTCP}}
+	}
+	svc.Spec.Ports = ports
+	return svc
+}
+
+func TestLoadBalancerType(t *testing.T) {
+	for _, tc := range []struct {
+		value     string
+		elsewhere bool
+		err       bool
+	}{
+		{"", false, false}, {"nlb", false, false}, {"external", true, false}, {"nlb-ip", true, false},
+		{"elb", false, true}, {"clb", false, true},
+	} {
+		svc := lbService(map[string]string{annotationLBType: tc.value})
+		err := ensureSupported(svc)
+		switch {
+		case tc.elsewhere && err != cloudprovider.ImplementedElsewhere: // must be unwrapped
+			t.Errorf("%q: got %v, want ImplementedElsewhere unwrapped", tc.value, err)
+		case tc.err && (err == nil || !strings.Contains(err.Error(), annotationLBType)):
+			t.Errorf("%q: got %v, want an error naming %s", tc.value, err, annotationLBType)
+		case !tc.elsewhere && !tc.err && err != nil:
+			t.Errorf("%q: %v", tc.value, err)
+		}
+	}
+}
+
+func TestParseLBOptions(t *testing.T) {
+	tcp := func(port, nodePort int32) v1.ServicePort {
+		return v1.ServicePort{Port: port, NodePort: nodePort, Protocol: v1.ProtocolTCP}
+	}
+	udp := func(port, nodePort int32) v1.ServicePort {
+		return v1.ServicePort{Port: port, NodePort: nodePort, Protocol: v1.ProtocolUDP}
+	}
+	for _, tc := range []struct {
+		name    string
+		ann     map[string]string
+		ranges  []string
+		ports   []v1.ServicePort
+		wantErr string // substring naming the culprit
+		check   func(t *testing.T, o *lbOptions)
+	}{
+		{name: "defaults", check: func(t *testing.T, o *lbOptions) {
+			if o.internal || len(o.subnets) != 0 || len(o.sourceRanges) != 1 || o.sourceRanges[0].String() != "0.0.0.0/0" {
+				t.Errorf("got %+v", o)
+			}
+		}},
+		{name: "internal true", ann: map[string]string{annotationInternal: "true"}, check: func(t *testing.T, o *lbOptions) {
+			if !o.internal {
+				t.Error("want internal")
+			}
+		}},
+		{name: "internal cidr", ann: map[string]string{annotationInternal: "0.0.0.0/0"}, check: func(t *testing.T, o *lbOptions) {
+			if !o.internal {
+				t.Error("want internal")
+			}
+		}},
+		{name: "internal false", ann: map[string]string{annotationInternal: "false"}, check: func(t *testing.T, o *lbOptions) {
+			if o.internal {
+				t.Error("want internet-facing")
+			}
+		}},
+		{name: "internal bad", ann: map[string]string{annotationInternal: "yes please"}, wantErr: annotationInternal},
+		{name: "subnets", ann: map[string]string{annotationSubnets: "subnet-0123456789abcdef0, my-subnet"}, check: func(t *testing.T, o *lbOptions) {
+			if len(o.subnets) != 2 || o.subnets[1] != "my-subnet" {
+				t.Errorf("subnets %v", o.subnets)
+			}
+		}},
+		{name: "subnets empty entry", ann: map[string]string{annotationSubnets: "subnet-01234567,,x"}, wantErr: annotationSubnets},
+		{name: "subnets bad id", ann: map[string]string{annotationSubnets: "subnet-xyz"}, wantErr: annotationSubnets},
+		{name: "subnets bad name", ann: map[string]string{annotationSubnets: "a,b,c!"}, wantErr: annotationSubnets},
+		{name: "source ranges spec", ranges: []string{"10.0.0.0/8", "192.168.1.1/24", "2001:db8::/32"}, check: func(t *testing.T, o *lbOptions) {
+			if len(o.sourceRanges) != 3 || o.sourceRanges[1].String() != "192.168.1.0/24" {
+				t.Errorf("ranges %v", o.sourceRanges)
+			}
+		}},
+		{name: "source ranges annotation", ann: map[string]string{annotationSourceRanges: "10.0.0.0/8, 172.16.0.0/12"}, check: func(t *testing.T, o *lbOptions) {
+			if len(o.sourceRanges) != 2 {
+				t.Errorf("ranges %v", o.sourceRanges)
+			}
+		}},
+		{name: "source ranges bad annotation", ann: map[string]string{annotationSourceRanges: "10.0.0.0/8,nope"}, wantErr: annotationSourceRanges},
+		{name: "source ranges bad spec", ranges: []string{"300.0.0.0/8"}, wantErr: "spec.loadBalancerSourceRanges"},
+		{name: "tcp and udp same port", ports: []v1.ServicePort{tcp(53, 30053), udp(53, 30053), tcp(80, 30080)}, check: func(t *testing.T, o *lbOptions) {
+			if len(o.ports) != 2 || o.ports[0].protocol() != "TCP_UDP" || o.ports[1].protocol() != "TCP" {
+				t.Errorf("ports %+v", o.ports)
+			}
+		}},
+		{name: "sctp", ports: []v1.ServicePort{{Port: 1, NodePort: 30001, Protocol: v1.ProtocolSCTP}}, wantErr: "SCTP"},
+		{name: "no node port", ports: []v1.ServicePort{tcp(80, 0)}, wantErr: "nodePort"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := lbService(tc.ann, tc.ports...)
+			svc.Spec.LoadBalancerSourceRanges = tc.ranges
+			o, err := parseLBOptions(svc)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want an error naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, o)
+		})
+	}
+}
+
+func TestHealthCheckFor(t *testing.T) {
+	svc := lbService(nil)
+	if hc := healthCheckFor(svc); hc.protocol != "TCP" || hc.port != healthCheckTraffic {
+		t.Errorf("cluster policy: %+v", hc)
+	}
+	svc.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+	svc.Spec.HealthCheckNodePort = 32000
+	if hc := healthCheckFor(svc); hc.protocol != "HTTP" || hc.port != "32000" || hc.path != "/healthz" || hc.nodePort != 32000 {
+		t.Errorf("local policy: %+v", hc)
+	}
+}

@@ -1,0 +1,88 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+)
+
+// clients are the SDK clients the backend uses. The SDK does signing,
+// retries with backoff on throttling (RequestLimitExceeded, Throttling) and
+// 5xx, and pagination; we only configure it.
+type clients struct {
+	ec2   *ec2.Client
+	elbv2 *elbv2.Client
+}
+
+// newClients builds the SDK clients from the section. It makes no API call.
+func newClients(ctx context.Context, s *Section) (*clients, error) {
+	// The SDK's buildable client keeps its own transport settings (and the
+	// AWS_CA_BUNDLE handling, which refuses a plain *http.Client) while
+	// bounding every attempt.
+	httpClient := awshttp.NewBuildableClient().WithTimeout(s.RequestTimeout)
+	opts := []func(*awsconfig.LoadOptions) error{
+		awsconfig.WithRegion(s.Region),
+		awsconfig.WithHTTPClient(httpClient),
+		awsconfig.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = s.MaxAttempts
+				o.MaxBackoff = 20 * time.Second
+				// The client-side retry quota would stop retrying exactly
+				// when the CCM is being throttled hardest; backoff, not a
+				// quota, is what keeps us polite.
+				o.RateLimiter = noRateLimit{}
+			})
+		}),
+	}
+	if c := s.Credentials; c.AccessKeyID != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)))
+	}
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS SDK config: %w", err)
+	}
+	if ar := s.AssumeRole; ar.RoleARN != "" {
+		stsClient := sts.NewFromConfig(cfg, func(o *sts.Options) {
+			if s.Endpoints.STS != "" {
+				o.BaseEndpoint = aws.String(s.Endpoints.STS)
+			}
+		})
+		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(stsClient, ar.RoleARN, func(o *stscreds.AssumeRoleOptions) {
+			o.RoleSessionName = ar.SessionName
+			if ar.ExternalID != "" {
+				o.ExternalID = aws.String(ar.ExternalID)
+			}
+		}))
+	}
+	return &clients{
+		ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+			if s.Endpoints.EC2 != "" {
+				o.BaseEndpoint = aws.String(s.Endpoints.EC2)
+			}
+		}),
+		elbv2: elbv2.NewFromConfig(cfg, func(o *elbv2.Options) {
+			if s.Endpoints.ELBv2 != "" {
+				o.BaseEndpoint = aws.String(s.Endpoints.ELBv2)
+			}
+		}),
+	}, nil
+}
+
+// noRateLimit disables the SDK's client-side retry token bucket.
+type noRateLimit struct{}
+
+func (noRateLimit) GetToken(context.Context, uint) (func() error, error) {
+	return func() error { return nil }, nil
+}
+func (noRateLimit) AddTokens(uint) error { return nil }

@@ -1,0 +1,162 @@
+package aws
+
+import (
+	"net/url"
+	"regexp"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Section is the `aws:` section of the cloud-config.
+type Section struct {
+	// Region is the AWS region the cluster runs in (required).
+	Region string `yaml:"region"`
+	// VPCID is the cluster's VPC. Optional: when empty it is taken from the
+	// cluster's instances at start.
+	VPCID string `yaml:"vpcID"`
+	// Subnets selects the subnets load balancers are placed in.
+	Subnets SubnetSelection `yaml:"subnets"`
+	// RouteTables selects the route tables that get pod-CIDR routes. Routes
+	// are supported only when IDs are listed or Discover is true.
+	RouteTables RouteTableSelection `yaml:"routeTables"`
+	// Endpoints overrides service endpoints (VPC endpoints, AWS-compatible
+	// clouds, the emulator in tests).
+	Endpoints Endpoints `yaml:"endpoints"`
+	// Credentials are static keys. Leave empty to use the SDK's default
+	// chain: environment, shared config, web identity (IRSA), instance role.
+	Credentials Credentials `yaml:"credentials"`
+	// AssumeRole, if RoleARN is set, assumes that role on top of the base
+	// credentials.
+	AssumeRole AssumeRole `yaml:"assumeRole"`
+	// RequestTimeout bounds every API call attempt (default 30s).
+	RequestTimeout time.Duration `yaml:"requestTimeout"`
+	// MaxAttempts is how often a throttled or failed call is tried in all,
+	// with exponential backoff (default 8).
+	MaxAttempts int `yaml:"maxAttempts"`
+	// InstanceCacheTTL bounds the age of the instance snapshot node lookups
+	// are served from (default 60s).
+	InstanceCacheTTL time.Duration `yaml:"instanceCacheTTL"`
+}
+
+// SubnetSelection chooses load-balancer subnets. By default subnets are
+// discovered in the VPC by the role tags kubernetes.io/role/elb (public) and
+// kubernetes.io/role/internal-elb (internal) together with the cluster tag,
+// one per zone, like the upstream AWS CCM.
+type SubnetSelection struct {
+	// Public and Internal, when set, replace discovery for that scheme.
+	Public   []string `yaml:"public"`
+	Internal []string `yaml:"internal"`
+}
+
+// RouteTableSelection chooses route tables for pod-CIDR routes.
+type RouteTableSelection struct {
+	// IDs lists route tables explicitly.
+	IDs []string `yaml:"ids"`
+	// Discover finds the VPC's route tables tagged with the cluster tag.
+	Discover bool `yaml:"discover"`
+}
+
+// Endpoints are optional per-service endpoint URLs.
+type Endpoints struct {
+	EC2   string `yaml:"ec2"`
+	ELBv2 string `yaml:"elbv2"`
+	STS   string `yaml:"sts"`
+}
+
+// Credentials are optional static credentials.
+type Credentials struct {
+	AccessKeyID     string `yaml:"accessKeyID"`
+	SecretAccessKey string `yaml:"secretAccessKey" secret:"true"`
+	SessionToken    string `yaml:"sessionToken" secret:"true"`
+}
+
+// AssumeRole configures an STS AssumeRole on top of the base credentials.
+type AssumeRole struct {
+	RoleARN     string `yaml:"roleARN"`
+	ExternalID  string `yaml:"externalID" secret:"true"`
+	SessionName string `yaml:"sessionName"`
+}
+
+// Routes reports whether route tables are configured.
+func (s *Section) Routes() bool { return len(s.RouteTables.IDs) > 0 || s.RouteTables.Discover }
+
+// SetDefaults implements config.Section.
+func (s *Section) SetDefaults() {
+	if s.RequestTimeout == 0 {
+		s.RequestTimeout = 30 * time.Second
+	}
+	if s.MaxAttempts == 0 {
+		s.MaxAttempts = 8
+	}
+	if s.InstanceCacheTTL == 0 {
+		s.InstanceCacheTTL = 60 * time.Second
+	}
+	if s.AssumeRole.RoleARN != "" && s.AssumeRole.SessionName == "" {
+		s.AssumeRole.SessionName = "multicloud-ccm"
+	}
+}
+
+var (
+	regionRE     = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d+$`)
+	vpcRE        = regexp.MustCompile(`^vpc-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	subnetRE     = regexp.MustCompile(`^subnet-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	routeTableRE = regexp.MustCompile(`^rtb-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	roleARNRE    = regexp.MustCompile(`^arn:aws[a-z-]*:iam::\d{12}:role/.+$`)
+)
+
+// Validate implements config.Section.
+func (s *Section) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.Region == "" {
+		errs = append(errs, field.Required(path.Child("region"), "the AWS region, e.g. eu-west-1"))
+	} else if !regionRE.MatchString(s.Region) {
+		errs = append(errs, field.Invalid(path.Child("region"), s.Region, "must be an AWS region name such as eu-west-1"))
+	}
+	if s.VPCID != "" && !vpcRE.MatchString(s.VPCID) {
+		errs = append(errs, field.Invalid(path.Child("vpcID"), s.VPCID, "must be a VPC ID such as vpc-0abc1234"))
+	}
+	for name, ids := range map[string][]string{"public": s.Subnets.Public, "internal": s.Subnets.Internal} {
+		for i, id := range ids {
+			if !subnetRE.MatchString(id) {
+				errs = append(errs, field.Invalid(path.Child("subnets", name).Index(i), id, "must be a subnet ID such as subnet-0abc1234"))
+			}
+		}
+	}
+	for i, id := range s.RouteTables.IDs {
+		if !routeTableRE.MatchString(id) {
+			errs = append(errs, field.Invalid(path.Child("routeTables", "ids").Index(i), id, "must be a route table ID such as rtb-0abc1234"))
+		}
+	}
+	for name, u := range map[string]string{"ec2": s.Endpoints.EC2, "elbv2": s.Endpoints.ELBv2, "sts": s.Endpoints.STS} {
+		if u == "" {
+			continue
+		}
+		if parsed, err := url.Parse(u); err != nil || (parsed.Scheme != "https" && parsed.Scheme != "http") || parsed.Host == "" {
+			errs = append(errs, field.Invalid(path.Child("endpoints", name), u, "must be an http(s) URL"))
+		}
+	}
+	c := s.Credentials
+	if (c.AccessKeyID == "") != (c.SecretAccessKey == "") {
+		errs = append(errs, field.Required(path.Child("credentials"), "accessKeyID and secretAccessKey must be set together"))
+	}
+	if c.SessionToken != "" && c.AccessKeyID == "" {
+		errs = append(errs, field.Invalid(path.Child("credentials", "sessionToken"), "", "needs accessKeyID and secretAccessKey"))
+	}
+	if s.AssumeRole.RoleARN != "" && !roleARNRE.MatchString(s.AssumeRole.RoleARN) {
+		errs = append(errs, field.Invalid(path.Child("assumeRole", "roleARN"), s.AssumeRole.RoleARN, "must be an IAM role ARN"))
+	}
+	if s.AssumeRole.RoleARN == "" && s.AssumeRole.ExternalID != "" {
+		errs = append(errs, field.Required(path.Child("assumeRole", "roleARN"), "externalID needs roleARN"))
+	}
+	if s.RequestTimeout < time.Second {
+		errs = append(errs, field.Invalid(path.Child("requestTimeout"), s.RequestTimeout.String(), "must be at least 1s"))
+	}
+	if s.MaxAttempts < 1 || s.MaxAttempts > 20 {
+		errs = append(errs, field.Invalid(path.Child("maxAttempts"), s.MaxAttempts, "must be between 1 and 20"))
+	}
+	if s.InstanceCacheTTL < time.Second || s.InstanceCacheTTL > 10*time.Minute {
+		errs = append(errs, field.Invalid(path.Child("instanceCacheTTL"), s.InstanceCacheTTL.String(), "must be between 1s and 10m"))
+	}
+	return errs
+}

@@ -1,0 +1,82 @@
+package aws
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	v1 "k8s.io/api/core/v1"
+)
+
+func TestNodeAddresses(t *testing.T) {
+	eni := func(index int32, primary string, secondary ...string) ec2types.InstanceNetworkInterface {
+		n := ec2types.InstanceNetworkInterface{
+			Attachment:       &ec2types.InstanceNetworkInterfaceAttachment{DeviceIndex: aws.Int32(index)},
+			PrivateIpAddress: aws.String(primary),
+		}
+		// EC2 does not promise the primary address comes first.
+		for _, ip := range secondary {
+			n.PrivateIpAddresses = append(n.PrivateIpAddresses, ec2types.InstancePrivateIpAddress{PrivateIpAddress: aws.String(ip), Primary: aws.Bool(false)})
+		}
+		n.PrivateIpAddresses = append(n.PrivateIpAddresses, ec2types.InstancePrivateIpAddress{PrivateIpAddress: aws.String(primary), Primary: aws.Bool(true)})
+		return n
+	}
+	tests := []struct {
+		name string
+		inst ec2types.Instance
+		want []v1.NodeAddress
+	}{{
+		name: "two interfaces, public",
+		inst: ec2types.Instance{
+			PrivateIpAddress: aws.String("10.0.0.5"),
+			PrivateDnsName:   aws.String("ip-10-0-0-5.eu-west-1.compute.internal"),
+			PublicIpAddress:  aws.String("54.1.2.3"),
+			PublicDnsName:    aws.String("ec2-54-1-2-3.eu-west-1.compute.amazonaws.com"),
+			// The secondary interface is listed first.
+			NetworkInterfaces: []ec2types.InstanceNetworkInterface{eni(1, "10.0.1.9"), eni(0, "10.0.0.5", "10.0.0.6")},
+		},
+		want: []v1.NodeAddress{
+			{Type: v1.NodeInternalIP, Address: "10.0.0.5"},
+			{Type: v1.NodeInternalIP, Address: "10.0.0.6"},
+			{Type: v1.NodeInternalIP, Address: "10.0.1.9"},
+			{Type: v1.NodeExternalIP, Address: "54.1.2.3"},
+			{Type: v1.NodeInternalDNS, Address: "ip-10-0-0-5.eu-west-1.compute.internal"},
+			{Type: v1.NodeExternalDNS, Address: "ec2-54-1-2-3.eu-west-1.compute.amazonaws.com"},
+			{Type: v1.NodeHostName, Address: "ip-10-0-0-5.eu-west-1.compute.internal"},
+		},
+	}, {
+		name: "no interfaces listed, private only",
+		inst: ec2types.Instance{
+			PrivateIpAddress: aws.String("10.0.0.7"),
+			PrivateDnsName:   aws.String("ip-10-0-0-7.ec2.internal"),
+		},
+		want: []v1.NodeAddress{
+			{Type: v1.NodeInternalIP, Address: "10.0.0.7"},
+			{Type: v1.NodeInternalDNS, Address: "ip-10-0-0-7.ec2.internal"},
+			{Type: v1.NodeHostName, Address: "ip-10-0-0-7.ec2.internal"},
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := nodeAddresses(tt.inst); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("nodeAddresses =\n%v\nwant\n%v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestInstanceIDFromNodeName(t *testing.T) {
+	for name, want := range map[string]string{
+		"i-0123456789abcdef0":                            "i-0123456789abcdef0",
+		"i-0123456789abcdef0.eu-west-1.compute.internal": "i-0123456789abcdef0",
+		"i-0123456789abcdef0.ec2.internal":               "i-0123456789abcdef0",
+		"ip-10-0-0-5.eu-west-1.compute.internal":         "",
+		"i-0123456789abcdef0.example.com":                "",
+		"node-1":                                         "",
+	} {
+		if got := instanceIDFromNodeName(name); got != want {
+			t.Errorf("instanceIDFromNodeName(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

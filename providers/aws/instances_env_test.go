@@ -1,0 +1,110 @@
+package aws
+
+import (
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+)
+
+const (
+	testRegion  = "eu-west-1"
+	testCluster = "test"
+)
+
+// testEnv is the emulator behind a real HTTP server, and the backend's
+// instances built on real SDK clients pointed at it.
+type testEnv struct {
+	emu   *cloudsimaws.Emulator
+	srv   *cloudsim.Server
+	fx    cloudsimaws.Fixture
+	sec   *Section
+	api   *clients
+	in    *instances
+	clock *clocktesting.FakePassiveClock
+}
+
+// newTestEnv starts the emulator's default fixture (VPC, subnets in
+// eu-west-1a/b/c, a cluster-tagged main route table). mod adjusts the
+// section before defaults are applied.
+func newTestEnv(t *testing.T, mod func(*Section)) *testEnv {
+	t.Helper()
+	// clients.go hands the SDK a plain *http.Client, to which the SDK
+	// cannot add a CA bundle; the emulator is plain HTTP anyway.
+	t.Setenv("AWS_CA_BUNDLE", "")
+	emu := cloudsimaws.NewDefault(cloudsimaws.Config{Region: testRegion, ClusterID: testCluster})
+	srv, err := cloudsim.Start(emu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	s := &Section{
+		Region:      testRegion,
+		Endpoints:   Endpoints{EC2: srv.URL(), ELBv2: srv.URL()},
+		Credentials: Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "test-secret"},
+		// Fault tests must fail within seconds, not the 30s x 8 defaults.
+		RequestTimeout: time.Second,
+		MaxAttempts:    2,
+	}
+	if mod != nil {
+		mod(s)
+	}
+	s.SetDefaults()
+	api, err := newClients(t.Context(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &testEnv{emu: emu, srv: srv, fx: emu.Fixture(), sec: s, api: api, clock: clocktesting.NewFakePassiveClock(time.Now())}
+	env.in = newInstances(api, s, testCluster)
+	env.in.cache.clock = env.clock
+	env.in.zones.clock = env.clock
+	return env
+}
+
+// launch starts cluster-tagged instances and returns their IDs.
+func (e *testEnv) launch(t *testing.T, spec cloudsimaws.LaunchSpec) []string {
+	t.Helper()
+	if spec.Tags == nil {
+		spec.Tags = map[string]string{e.fx.ClusterTagKey: "owned"}
+	}
+	ids, err := e.emu.Launch(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func (e *testEnv) info(t *testing.T, id string) cloudsimaws.InstanceInfo {
+	t.Helper()
+	info, ok := e.emu.Instance(id)
+	if !ok {
+		t.Fatalf("emulator has no instance %s", id)
+	}
+	return info
+}
+
+// nodeByName is a Node as the kubelet registers it: named by the private
+// DNS name, without a providerID.
+func (e *testEnv) nodeByName(t *testing.T, id string) *v1.Node {
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: e.info(t, id).PrivateDNSName}}
+}
+
+// nodeByProviderID is an initialized Node.
+func (e *testEnv) nodeByProviderID(t *testing.T, id string) *v1.Node {
+	info := e.info(t, id)
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: info.PrivateDNSName},
+		Spec:       v1.NodeSpec{ProviderID: providerID(info.Zone, id)},
+	}
+}
+
+// describes counts DescribeInstances calls the emulator served.
+func (e *testEnv) describes() int { return e.srv.CallCount("ec2:DescribeInstances") }
+
+// expire moves the fake clock past the snapshot's TTL.
+func (e *testEnv) expire() { e.clock.SetTime(e.clock.Now().Add(e.sec.InstanceCacheTTL + time.Second)) }

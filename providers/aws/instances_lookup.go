@@ -1,0 +1,294 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+)
+
+// byIDs returns the live (not terminated) instances with the given IDs,
+// from the snapshot where possible and with one batched call for the rest.
+// IDs that are unknown, terminated or malformed are absent from the map.
+func (in *instances) byIDs(ctx context.Context, ids []string) (map[string]ec2types.Instance, error) {
+	if err := in.cache.fresh(ctx); err != nil {
+		return nil, err
+	}
+	out := make(map[string]ec2types.Instance, len(ids))
+	var misses []string
+	for _, id := range ids {
+		if inst, ok := in.cache.byID(id); ok {
+			out[id] = inst
+		} else if instanceIDRE.MatchString(id) {
+			misses = append(misses, id)
+		}
+	}
+	if len(misses) == 0 {
+		return out, nil
+	}
+	found, err := in.byIDLookups.get(ctx, misses)
+	if err != nil {
+		return nil, err
+	}
+	live := make([]ec2types.Instance, 0, len(found))
+	for id, inst := range found {
+		if !isTerminated(inst) {
+			out[id] = inst
+			live = append(live, inst)
+		}
+	}
+	in.cache.add(live)
+	return out, nil
+}
+
+// instanceIDForNode returns the ID of the Node's instance: from its
+// providerID, else from its name when that is an instance ID or a
+// resource-name hostname, else by looking its name up as a private DNS name.
+// A name that matches no live instance is an error wrapping
+// cloudprovider.InstanceNotFound; it is never proof that the instance is
+// gone.
+func (in *instances) instanceIDForNode(ctx context.Context, node *v1.Node) (string, error) {
+	if node.Spec.ProviderID != "" {
+		return instanceIDFromProviderID(node.Spec.ProviderID)
+	}
+	if id := instanceIDFromNodeName(node.Name); id != "" {
+		return id, nil
+	}
+	if err := in.cache.fresh(ctx); err != nil {
+		return "", err
+	}
+	if inst, ok := in.cache.byName(node.Name); ok {
+		return aws.ToString(inst.InstanceId), nil
+	}
+	found, err := in.byNameLookups.get(ctx, []string{node.Name})
+	if err != nil {
+		return "", err
+	}
+	inst, ok := found[node.Name]
+	if !ok {
+		return "", fmt.Errorf("no live instance has private DNS name %q: %w", node.Name, cloudprovider.InstanceNotFound)
+	}
+	in.cache.add([]ec2types.Instance{inst})
+	return aws.ToString(inst.InstanceId), nil
+}
+
+// instanceIDFromNodeName recognises node names that are themselves an
+// instance ID, or a resource-name hostname such as
+// i-0abc.eu-west-1.compute.internal (i-0abc.ec2.internal in us-east-1).
+func instanceIDFromNodeName(name string) string {
+	if instanceIDRE.MatchString(name) {
+		return name
+	}
+	first, rest, ok := strings.Cut(name, ".")
+	if ok && instanceIDRE.MatchString(first) && (rest == "ec2.internal" || strings.HasSuffix(rest, ".compute.internal")) {
+		return first
+	}
+	return ""
+}
+
+// lookupID returns the instance with that ID. found is false only when EC2
+// answered a direct DescribeInstances by ID with NotFound. An instance the
+// snapshot lacks or holds as terminated is confirmed with a direct lookup,
+// so "gone" never comes from the cache alone.
+func (in *instances) lookupID(ctx context.Context, id string) (inst ec2types.Instance, found bool, err error) {
+	if err := in.cache.fresh(ctx); err != nil {
+		return inst, false, err
+	}
+	if inst, ok := in.cache.byID(id); ok && !isTerminated(inst) {
+		return inst, true, nil
+	}
+	res, err := in.byIDLookups.get(ctx, []string{id})
+	if err != nil {
+		return inst, false, err
+	}
+	inst, found = res[id]
+	if found && !isTerminated(inst) {
+		in.cache.add([]ec2types.Instance{inst})
+	}
+	return inst, found, nil
+}
+
+// vpcID is the cluster's VPC: the configured one, else the VPC most of the
+// cluster's instances are in, found once and kept.
+func (in *instances) vpcID(ctx context.Context) (string, error) {
+	if vpc := in.knownVPC(); vpc != "" {
+		return vpc, nil
+	}
+	return in.vpcDiscover.do(ctx, func(ctx context.Context) (string, error) {
+		if vpc := in.knownVPC(); vpc != "" {
+			return vpc, nil
+		}
+		if err := in.cache.fresh(ctx); err != nil {
+			return "", fmt.Errorf("find the cluster's VPC: %w", err)
+		}
+		votes := map[string]int{}
+		best := ""
+		for _, inst := range in.cache.all() {
+			v := aws.ToString(inst.VpcId)
+			if v == "" {
+				continue
+			}
+			votes[v]++
+			if best == "" || votes[v] > votes[best] || (votes[v] == votes[best] && v < best) {
+				best = v
+			}
+		}
+		if best == "" {
+			return "", fmt.Errorf("find the cluster's VPC: no instance is tagged %s; set vpcID in the cloud-config", in.clusterTag())
+		}
+		if len(votes) > 1 {
+			klog.FromContext(ctx).Info("Cluster instances span several VPCs; using the most common one", "vpc", best, "instancesPerVPC", votes)
+		}
+		in.vpcMu.Lock()
+		in.vpc = best
+		in.vpcMu.Unlock()
+		return best, nil
+	})
+}
+
+// knownVPC is the VPC if it is configured or already discovered.
+func (in *instances) knownVPC() string {
+	if in.cfgVPC != "" {
+		return in.cfgVPC
+	}
+	in.vpcMu.Lock()
+	defer in.vpcMu.Unlock()
+	return in.vpc
+}
+
+// listClusterInstances lists the cluster's live instances, the snapshot's
+// source: one paginated call, whatever the cluster's size.
+func (in *instances) listClusterInstances(ctx context.Context) ([]ec2types.Instance, error) {
+	filters := []ec2types.Filter{
+		{Name: aws.String("tag-key"), Values: []string{in.clusterTag()}},
+		{Name: aws.String("instance-state-name"), Values: liveInstanceStates},
+	}
+	if vpc := in.knownVPC(); vpc != "" {
+		filters = append(filters, ec2types.Filter{Name: aws.String("vpc-id"), Values: []string{vpc}})
+	}
+	list, err := in.describeInstances(ctx, &ec2.DescribeInstancesInput{Filters: filters, MaxResults: aws.Int32(listPageSize)})
+	if err != nil {
+		return nil, fmt.Errorf("describe instances tagged %s: %w", in.clusterTag(), err)
+	}
+	klog.FromContext(ctx).V(4).Info("Listed cluster instances", "count", len(list), "calls", in.calls.String())
+	return list, nil
+}
+
+// describeByNames finds live instances by private DNS name, keyed by name.
+func (in *instances) describeByNames(ctx context.Context, names []string) (map[string]ec2types.Instance, error) {
+	filters := []ec2types.Filter{
+		{Name: aws.String("private-dns-name"), Values: names},
+		{Name: aws.String("instance-state-name"), Values: liveInstanceStates},
+	}
+	if vpc := in.knownVPC(); vpc != "" {
+		filters = append(filters, ec2types.Filter{Name: aws.String("vpc-id"), Values: []string{vpc}})
+	}
+	list, err := in.describeInstances(ctx, &ec2.DescribeInstancesInput{Filters: filters, MaxResults: aws.Int32(listPageSize)})
+	if err != nil {
+		return nil, fmt.Errorf("describe instances by private DNS name %s: %w", summarize(names), err)
+	}
+	out := make(map[string]ec2types.Instance, len(list))
+	for _, inst := range list {
+		out[aws.ToString(inst.PrivateDnsName)] = inst
+	}
+	return out, nil
+}
+
+// describeByIDs asks EC2 about instance IDs directly, in one call when all
+// exist. EC2 fails the whole call with InvalidInstanceID.NotFound when any
+// ID does not exist; the IDs it names are then definitively gone and the
+// rest are asked again. If the message names none, the IDs are halved until
+// each NotFound concerns a single ID, so "gone" always rests on EC2's word
+// about that very ID.
+func (in *instances) describeByIDs(ctx context.Context, ids []string) (map[string]ec2types.Instance, error) {
+	out := make(map[string]ec2types.Instance, len(ids))
+	return out, in.describeByIDsInto(ctx, ids, out)
+}
+
+func (in *instances) describeByIDsInto(ctx context.Context, ids []string, out map[string]ec2types.Instance) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	list, err := in.describeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: ids})
+	if err == nil {
+		for _, inst := range list {
+			out[aws.ToString(inst.InstanceId)] = inst
+		}
+		return nil
+	}
+	if ec2ErrorCode(err) != "InvalidInstanceID.NotFound" {
+		return fmt.Errorf("describe instances %s: %w", summarize(ids), err)
+	}
+	if len(ids) == 1 {
+		return nil
+	}
+	named := map[string]bool{}
+	for _, id := range instanceIDTokenRE.FindAllString(err.Error(), -1) {
+		named[id] = true
+	}
+	var rest []string
+	for _, id := range ids {
+		if !named[id] {
+			rest = append(rest, id)
+		}
+	}
+	switch {
+	case len(rest) == 0:
+		return nil
+	case len(rest) < len(ids):
+		return in.describeByIDsInto(ctx, rest, out)
+	}
+	half := len(ids) / 2
+	if err := in.describeByIDsInto(ctx, ids[:half], out); err != nil {
+		return err
+	}
+	return in.describeByIDsInto(ctx, ids[half:], out)
+}
+
+// instanceIDTokenRE finds instance IDs in an error message.
+var instanceIDTokenRE = regexp.MustCompile(`\bi-[0-9a-f]+\b`)
+
+// describeInstances runs a (possibly paginated) DescribeInstances.
+func (in *instances) describeInstances(ctx context.Context, input *ec2.DescribeInstancesInput) ([]ec2types.Instance, error) {
+	var list []ec2types.Instance
+	p := ec2.NewDescribeInstancesPaginator(in.ec2, input)
+	for p.HasMorePages() {
+		in.calls.inc("DescribeInstances")
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page.Reservations {
+			list = append(list, r.Instances...)
+		}
+	}
+	return list, nil
+}
+
+// ec2ErrorCode is the API error code of err, or "" if err is not an API
+// error (a timeout, a cancelled context).
+func ec2ErrorCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+// summarize names a few keys for an error message without flooding it.
+func summarize(keys []string) string {
+	const show = 5
+	if len(keys) <= show {
+		return fmt.Sprint(keys)
+	}
+	return fmt.Sprintf("%v and %d more", keys[:show], len(keys)-show)
+}

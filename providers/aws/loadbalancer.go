@@ -1,0 +1,201 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// instanceLookup is what load balancers need from the instances code:
+// batched, cached instance reads, never one call per node.
+type instanceLookup interface {
+	byIDs(ctx context.Context, ids []string) (map[string]ec2types.Instance, error)
+	instanceIDForNode(ctx context.Context, node *v1.Node) (string, error)
+	vpcID(ctx context.Context) (string, error)
+}
+
+// Cache ages. They bound how long a change made behind our back (a subnet
+// tagged, a target deregistered by hand) can go unnoticed; every sync that
+// could change the answer reads again regardless.
+const (
+	subnetCacheTTL = 5 * time.Minute
+	targetCacheTTL = 5 * time.Minute
+	nodeSGCacheTTL = 5 * time.Minute
+)
+
+// loadBalancers implements cloudprovider.LoadBalancer with one Network Load
+// Balancer per Service. It keeps no state that correctness depends on:
+// everything is found again by deterministic name and ownership tags, so a
+// restart mid-operation converges. The caches only save reads.
+type loadBalancers struct {
+	api       *clients
+	cfg       *Section
+	clusterID string
+	in        instanceLookup
+	clock     clock.PassiveClock
+
+	subnets ttlCache[[]string]
+	// targets remembers, per target group ARN, the targets last confirmed
+	// registered, so a sync with an unchanged node set skips
+	// DescribeTargetHealth.
+	targets ttlCache[string]
+	// nodeRules remembers, per Service, the node security group inputs last
+	// reconciled, so a sync with unchanged node SGs skips reading them.
+	nodeRules ttlCache[string]
+
+	// sgDeleteAttempts and sgDeleteDelay bound the wait for AWS to detach a
+	// deleted NLB from its security group. Past that the service controller
+	// retries with its own backoff rather than us holding its only worker.
+	sgDeleteAttempts int
+	sgDeleteDelay    time.Duration
+}
+
+var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
+
+func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances) *loadBalancers {
+	l := &loadBalancers{
+		api:              api,
+		cfg:              s,
+		clusterID:        clusterID,
+		clock:            clock.RealClock{},
+		sgDeleteAttempts: 3,
+		sgDeleteDelay:    2 * time.Second,
+	}
+	// A nil *instances must stay a nil interface, so ensure reports it
+	// instead of panicking.
+	if in != nil {
+		l.in = in
+	}
+	l.subnets.ttl, l.targets.ttl, l.nodeRules.ttl = subnetCacheTTL, targetCacheTTL, nodeSGCacheTTL
+	l.subnets.clock, l.targets.clock, l.nodeRules.clock = l.clock, l.clock, l.clock
+	return l
+}
+
+// GetLoadBalancerName ignores clusterName (the --cluster-name flag): the
+// cloud-config's clusterID is what tags and names every resource we own.
+func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1.Service) string {
+	return loadBalancerName(l.clusterID, svc)
+}
+
+// GetLoadBalancer reports whether anything of the Service's load balancer
+// is left. The service controller calls EnsureLoadBalancerDeleted only when
+// this says exists, so a security group still waiting for AWS to detach
+// the deleted NLB counts too: answering false would leak it.
+//
+// For Services the AWS Load Balancer Controller owns it answers "does not
+// exist" instead of ImplementedElsewhere: the service controller treats any
+// error here as fatal to cleanup and would keep its finalizer forever. For
+// the same reason a malformed annotation is not an error here.
+func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	if elsewhere, _ := implementedElsewhere(svc); elsewhere {
+		return nil, false, nil
+	}
+	st, err := l.load(ctx, svc, false)
+	if err != nil {
+		return nil, false, err
+	}
+	if st.lb != nil && st.owned {
+		return lbStatus(st.lb), true, nil
+	}
+	vpc, err := l.vpcFor(ctx, st.lb)
+	if err != nil {
+		return nil, false, err
+	}
+	sg, err := l.findLBSecurityGroup(ctx, svc, vpc)
+	if err != nil {
+		return nil, false, err
+	}
+	if sg != nil && l.ownedSG(sg, svc) {
+		return &v1.LoadBalancerStatus{}, true, nil
+	}
+	return nil, false, nil
+}
+
+// EnsureLoadBalancer creates or updates the Service's NLB and returns its
+// DNS name as the status.
+func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	if err := ensureSupported(svc); err != nil {
+		return nil, err
+	}
+	opts, err := parseLBOptions(svc)
+	if err != nil {
+		return nil, err
+	}
+	ctx = l.logContext(ctx, svc)
+	lb, err := l.ensure(ctx, svc, opts, nodes)
+	if err != nil {
+		return nil, fmt.Errorf("ensure NLB %s for service %s: %w", loadBalancerName(l.clusterID, svc), serviceKey(svc), err)
+	}
+	return lbStatus(lb), nil
+}
+
+// UpdateLoadBalancer follows a node set change: it touches targets, and
+// node security group rules when the nodes' security groups changed.
+func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) error {
+	if err := ensureSupported(svc); err != nil {
+		return err
+	}
+	opts, err := parseLBOptions(svc)
+	if err != nil {
+		return err
+	}
+	ctx = l.logContext(ctx, svc)
+	if err := l.update(ctx, svc, opts, nodes); err != nil {
+		return fmt.Errorf("update NLB %s targets for service %s: %w", loadBalancerName(l.clusterID, svc), serviceKey(svc), err)
+	}
+	return nil
+}
+
+// EnsureLoadBalancerDeleted removes everything created for the Service.
+// It never returns ImplementedElsewhere (the service controller would keep
+// the finalizer); for Services another controller owns it deletes nothing.
+func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
+	if elsewhere, _ := implementedElsewhere(svc); elsewhere {
+		return nil
+	}
+	ctx = l.logContext(ctx, svc)
+	if err := l.delete(ctx, svc); err != nil {
+		return fmt.Errorf("delete NLB %s of service %s: %w", loadBalancerName(l.clusterID, svc), serviceKey(svc), err)
+	}
+	return nil
+}
+
+func (l *loadBalancers) logContext(ctx context.Context, svc *v1.Service) context.Context {
+	logger := klog.FromContext(ctx).WithValues("service", klog.KObj(svc), "loadBalancer", loadBalancerName(l.clusterID, svc))
+	return klog.NewContext(ctx, logger)
+}
+
+func lbStatus(lb *elbv2types.LoadBalancer) *v1.LoadBalancerStatus {
+	if lb == nil || aws.ToString(lb.DNSName) == "" {
+		return &v1.LoadBalancerStatus{}
+	}
+	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{Hostname: aws.ToString(lb.DNSName)}}}
+}
+
+// vpcFor is the VPC the Service's resources live in: the NLB's when it
+// exists, else the configured or discovered cluster VPC.
+func (l *loadBalancers) vpcFor(ctx context.Context, lb *elbv2types.LoadBalancer) (string, error) {
+	if lb != nil && aws.ToString(lb.VpcId) != "" {
+		return aws.ToString(lb.VpcId), nil
+	}
+	if l.cfg != nil && l.cfg.VPCID != "" {
+		return l.cfg.VPCID, nil
+	}
+	if l.in == nil {
+		return "", errors.New("no VPC configured and no instance lookup to discover it")
+	}
+	vpc, err := l.in.vpcID(ctx)
+	if err != nil {
+		return "", fmt.Errorf("discover cluster VPC: %w", err)
+	}
+	return vpc, nil
+}

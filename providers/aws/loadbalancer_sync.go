@@ -1,0 +1,226 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+)
+
+// ensure converges the Service's NLB, step by step in dependency order, each
+// step reading what exists and changing only what differs:
+//
+//	security group -> load balancer -> record -> target groups -> listeners
+//	-> stale target groups -> record -> node rules -> targets
+//
+// Every step can be interrupted and redone: resources are found by their
+// deterministic names and ownership tags, never by what a previous run
+// remembered.
+func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node) (*elbv2types.LoadBalancer, error) {
+	logger := klog.FromContext(ctx)
+	if l.in == nil {
+		return nil, errors.New("no instance lookup configured")
+	}
+	st, err := l.load(ctx, svc, true)
+	if err != nil {
+		return nil, err
+	}
+	if st.lb != nil && !st.owned {
+		return nil, fmt.Errorf("a load balancer named %s exists but is not tagged as this cluster's for service %s; refusing to adopt it", st.name, serviceKey(svc))
+	}
+	if st.lb != nil && st.lb.Scheme != scheme(opts) {
+		// An NLB's scheme is fixed at creation. Tear the NLB down (keeping
+		// its security group) and build it again.
+		logger.Info("Load balancer scheme changed; re-creating it", "from", st.lb.Scheme, "to", scheme(opts))
+		if err := l.deleteELB(ctx, svc, st); err != nil {
+			return nil, err
+		}
+		st = &lbState{name: st.name, tgs: map[string]elbv2types.TargetGroup{}}
+	}
+	vpc, err := l.vpcFor(ctx, st.lb)
+	if err != nil {
+		return nil, err
+	}
+	be, err := l.backends(ctx, nodes, vpc)
+	if err != nil {
+		return nil, err
+	}
+	// Subnets are resolved before anything is created, so a bad subnet
+	// annotation leaves nothing behind.
+	var subnets []string
+	if st.lb == nil {
+		if subnets, err = l.lbSubnets(ctx, opts, vpc); err != nil {
+			return nil, err
+		}
+	}
+	sgID, sgNew, err := l.ensureLBSecurityGroup(ctx, svc, opts, vpc)
+	if err != nil {
+		return nil, err
+	}
+
+	fresh := st.lb == nil
+	want := desiredRecord(opts)
+	if fresh {
+		if err := l.createLoadBalancer(ctx, svc, opts, st, subnets, sgID, want); err != nil {
+			return nil, err
+		}
+	} else {
+		if !slices.Contains(st.lb.SecurityGroups, sgID) {
+			logger.Info("Load balancer does not use its security group; source ranges are not enforced", "securityGroup", sgID, "attached", st.lb.SecurityGroups)
+		}
+		if err := l.resolveRecorded(ctx, svc, st); err != nil {
+			return nil, err
+		}
+		// Record what we are about to create before creating it.
+		if err := l.writeRecord(ctx, st, union(st.record, want)); err != nil {
+			return nil, err
+		}
+	}
+
+	tgs, created, err := l.ensureTargetGroups(ctx, svc, opts, st, vpc)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.ensureListeners(ctx, svc, opts, st, tgs, fresh); err != nil {
+		return nil, err
+	}
+	var stale []string
+	prefix := targetGroupPrefix(l.clusterID, svc)
+	for name := range st.tgs {
+		if !want[strings.TrimPrefix(name, prefix)] {
+			stale = append(stale, name)
+		}
+	}
+	sort.Strings(stale)
+	if err := l.deleteTargetGroups(ctx, st, stale); err != nil {
+		return nil, err
+	}
+	if err := l.writeRecord(ctx, st, want); err != nil {
+		return nil, err
+	}
+
+	// The nodes must accept the load balancer's traffic before targets
+	// are registered, or the first health checks fail.
+	if err := l.ensureNodeRules(ctx, svc, opts, sgID, sgNew, be); err != nil {
+		return nil, err
+	}
+	for _, p := range opts.ports {
+		if err := l.ensureTargets(ctx, tgs[p.key()], p.nodePort, be, created[p.key()]); err != nil {
+			return nil, err
+		}
+	}
+	return st.lb, nil
+}
+
+func scheme(opts *lbOptions) elbv2types.LoadBalancerSchemeEnum {
+	if opts.internal {
+		return elbv2types.LoadBalancerSchemeEnumInternal
+	}
+	return elbv2types.LoadBalancerSchemeEnumInternetFacing
+}
+
+func union(a, b map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// createLoadBalancer creates the NLB with its security group attached (an
+// NLB created without one can never get one) and the target group record
+// already in its tags.
+func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service, opts *lbOptions, st *lbState, subnets []string, sgID string, rec map[string]bool) error {
+	recTags, _ := recordTags(rec, nil)
+	tags := append(l.elbTags(svc), recTags...)
+	out, err := l.api.elbv2.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{
+		Name:           aws.String(st.name),
+		Type:           elbv2types.LoadBalancerTypeEnumNetwork,
+		Scheme:         scheme(opts),
+		IpAddressType:  elbv2types.IpAddressTypeIpv4,
+		Subnets:        subnets,
+		SecurityGroups: []string{sgID},
+		Tags:           tags,
+	})
+	if err != nil {
+		return fmt.Errorf("create load balancer %s: %w", st.name, err)
+	}
+	if len(out.LoadBalancers) == 0 {
+		return fmt.Errorf("create load balancer %s: empty response", st.name)
+	}
+	st.lb = &out.LoadBalancers[0]
+	st.owned = true
+	st.record = rec
+	st.lbTags = map[string]string{}
+	for _, t := range tags {
+		st.lbTags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	klog.FromContext(ctx).Info("Created load balancer", "scheme", scheme(opts), "subnets", subnets, "dnsName", aws.ToString(st.lb.DNSName))
+	return nil
+}
+
+// update follows a node set change. It reads the load balancer and its
+// target groups and changes only targets and, if the nodes' security
+// groups changed, node rules. Listener and target group drift is left to
+// EnsureLoadBalancer, which the service controller runs on Service changes.
+func (l *loadBalancers) update(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node) error {
+	if l.in == nil {
+		return errors.New("no instance lookup configured")
+	}
+	st, err := l.load(ctx, svc, true)
+	if err != nil {
+		return err
+	}
+	if st.lb == nil {
+		return fmt.Errorf("load balancer %s not found", st.name)
+	}
+	if !st.owned {
+		return fmt.Errorf("load balancer %s is not tagged as this cluster's for service %s", st.name, serviceKey(svc))
+	}
+	be, err := l.backends(ctx, nodes, aws.ToString(st.lb.VpcId))
+	if err != nil {
+		return err
+	}
+	if len(st.lb.SecurityGroups) == 1 {
+		if err := l.ensureNodeRules(ctx, svc, opts, st.lb.SecurityGroups[0], false, be); err != nil {
+			return err
+		}
+	} else {
+		vpc, err := l.vpcFor(ctx, st.lb)
+		if err != nil {
+			return err
+		}
+		sg, err := l.findLBSecurityGroup(ctx, svc, vpc)
+		if err != nil {
+			return err
+		}
+		if sg != nil && l.ownedSG(sg, svc) {
+			if err := l.ensureNodeRules(ctx, svc, opts, aws.ToString(sg.GroupId), false, be); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range opts.ports {
+		name := targetGroupName(l.clusterID, svc, p.key())
+		tg, ok := st.tgs[name]
+		if !ok {
+			klog.FromContext(ctx).Info("Target group missing; EnsureLoadBalancer will create it", "targetGroup", name)
+			continue
+		}
+		if err := l.ensureTargets(ctx, tg, p.nodePort, be, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package aws
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+)
+
+// registerBatch bounds targets per (De)RegisterTargets call.
+const registerBatch = 200
+
+// backendSet is the instances behind a Service's load balancer.
+type backendSet struct {
+	// ids are the instance IDs to register, sorted.
+	ids []string
+	// keep are Nodes' instances that can't be registered now (stopped,
+	// stopping) but stay registered if they are: EC2 refuses to register
+	// them, and deregistering them would leave them out after a restart
+	// until some unrelated change made the service controller sync again.
+	keep map[string]bool
+	// instances holds both kinds, for their security groups.
+	instances map[string]ec2types.Instance
+}
+
+// backends maps the service controller's node set to instances. Nodes not
+// yet initialized (no providerID) are left out: the service controller
+// passes them in regardless of readiness and updates the backends again
+// once they have one. Instances gone, terminating or in another VPC can't
+// be registered and are left out too.
+func (l *loadBalancers) backends(ctx context.Context, nodes []*v1.Node, vpc string) (*backendSet, error) {
+	logger := klog.FromContext(ctx)
+	var ids []string
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if n.Spec.ProviderID == "" {
+			logger.V(2).Info("Node has no providerID yet; not a load balancer backend", "node", klog.KObj(n))
+			continue
+		}
+		// With a providerID this is a parse, so an error is permanent; one
+		// malformed Node must not hold every load balancer hostage.
+		id, err := l.in.instanceIDForNode(ctx, n)
+		if err != nil {
+			logger.Info("Node's instance is unknown; not a load balancer backend", "node", klog.KObj(n), "err", err)
+			continue
+		}
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	found := map[string]ec2types.Instance{}
+	if len(ids) > 0 {
+		var err error
+		if found, err = l.in.byIDs(ctx, ids); err != nil {
+			return nil, fmt.Errorf("describe backend instances: %w", err)
+		}
+	}
+	set := &backendSet{instances: map[string]ec2types.Instance{}, keep: map[string]bool{}}
+	for _, id := range ids {
+		inst, ok := found[id]
+		if !ok {
+			logger.V(2).Info("Backend instance not found; skipping", "instance", id)
+			continue
+		}
+		if v := aws.ToString(inst.VpcId); vpc != "" && v != "" && v != vpc {
+			logger.Info("Backend instance is in another VPC; skipping", "instance", id, "vpc", v)
+			continue
+		}
+		state := ec2types.InstanceStateNameRunning
+		if inst.State != nil {
+			state = inst.State.Name
+		}
+		switch state {
+		case ec2types.InstanceStateNameRunning, ec2types.InstanceStateNamePending:
+			set.ids = append(set.ids, id)
+			set.instances[id] = inst
+		case ec2types.InstanceStateNameStopped, ec2types.InstanceStateNameStopping:
+			set.keep[id] = true
+			set.instances[id] = inst
+		}
+	}
+	sort.Strings(set.ids)
+	return set, nil
+}
+
+type target struct {
+	id   string
+	port int32
+}
+
+func (t target) String() string { return fmt.Sprintf("%s:%d", t.id, t.port) }
+
+// ensureTargets registers and deregisters only the difference between the
+// backends and the target group's targets. The current targets are read
+// with DescribeTargetHealth unless the target group was just created or we
+// confirmed this exact set recently.
+func (l *loadBalancers) ensureTargets(ctx context.Context, tg elbv2types.TargetGroup, port int32, be *backendSet, fresh bool) error {
+	arn := aws.ToString(tg.TargetGroupArn)
+	want := make(map[target]bool, len(be.ids))
+	for _, id := range be.ids {
+		want[target{id, port}] = true
+	}
+	sig := targetSignature(want, be.keep)
+	if cached, ok := l.targets.get(arn); ok && cached == sig {
+		return nil
+	}
+	have := map[target]bool{}
+	if !fresh {
+		out, err := l.api.elbv2.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: tg.TargetGroupArn})
+		if err != nil {
+			return fmt.Errorf("describe targets of %s: %w", aws.ToString(tg.TargetGroupName), err)
+		}
+		for _, d := range out.TargetHealthDescriptions {
+			if d.Target == nil {
+				continue
+			}
+			// A draining target is on its way out; if it is wanted it must
+			// be registered again.
+			if d.TargetHealth != nil && d.TargetHealth.State == elbv2types.TargetHealthStateEnumDraining {
+				continue
+			}
+			have[target{aws.ToString(d.Target.Id), aws.ToInt32(d.Target.Port)}] = true
+		}
+	}
+	var add, remove []elbv2types.TargetDescription
+	for t := range want {
+		if !have[t] {
+			add = append(add, elbv2types.TargetDescription{Id: aws.String(t.id), Port: aws.Int32(t.port)})
+		}
+	}
+	for t := range have {
+		if !want[t] && !be.keep[t.id] {
+			remove = append(remove, elbv2types.TargetDescription{Id: aws.String(t.id), Port: aws.Int32(t.port)})
+		}
+	}
+	sortTargets(add)
+	sortTargets(remove)
+	l.targets.forget(arn)
+	for start := 0; start < len(add); start += registerBatch {
+		batch := add[start:min(start+registerBatch, len(add))]
+		if _, err := l.api.elbv2.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: tg.TargetGroupArn, Targets: batch}); err != nil {
+			return fmt.Errorf("register %d targets with %s: %w", len(batch), aws.ToString(tg.TargetGroupName), err)
+		}
+	}
+	for start := 0; start < len(remove); start += registerBatch {
+		batch := remove[start:min(start+registerBatch, len(remove))]
+		_, err := l.api.elbv2.DeregisterTargets(ctx, &elbv2.DeregisterTargetsInput{TargetGroupArn: tg.TargetGroupArn, Targets: batch})
+		if err != nil && !isAPIError(err, "InvalidTarget") {
+			return fmt.Errorf("deregister %d targets from %s: %w", len(batch), aws.ToString(tg.TargetGroupName), err)
+		}
+	}
+	if len(add)+len(remove) > 0 {
+		klog.FromContext(ctx).Info("Updated targets", "targetGroup", aws.ToString(tg.TargetGroupName), "registered", len(add), "deregistered", len(remove), "total", len(want))
+	}
+	l.targets.put(arn, sig)
+	return nil
+}
+
+func targetSignature(set map[target]bool, keep map[string]bool) string {
+	s := make([]string, 0, len(set)+len(keep))
+	for t := range set {
+		s = append(s, t.String())
+	}
+	for id := range keep {
+		s = append(s, "keep:"+id)
+	}
+	sort.Strings(s)
+	// Hashed so a thousand-node cluster's many target groups cost a few
+	// bytes each in the cache.
+	sum := sha256.Sum256([]byte(strings.Join(s, ",")))
+	return hex.EncodeToString(sum[:])
+}
+
+func sortTargets(ts []elbv2types.TargetDescription) {
+	sort.Slice(ts, func(i, j int) bool { return aws.ToString(ts[i].Id) < aws.ToString(ts[j].Id) })
+}

@@ -1,0 +1,443 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+)
+
+// The security group design: each NLB gets a security group of its own,
+// created, tagged and deleted by us. Its ingress is exactly the listener
+// ports from the Service's source ranges. The nodes' security groups get
+// one rule per NodePort (and the health check NodePort) whose source is
+// that load balancer security group and whose description names the
+// Service. We add and revoke only such rules there, and never create,
+// modify otherwise or delete a node security group.
+
+// sgRule is an ingress rule in a form that can be compared.
+type sgRule struct {
+	proto    string
+	from, to int32
+	cidr     string // source CIDR, or ""
+	group    string // source security group, or ""
+}
+
+func (r sgRule) permission(description string) ec2types.IpPermission {
+	p := ec2types.IpPermission{IpProtocol: aws.String(r.proto), FromPort: aws.Int32(r.from), ToPort: aws.Int32(r.to)}
+	switch {
+	case r.group != "":
+		p.UserIdGroupPairs = []ec2types.UserIdGroupPair{{GroupId: aws.String(r.group), Description: aws.String(description)}}
+	case netip.MustParsePrefix(r.cidr).Addr().Is4():
+		p.IpRanges = []ec2types.IpRange{{CidrIp: aws.String(r.cidr), Description: aws.String(description)}}
+	default:
+		p.Ipv6Ranges = []ec2types.Ipv6Range{{CidrIpv6: aws.String(r.cidr), Description: aws.String(description)}}
+	}
+	return p
+}
+
+func permissions(rules []sgRule, description string) []ec2types.IpPermission {
+	sort.Slice(rules, func(i, j int) bool {
+		a, b := rules[i], rules[j]
+		if a.proto != b.proto {
+			return a.proto < b.proto
+		}
+		if a.from != b.from {
+			return a.from < b.from
+		}
+		return a.cidr+a.group < b.cidr+b.group
+	})
+	out := make([]ec2types.IpPermission, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, r.permission(description))
+	}
+	return out
+}
+
+// cidrRules flattens a group's CIDR-sourced ingress.
+func cidrRules(perms []ec2types.IpPermission) map[sgRule]bool {
+	out := map[sgRule]bool{}
+	for _, p := range perms {
+		base := sgRule{proto: aws.ToString(p.IpProtocol), from: aws.ToInt32(p.FromPort), to: aws.ToInt32(p.ToPort)}
+		for _, r := range p.IpRanges {
+			rr := base
+			rr.cidr = normalizeCIDR(aws.ToString(r.CidrIp))
+			out[rr] = true
+		}
+		for _, r := range p.Ipv6Ranges {
+			rr := base
+			rr.cidr = normalizeCIDR(aws.ToString(r.CidrIpv6))
+			out[rr] = true
+		}
+	}
+	return out
+}
+
+func normalizeCIDR(s string) string {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked().String()
+	}
+	return s
+}
+
+// groupRules flattens a group's ingress from source group src whose
+// description is desc: the node rules one Service owns.
+func groupRules(perms []ec2types.IpPermission, src, desc string) map[sgRule]bool {
+	out := map[sgRule]bool{}
+	for _, p := range perms {
+		for _, pair := range p.UserIdGroupPairs {
+			if aws.ToString(pair.GroupId) != src || aws.ToString(pair.Description) != desc {
+				continue
+			}
+			out[sgRule{proto: aws.ToString(p.IpProtocol), from: aws.ToInt32(p.FromPort), to: aws.ToInt32(p.ToPort), group: src}] = true
+		}
+	}
+	return out
+}
+
+func protocols(p listenerSpec) []string {
+	var out []string
+	if p.tcp {
+		out = append(out, "tcp")
+	}
+	if p.udp {
+		out = append(out, "udp")
+	}
+	return out
+}
+
+// listenerRules is what the load balancer security group must allow.
+func listenerRules(opts *lbOptions) map[sgRule]bool {
+	out := map[sgRule]bool{}
+	for _, p := range opts.ports {
+		for _, proto := range protocols(p) {
+			for _, c := range opts.sourceRanges {
+				out[sgRule{proto: proto, from: p.port, to: p.port, cidr: c.String()}] = true
+			}
+		}
+	}
+	return out
+}
+
+// nodePortRules is what each node security group must allow from the load
+// balancer security group: the NodePorts, and the health check NodePort.
+func nodePortRules(opts *lbOptions, lbSG string) map[sgRule]bool {
+	out := map[sgRule]bool{}
+	for _, p := range opts.ports {
+		for _, proto := range protocols(p) {
+			out[sgRule{proto: proto, from: p.nodePort, to: p.nodePort, group: lbSG}] = true
+		}
+	}
+	if n := opts.healthCheck.nodePort; n != 0 {
+		out[sgRule{proto: "tcp", from: n, to: n, group: lbSG}] = true
+	}
+	return out
+}
+
+func diffRules(want, have map[sgRule]bool) (add, remove []sgRule) {
+	for r := range want {
+		if !have[r] {
+			add = append(add, r)
+		}
+	}
+	for r := range have {
+		if !want[r] {
+			remove = append(remove, r)
+		}
+	}
+	return add, remove
+}
+
+func sgTags(sg *ec2types.SecurityGroup) map[string]string { return ec2Tags(sg.Tags) }
+
+func (l *loadBalancers) ownedSG(sg *ec2types.SecurityGroup, svc *v1.Service) bool {
+	return l.ownedTags(sgTags(sg), svc)
+}
+
+// findLBSecurityGroup returns the security group named for the Service in
+// the VPC, or nil. The caller checks it is ours.
+func (l *loadBalancers) findLBSecurityGroup(ctx context.Context, svc *v1.Service, vpc string) (*ec2types.SecurityGroup, error) {
+	name := securityGroupName(l.clusterID, svc)
+	out, err := l.api.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("group-name"), Values: []string{name}},
+		{Name: aws.String("vpc-id"), Values: []string{vpc}},
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("describe security group %s: %w", name, err)
+	}
+	for i := range out.SecurityGroups {
+		if aws.ToString(out.SecurityGroups[i].GroupName) == name {
+			return &out.SecurityGroups[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// ensureLBSecurityGroup finds or creates the load balancer's security
+// group and makes its ingress match the listeners and source ranges. isNew
+// says it was just created, so no node rule can reference it yet.
+func (l *loadBalancers) ensureLBSecurityGroup(ctx context.Context, svc *v1.Service, opts *lbOptions, vpc string) (id string, isNew bool, err error) {
+	name := securityGroupName(l.clusterID, svc)
+	sg, err := l.findLBSecurityGroup(ctx, svc, vpc)
+	if err != nil {
+		return "", false, err
+	}
+	if sg != nil && !l.ownedSG(sg, svc) {
+		return "", false, fmt.Errorf("security group %s (%s) exists in %s but is not tagged as ours; refusing to adopt it", name, aws.ToString(sg.GroupId), vpc)
+	}
+	if sg == nil {
+		if sg, isNew, err = l.createLBSecurityGroup(ctx, svc, vpc); err != nil {
+			return "", false, err
+		}
+	}
+	id = aws.ToString(sg.GroupId)
+	add, remove := diffRules(listenerRules(opts), cidrRules(sg.IpPermissions))
+	desc := fmt.Sprintf("listener of Service %s", serviceKey(svc))
+	if len(add) > 0 {
+		_, err := l.api.ec2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(id), IpPermissions: permissions(add, desc)})
+		if err != nil && !isAPIError(err, "InvalidPermission.Duplicate") {
+			return "", false, fmt.Errorf("allow listener traffic in %s: %w", id, err)
+		}
+	}
+	if len(remove) > 0 {
+		_, err := l.api.ec2.RevokeSecurityGroupIngress(ctx, &ec2.RevokeSecurityGroupIngressInput{GroupId: aws.String(id), IpPermissions: permissions(remove, desc)})
+		if err != nil && !isAPIError(err, "InvalidPermission.NotFound") {
+			return "", false, fmt.Errorf("revoke stale listener rules in %s: %w", id, err)
+		}
+	}
+	if len(add)+len(remove) > 0 {
+		klog.FromContext(ctx).Info("Updated load balancer security group", "securityGroup", id, "added", len(add), "revoked", len(remove))
+	}
+	return id, isNew, nil
+}
+
+func (l *loadBalancers) createLBSecurityGroup(ctx context.Context, svc *v1.Service, vpc string) (*ec2types.SecurityGroup, bool, error) {
+	name := securityGroupName(l.clusterID, svc)
+	out, err := l.api.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{
+		GroupName:   aws.String(name),
+		Description: aws.String(fmt.Sprintf("NLB of Service %s in cluster %s", serviceKey(svc), l.clusterID)),
+		VpcId:       aws.String(vpc),
+		// Tagged in the same call, so no crash can leave it untagged and
+		// unrecognisable as ours.
+		TagSpecifications: []ec2types.TagSpecification{{
+			ResourceType: ec2types.ResourceTypeSecurityGroup,
+			Tags: []ec2types.Tag{
+				{Key: aws.String(clusterTagKey(l.clusterID)), Value: aws.String(clusterTagOwned)},
+				{Key: aws.String(serviceNameTagKey), Value: aws.String(serviceKey(svc))},
+				{Key: aws.String(nameTagKey), Value: aws.String(name)},
+			},
+		}},
+	})
+	if isAPIError(err, "InvalidGroup.Duplicate") {
+		sg, ferr := l.findLBSecurityGroup(ctx, svc, vpc)
+		if ferr != nil || sg == nil || !l.ownedSG(sg, svc) {
+			return nil, false, fmt.Errorf("security group %s exists in %s but is not ours: %w", name, vpc, err)
+		}
+		return sg, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("create security group %s: %w", name, err)
+	}
+	klog.FromContext(ctx).Info("Created load balancer security group", "securityGroup", aws.ToString(out.GroupId), "name", name)
+	return &ec2types.SecurityGroup{GroupId: out.GroupId, GroupName: aws.String(name), VpcId: aws.String(vpc)}, true, nil
+}
+
+// ensureNodeRules lets the load balancer reach the backends: each
+// backend's cluster security group gets our NodePort rules from the load
+// balancer security group, and groups no backend uses any more lose them.
+// It reads security groups only when its inputs changed since it last
+// succeeded (or that was long ago); newSG says lbSG was just created.
+func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, opts *lbOptions, lbSG string, newSG bool, be *backendSet) error {
+	want := nodePortRules(opts, lbSG)
+	sig := nodeRuleSignature(lbSG, want, be)
+	key := serviceKey(svc)
+	if cached, ok := l.nodeRules.get(key); ok && cached == sig {
+		return nil
+	}
+	l.nodeRules.forget(key)
+	desc := nodeRuleDescription(l.clusterID, svc)
+	var holders []ec2types.SecurityGroup
+	if !newSG {
+		var err error
+		if holders, err = l.groupsReferencing(ctx, lbSG); err != nil {
+			return err
+		}
+	}
+	known := map[string]*ec2types.SecurityGroup{}
+	for i := range holders {
+		known[aws.ToString(holders[i].GroupId)] = &holders[i]
+	}
+	var unknown []string
+	for _, inst := range be.instances {
+		for _, g := range inst.SecurityGroups {
+			gid := aws.ToString(g.GroupId)
+			if _, ok := known[gid]; !ok && gid != "" {
+				known[gid] = nil
+				unknown = append(unknown, gid)
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		out, err := l.api.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: unknown})
+		if err != nil {
+			return fmt.Errorf("describe node security groups %v: %w", unknown, err)
+		}
+		for i := range out.SecurityGroups {
+			known[aws.ToString(out.SecurityGroups[i].GroupId)] = &out.SecurityGroups[i]
+		}
+	}
+	targets := l.nodeSecurityGroups(be, known)
+	ids := make([]string, 0, len(known))
+	for id := range known {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		sg := known[id]
+		var have map[sgRule]bool
+		if sg != nil {
+			have = groupRules(sg.IpPermissions, lbSG, desc)
+		}
+		var add, remove []sgRule
+		if targets[id] {
+			add, remove = diffRules(want, have)
+		} else {
+			_, remove = diffRules(nil, have)
+		}
+		if err := l.changeNodeRules(ctx, id, add, remove, desc); err != nil {
+			return err
+		}
+	}
+	l.nodeRules.put(key, sig)
+	return nil
+}
+
+// nodeSecurityGroups picks each backend's cluster security group: the one
+// tagged with the cluster tag, else its first, as the upstream CCM does.
+func (l *loadBalancers) nodeSecurityGroups(be *backendSet, known map[string]*ec2types.SecurityGroup) map[string]bool {
+	out := map[string]bool{}
+	for _, inst := range be.instances {
+		groups := inst.SecurityGroups
+		if len(groups) == 0 {
+			continue
+		}
+		pick := aws.ToString(groups[0].GroupId)
+		for _, g := range groups {
+			if sg := known[aws.ToString(g.GroupId)]; sg != nil {
+				if _, ok := sgTags(sg)[clusterTagKey(l.clusterID)]; ok {
+					pick = aws.ToString(g.GroupId)
+					break
+				}
+			}
+		}
+		out[pick] = true
+	}
+	return out
+}
+
+// groupsReferencing lists the security groups with an ingress rule whose
+// source is sg: every node group holding one of our rules.
+func (l *loadBalancers) groupsReferencing(ctx context.Context, sg string) ([]ec2types.SecurityGroup, error) {
+	var out []ec2types.SecurityGroup
+	p := ec2.NewDescribeSecurityGroupsPaginator(l.api.ec2, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
+		{Name: aws.String("ip-permission.group-id"), Values: []string{sg}},
+	}})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("describe security groups referencing %s: %w", sg, err)
+		}
+		out = append(out, page.SecurityGroups...)
+	}
+	return out, nil
+}
+
+func (l *loadBalancers) changeNodeRules(ctx context.Context, group string, add, remove []sgRule, desc string) error {
+	if len(add) > 0 {
+		_, err := l.api.ec2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(group), IpPermissions: permissions(add, desc)})
+		if err != nil && !isAPIError(err, "InvalidPermission.Duplicate") {
+			return fmt.Errorf("allow load balancer traffic in node security group %s: %w", group, err)
+		}
+	}
+	if len(remove) > 0 {
+		_, err := l.api.ec2.RevokeSecurityGroupIngress(ctx, &ec2.RevokeSecurityGroupIngressInput{GroupId: aws.String(group), IpPermissions: permissions(remove, desc)})
+		if err != nil && !isAPIError(err, "InvalidPermission.NotFound") {
+			return fmt.Errorf("revoke stale load balancer rules in node security group %s: %w", group, err)
+		}
+	}
+	if len(add)+len(remove) > 0 {
+		klog.FromContext(ctx).Info("Updated node security group rules", "securityGroup", group, "added", len(add), "revoked", len(remove))
+	}
+	return nil
+}
+
+func nodeRuleSignature(lbSG string, want map[sgRule]bool, be *backendSet) string {
+	rules := make([]string, 0, len(want))
+	for r := range want {
+		rules = append(rules, fmt.Sprintf("%s/%d-%d", r.proto, r.from, r.to))
+	}
+	sort.Strings(rules)
+	groups := map[string]bool{}
+	for _, inst := range be.instances {
+		var gs []string
+		for _, g := range inst.SecurityGroups {
+			gs = append(gs, aws.ToString(g.GroupId))
+		}
+		groups[fmt.Sprint(gs)] = true
+	}
+	sets := make([]string, 0, len(groups))
+	for g := range groups {
+		sets = append(sets, g)
+	}
+	sort.Strings(sets)
+	return fmt.Sprint(lbSG, rules, sets)
+}
+
+// deleteLBSecurityGroup revokes our rules that reference the load balancer
+// security group, then deletes it. AWS refuses with DependencyViolation
+// until it has released the deleted NLB's network interfaces; after a short
+// bounded wait the error goes back to the service controller, which
+// retries with backoff.
+func (l *loadBalancers) deleteLBSecurityGroup(ctx context.Context, svc *v1.Service, sg *ec2types.SecurityGroup) error {
+	id := aws.ToString(sg.GroupId)
+	desc := nodeRuleDescription(l.clusterID, svc)
+	holders, err := l.groupsReferencing(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, h := range holders {
+		_, remove := diffRules(nil, groupRules(h.IpPermissions, id, desc))
+		if err := l.changeNodeRules(ctx, aws.ToString(h.GroupId), nil, remove, desc); err != nil {
+			return err
+		}
+	}
+	l.nodeRules.forget(serviceKey(svc))
+	var lastErr error
+	for attempt := 0; attempt < l.sgDeleteAttempts; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(l.sgDeleteDelay * time.Duration(attempt)):
+			}
+		}
+		_, err := l.api.ec2.DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(id)})
+		if err == nil || isAPIError(err, "InvalidGroup.NotFound") {
+			klog.FromContext(ctx).Info("Deleted load balancer security group", "securityGroup", id)
+			return nil
+		}
+		if !isAPIError(err, "DependencyViolation") {
+			return fmt.Errorf("delete security group %s: %w", id, err)
+		}
+		lastErr = err
+	}
+	return fmt.Errorf("security group %s is still in use by the deleted load balancer; will retry: %w", id, lastErr)
+}

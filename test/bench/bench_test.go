@@ -1,0 +1,419 @@
+// Package bench measures the AWS backend at scale against the emulator with
+// injected latency, running the real binary against a real kube-apiserver.
+// It is a Go benchmark so it never runs in `make test`:
+//
+//	make bench            (go test ./test/bench -run '^$' -bench . -benchtime 1x -timeout 60m)
+//
+// It prints a table; the README's Performance section quotes it.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+	"github.com/multicloud-ccm/multicloud-ccm/test/controlplane"
+)
+
+const (
+	clusterID  = "bench"
+	taintKey   = "node.cloudprovider.kubernetes.io/uninitialized"
+	readDelay  = 50 * time.Millisecond
+	writeDelay = 200 * time.Millisecond
+)
+
+// world is one control plane, one emulator and one CCM process.
+type world struct {
+	cp     *controlplane.ControlPlane
+	emu    *cloudsimaws.Emulator
+	srv    *cloudsim.Server
+	ccm    *exec.Cmd
+	done   chan struct{}
+	client kubernetes.Interface
+	dir    string
+	nodes  []string
+}
+
+func newWorld(b *testing.B, binary string, extraArgs ...string) *world {
+	b.Helper()
+	w := &world{done: make(chan struct{}), dir: b.TempDir()}
+	var err error
+	logf, _ := os.Create(filepath.Join(w.dir, "controlplane.log"))
+	if w.cp, err = controlplane.Start(controlplane.Options{Output: logf}); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = w.cp.Stop() })
+	// The harness itself must not be the bottleneck when it creates
+	// thousands of objects.
+	fast := rest.CopyConfig(w.cp.Admin)
+	fast.QPS, fast.Burst = 2000, 4000
+	w.client = kubernetes.NewForConfigOrDie(fast)
+
+	w.emu = cloudsimaws.NewDefault(cloudsimaws.Config{Region: "eu-west-1", ClusterID: clusterID})
+	if w.srv, err = cloudsim.Start(w.emu); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = w.srv.Close() })
+	fx := w.emu.Fixture()
+
+	root, _ := controlplane.RepoRoot()
+	ctx := context.Background()
+	objs, err := controlplane.ReadManifests(filepath.Join(root, "deploy"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rbac = objs[:0:0]
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			rbac = append(rbac, o)
+		}
+	}
+	if err := controlplane.Apply(ctx, w.cp.Admin, rbac, false); err != nil {
+		b.Fatal(err)
+	}
+	saCfg, err := w.cp.ServiceAccountConfig(ctx, "kube-system", "cloud-controller-manager", 4*time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kubeconfig, err := w.cp.WriteKubeconfig(saCfg, filepath.Join(w.dir, "ccm.kubeconfig"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := filepath.Join(w.dir, "cloud-config.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`apiVersion: multicloud-ccm.io/v1alpha1
+kind: CloudConfig
+provider: aws
+clusterID: %s
+aws:
+  region: eu-west-1
+  vpcID: %s
+  endpoints: {ec2: %q, elbv2: %q}
+  credentials: {accessKeyID: AKIABENCH00000000000, secretAccessKey: bench-secret}
+`, clusterID, fx.VPCID, w.srv.URL(), w.srv.URL())), 0o600)
+	logFile, _ := os.Create(filepath.Join(w.dir, "ccm.log"))
+	args := append([]string{
+		"--cloud-config=" + cfg, "--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port=0", "--leader-elect=false",
+		"--use-service-account-credentials=false", "--configure-cloud-routes=false", "--v=1",
+	}, extraArgs...)
+	w.ccm = exec.Command(binary, args...)
+	w.ccm.Stdout, w.ccm.Stderr = logFile, logFile
+	w.ccm.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := w.ccm.Start(); err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = w.ccm.Wait(); close(w.done) }()
+	b.Cleanup(func() {
+		_ = w.ccm.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-w.done:
+		case <-time.After(10 * time.Second):
+			_ = w.ccm.Process.Kill()
+		}
+		if os.Getenv("BENCH_KEEP_LOGS") != "" {
+			b.Logf("logs in %s", w.dir)
+		}
+	})
+	return w
+}
+
+// launch starts n instances and returns their private DNS names.
+func (w *world) launch(b *testing.B, n int) []string {
+	b.Helper()
+	fx := w.emu.Fixture()
+	var names []string
+	for n > 0 {
+		batch := min(n, 1000)
+		ids, err := w.emu.Launch(cloudsimaws.LaunchSpec{Count: batch, Tags: map[string]string{fx.ClusterTagKey: "owned"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, id := range ids {
+			info, _ := w.emu.Instance(id)
+			names = append(names, info.PrivateDNSName)
+		}
+		n -= batch
+	}
+	return names
+}
+
+// register creates Nodes the way kubelets do, all at once.
+func (w *world) register(b *testing.B, names []string) {
+	b.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for _, name := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			node := &corev1.Node{
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: taintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
+			}
+			if _, err := w.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	w.nodes = append(w.nodes, names...)
+}
+
+func (w *world) waitInitialized(b *testing.B, want int, timeout time.Duration) {
+	b.Helper()
+	w.waitFor(b, timeout, func(ctx context.Context) (bool, string) {
+		list, err := w.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err.Error()
+		}
+		done := 0
+		for _, n := range list.Items {
+			if n.Spec.ProviderID != "" && !hasTaint(&n, taintKey) {
+				done++
+			}
+		}
+		return done >= want, fmt.Sprintf("%d/%d initialized", done, want)
+	})
+}
+
+func (w *world) waitFor(b *testing.B, timeout time.Duration, cond func(context.Context) (bool, string)) {
+	b.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		select {
+		case <-w.done:
+			return false, fmt.Errorf("the CCM exited (logs in %s)", w.dir)
+		default:
+		}
+		ok, seen := cond(ctx)
+		last = seen
+		return ok, nil
+	})
+	if err != nil {
+		b.Fatalf("%v; last seen: %s (logs in %s)", err, last, w.dir)
+	}
+}
+
+func hasTaint(n *corev1.Node, key string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *world) reads() int {
+	total := 0
+	for op, n := range w.srv.Calls() {
+		if !w.emu.Mutating(op) {
+			total += n
+		}
+	}
+	return total
+}
+
+func buildBinary(b *testing.B) string {
+	b.Helper()
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(b.TempDir(), "multicloud-ccm")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/multicloud-ccm")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatal(err)
+	}
+	return bin
+}
+
+// row is one line of the printed table.
+type row struct{ scenario, metric, value, goal string }
+
+var (
+	tableMu sync.Mutex
+	table   []row
+)
+
+func record(b *testing.B, scenario, metric, value, goal string) {
+	tableMu.Lock()
+	defer tableMu.Unlock()
+	table = append(table, row{scenario, metric, value, goal})
+	b.Logf("%s | %s | %s", scenario, metric, value)
+}
+
+func printTable() {
+	tableMu.Lock()
+	defer tableMu.Unlock()
+	if len(table) == 0 {
+		return
+	}
+	fmt.Println()
+	fmt.Println("| scenario | metric | measured | goal |")
+	fmt.Println("|---|---|---|---|")
+	for _, r := range table {
+		fmt.Printf("| %s | %s | %s | %s |\n", r.scenario, r.metric, r.value, r.goal)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	printTable()
+	os.Exit(code)
+}
+
+func callsByOp(calls map[string]int, filter func(string) bool) string {
+	var ops []string
+	for op, n := range calls {
+		if n > 0 && filter(op) {
+			ops = append(ops, fmt.Sprintf("%s %d", strings.TrimPrefix(strings.TrimPrefix(op, "ec2:"), "elbv2:"), n))
+		}
+	}
+	sort.Strings(ops)
+	return strings.Join(ops, ", ")
+}
+
+// BenchmarkNodes: 1000 Nodes registered at once, then 100 of them NotReady.
+func BenchmarkNodes(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		w := newWorld(b, buildBinary(b))
+		if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "*", Latency: readDelay}); err != nil {
+			b.Fatal(err)
+		}
+		names := w.launch(b, 1000)
+		w.srv.ResetCalls()
+		start := time.Now()
+		w.register(b, names)
+		w.waitInitialized(b, len(names), 10*time.Minute)
+		elapsed := time.Since(start)
+		record(b, "1000 Nodes registered at once (50 ms/call)", "time until all initialized", elapsed.Round(100*time.Millisecond).String(), "<= 30s")
+		record(b, "1000 Nodes registered at once (50 ms/call)", "DescribeInstances calls", fmt.Sprint(w.srv.CallCount("ec2:DescribeInstances")), "<= 15 read calls")
+		record(b, "1000 Nodes registered at once (50 ms/call)", "all cloud read calls", fmt.Sprint(w.reads()), "<= 15")
+		b.ReportMetric(elapsed.Seconds(), "s-init-1000")
+
+		// Steady state: 100 NotReady nodes make the lifecycle controller
+		// ask InstanceExists and InstanceShutdown every 5s for each.
+		ctx := context.Background()
+		for _, name := range names[:100] {
+			n, err := w.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := metav1.Now()
+			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, LastHeartbeatTime: now, LastTransitionTime: now}}
+			if _, err := w.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		time.Sleep(10 * time.Second) // let the controllers see the change
+		w.srv.ResetCalls()
+		window := 60 * time.Second
+		time.Sleep(window)
+		reads := w.reads()
+		record(b, "steady state, 100 NotReady of 1000 nodes", "cloud read calls per minute", fmt.Sprint(reads), "<= 15")
+		record(b, "steady state, 100 NotReady of 1000 nodes", "by operation", callsByOp(w.srv.Calls(), func(string) bool { return true }), "")
+		b.ReportMetric(float64(reads), "reads/min-steady")
+	}
+}
+
+// BenchmarkLoadBalancers: 200 LoadBalancer Services at once with 200 ms per
+// mutating call, then one node added.
+func BenchmarkLoadBalancers(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		w := newWorld(b, buildBinary(b))
+		const nodes, services = 20, 200
+		names := w.launch(b, nodes)
+		w.register(b, names)
+		w.waitInitialized(b, nodes, 5*time.Minute)
+		if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "read", Latency: readDelay}); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "mutating", Latency: writeDelay}); err != nil {
+			b.Fatal(err)
+		}
+		w.srv.ResetCalls()
+		ctx := context.Background()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for s := 0; s < services; s++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				svc := &corev1.Service{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("svc-%03d", s), Namespace: "default"},
+					Spec: corev1.ServiceSpec{
+						Type:     corev1.ServiceTypeLoadBalancer,
+						Selector: map[string]string{"app": "x"},
+						Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}},
+					},
+				}
+				if _, err := w.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		w.waitFor(b, 30*time.Minute, func(ctx context.Context) (bool, string) {
+			list, err := w.client.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			done := 0
+			for _, s := range list.Items {
+				if len(s.Status.LoadBalancer.Ingress) > 0 {
+					done++
+				}
+			}
+			return done >= services, fmt.Sprintf("%d/%d have an address", done, services)
+		})
+		elapsed := time.Since(start)
+		calls := w.srv.Calls()
+		record(b, "200 LB Services at once (50 ms reads, 200 ms writes)", "time until all have an address", elapsed.Round(100*time.Millisecond).String(), "")
+		record(b, "200 LB Services at once (50 ms reads, 200 ms writes)", "mutating calls", callsByOp(calls, w.emu.Mutating), "")
+		record(b, "200 LB Services at once (50 ms reads, 200 ms writes)", "read calls", callsByOp(calls, func(op string) bool { return !w.emu.Mutating(op) }), "")
+		b.ReportMetric(elapsed.Seconds(), "s-200-lbs")
+
+		time.Sleep(5 * time.Second)
+		w.srv.ResetCalls()
+		extra := w.launch(b, 1)
+		start = time.Now()
+		w.register(b, extra)
+		w.waitInitialized(b, nodes+1, 5*time.Minute)
+		w.waitFor(b, 30*time.Minute, func(context.Context) (bool, string) {
+			n := w.srv.CallCount("elbv2:RegisterTargets")
+			return n >= services, fmt.Sprintf("%d/%d target groups updated", n, services)
+		})
+		elapsed = time.Since(start)
+		time.Sleep(5 * time.Second)
+		calls = w.srv.Calls()
+		total := 0
+		for _, n := range calls {
+			total += n
+		}
+		record(b, "1 node added with 200 LB Services", "calls used", fmt.Sprintf("%d (%s)", total, callsByOp(calls, func(string) bool { return true })), "")
+		record(b, "1 node added with 200 LB Services", "time until every target group has it", elapsed.Round(100*time.Millisecond).String(), "")
+	}
+}

@@ -1,0 +1,285 @@
+package aws
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+)
+
+// The Go admin API: what a test does to the cloud that the CCM does not,
+// like launching and terminating instances. Every method is also served
+// over HTTP under /admin/aws/ (see Admin).
+
+// InstanceInfo is an instance as the admin API reports it.
+type InstanceInfo struct {
+	ID               string            `json:"id"`
+	State            string            `json:"state"`
+	InstanceType     string            `json:"instanceType"`
+	Zone             string            `json:"zone"`
+	SubnetID         string            `json:"subnetId,omitempty"`
+	VPCID            string            `json:"vpcId,omitempty"`
+	PrivateIP        string            `json:"privateIp,omitempty"`
+	PrivateDNSName   string            `json:"privateDnsName,omitempty"`
+	PublicIP         string            `json:"publicIp,omitempty"`
+	PublicDNSName    string            `json:"publicDnsName,omitempty"`
+	SecurityGroupIDs []string          `json:"securityGroupIds,omitempty"`
+	Tags             map[string]string `json:"tags,omitempty"`
+}
+
+// Launch creates instances and returns their IDs. They are running
+// unless spec.State says otherwise.
+func (e *Emulator) Launch(spec LaunchSpec) ([]string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.launch(spec)
+}
+
+// Stop stops running instances, releasing their public IPs.
+func (e *Emulator) Stop(ids ...string) error {
+	return e.transition(ids, stateStopped)
+}
+
+// Start starts stopped instances, giving them new public IPs if they had one.
+func (e *Emulator) Start(ids ...string) error {
+	return e.transition(ids, stateRunning)
+}
+
+// Terminate terminates instances. They stay listed, in state terminated
+// and without addresses, until Remove; routes to them become blackholes.
+func (e *Emulator) Terminate(ids ...string) error {
+	return e.transition(ids, stateTerminated)
+}
+
+// Remove forgets terminated instances, as EC2 eventually does.
+func (e *Emulator) Remove(ids ...string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, id := range ids {
+		inst, ok := e.instances[id]
+		if !ok {
+			return fmt.Errorf("unknown instance %q", id)
+		}
+		if inst.state != stateTerminated {
+			return fmt.Errorf("instance %s is %s, not terminated", id, inst.state)
+		}
+	}
+	for _, id := range ids {
+		delete(e.instances, id)
+	}
+	return nil
+}
+
+// SetInstanceState puts an instance in any EC2 state (pending, running,
+// shutting-down, terminated, stopping, stopped), with the side effects of
+// getting there.
+func (e *Emulator) SetInstanceState(id, state string) error {
+	if _, ok := stateCodes[state]; !ok {
+		return fmt.Errorf("unknown instance state %q", state)
+	}
+	return e.transition([]string{id}, state)
+}
+
+// transition moves instances to state, all or none: a terminated
+// instance can only stay terminated.
+func (e *Emulator) transition(ids []string, state string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var insts []*instance
+	for _, id := range ids {
+		inst, ok := e.instances[id]
+		if !ok {
+			return fmt.Errorf("unknown instance %q", id)
+		}
+		if inst.state == stateTerminated && state != stateTerminated {
+			return fmt.Errorf("instance %s is terminated", id)
+		}
+		insts = append(insts, inst)
+	}
+	for _, inst := range insts {
+		e.setState(inst, state)
+	}
+	return nil
+}
+
+// Instances lists every instance, terminated ones included, in launch order.
+func (e *Emulator) Instances() []InstanceInfo {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []InstanceInfo
+	for _, i := range sortedValues(e.instances) {
+		out = append(out, e.instanceInfo(i))
+	}
+	return out
+}
+
+// Instance returns one instance.
+func (e *Emulator) Instance(id string) (InstanceInfo, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	i, ok := e.instances[id]
+	if !ok {
+		return InstanceInfo{}, false
+	}
+	return e.instanceInfo(i), true
+}
+
+func (e *Emulator) instanceInfo(i *instance) InstanceInfo {
+	return InstanceInfo{
+		ID: i.id, State: i.state, InstanceType: i.instanceType, Zone: i.zone, SubnetID: i.subnetID, VPCID: i.vpcID,
+		PrivateIP: i.privateIP, PrivateDNSName: privateDNSName(e.cfg.Region, i.privateIP),
+		PublicIP: i.publicIP, PublicDNSName: e.publicDNS(i),
+		SecurityGroupIDs: slices.Clone(i.securityGroups), Tags: copyTags(i.tags),
+	}
+}
+
+// CreateVPC creates a VPC with its main route table and default security group.
+func (e *Emulator) CreateVPC(cidr string, tags map[string]string) (string, error) {
+	prefix, err := netip.ParsePrefix(cidr)
+	if err != nil || !prefix.Addr().Is4() || prefix.Bits() < 16 || prefix.Bits() > 28 {
+		return "", fmt.Errorf("VPC CIDR %q must be an IPv4 /16../28", cidr)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.createVPC(prefix, tags).id, nil
+}
+
+// SubnetSpec describes a subnet for CreateSubnet.
+type SubnetSpec struct {
+	VPCID               string            `json:"vpcId"`
+	Zone                string            `json:"zone"`
+	CIDR                string            `json:"cidr"`
+	MapPublicIPOnLaunch bool              `json:"mapPublicIpOnLaunch,omitempty"`
+	Tags                map[string]string `json:"tags,omitempty"`
+}
+
+// CreateSubnet creates a subnet within a VPC's CIDR.
+func (e *Emulator) CreateSubnet(spec SubnetSpec) (string, error) {
+	prefix, err := netip.ParsePrefix(spec.CIDR)
+	if err != nil || !prefix.Addr().Is4() {
+		return "", fmt.Errorf("subnet CIDR %q is not an IPv4 CIDR", spec.CIDR)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, err := e.createSubnet(spec.VPCID, spec.Zone, prefix, spec.MapPublicIPOnLaunch, spec.Tags)
+	if err != nil {
+		return "", err
+	}
+	return s.id, nil
+}
+
+// CreateRouteTable creates a route table explicitly associated with subnetIDs.
+func (e *Emulator) CreateRouteTable(vpcID string, subnetIDs []string, tags map[string]string) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rt, err := e.createRouteTable(vpcID, subnetIDs, tags)
+	if err != nil {
+		return "", err
+	}
+	return rt.id, nil
+}
+
+// CreateSecurityGroup creates a security group, with EC2's validation.
+func (e *Emulator) CreateSecurityGroup(vpcID, name, description string, tags map[string]string) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sg, err := e.createSecurityGroupChecked(vpcID, name, description, tags)
+	if err != nil {
+		return "", err
+	}
+	return sg.id, nil
+}
+
+// Admin implements cloudsim.Cloud. Mounted at /admin/aws/:
+//
+//	GET  /fixture                what NewDefault built
+//	GET  /instances              [InstanceInfo]
+//	POST /instances              LaunchSpec -> {"instanceIds": [...]}
+//	POST /instances/stop         {"instanceIds": [...]}; likewise start, terminate, remove
+//	POST /instances/state        {"instanceId": "...", "state": "stopping"}
+//	POST /vpcs                   {"cidr", "tags"} -> {"id"}
+//	POST /subnets                SubnetSpec -> {"id"}
+//	POST /route-tables           {"vpcId", "subnetIds", "tags"} -> {"id"}
+//	POST /security-groups        {"vpcId", "name", "description", "tags"} -> {"id"}
+func (e *Emulator) Admin() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /fixture", func(w http.ResponseWriter, r *http.Request) {
+		cloudsim.WriteJSON(w, http.StatusOK, e.Fixture())
+	})
+	mux.HandleFunc("GET /instances", func(w http.ResponseWriter, r *http.Request) {
+		insts := e.Instances()
+		if insts == nil {
+			insts = []InstanceInfo{}
+		}
+		cloudsim.WriteJSON(w, http.StatusOK, insts)
+	})
+	mux.HandleFunc("POST /instances", adminCall(func(spec LaunchSpec) (any, error) {
+		ids, err := e.Launch(spec)
+		return map[string][]string{"instanceIds": ids}, err
+	}))
+	lifecycle := map[string]func(...string) error{
+		"stop": e.Stop, "start": e.Start, "terminate": e.Terminate, "remove": e.Remove,
+	}
+	for name, f := range lifecycle {
+		mux.HandleFunc("POST /instances/"+name, adminCall(func(req struct {
+			InstanceIDs []string `json:"instanceIds"`
+		}) (any, error) {
+			return map[string][]string{"instanceIds": req.InstanceIDs}, f(req.InstanceIDs...)
+		}))
+	}
+	mux.HandleFunc("POST /instances/state", adminCall(func(req struct {
+		InstanceID string `json:"instanceId"`
+		State      string `json:"state"`
+	}) (any, error) {
+		return req, e.SetInstanceState(req.InstanceID, req.State)
+	}))
+	mux.HandleFunc("POST /vpcs", adminCall(func(req struct {
+		CIDR string            `json:"cidr"`
+		Tags map[string]string `json:"tags"`
+	}) (any, error) {
+		id, err := e.CreateVPC(req.CIDR, req.Tags)
+		return map[string]string{"id": id}, err
+	}))
+	mux.HandleFunc("POST /subnets", adminCall(func(spec SubnetSpec) (any, error) {
+		id, err := e.CreateSubnet(spec)
+		return map[string]string{"id": id}, err
+	}))
+	mux.HandleFunc("POST /route-tables", adminCall(func(req struct {
+		VPCID     string            `json:"vpcId"`
+		SubnetIDs []string          `json:"subnetIds"`
+		Tags      map[string]string `json:"tags"`
+	}) (any, error) {
+		id, err := e.CreateRouteTable(req.VPCID, req.SubnetIDs, req.Tags)
+		return map[string]string{"id": id}, err
+	}))
+	mux.HandleFunc("POST /security-groups", adminCall(func(req struct {
+		VPCID       string            `json:"vpcId"`
+		Name        string            `json:"name"`
+		Description string            `json:"description"`
+		Tags        map[string]string `json:"tags"`
+	}) (any, error) {
+		id, err := e.CreateSecurityGroup(req.VPCID, req.Name, req.Description, req.Tags)
+		return map[string]string{"id": id}, err
+	}))
+	return mux
+}
+
+// adminCall adapts a typed admin function to HTTP: JSON in, JSON out, 400
+// with {"error"} on failure.
+func adminCall[Req any](f func(Req) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if err := cloudsim.ReadJSON(r, &req); err != nil {
+			cloudsim.WriteJSONError(w, http.StatusBadRequest, err)
+			return
+		}
+		resp, err := f(req)
+		if err != nil {
+			cloudsim.WriteJSONError(w, http.StatusBadRequest, err)
+			return
+		}
+		cloudsim.WriteJSON(w, http.StatusOK, resp)
+	}
+}

@@ -1,0 +1,275 @@
+package aws
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+)
+
+type routeTable struct {
+	seq          uint64
+	id           string
+	vpcID        string
+	main         bool
+	associations []rtAssociation
+	routes       []*route
+	tags         map[string]string
+}
+
+func (rt *routeTable) order() uint64 { return rt.seq }
+
+type rtAssociation struct {
+	id       string
+	subnetID string
+}
+
+type route struct {
+	destination string // CIDR
+	gatewayID   string // "local" for the VPC's own range
+	instanceID  string
+	eniID       string
+	origin      string // CreateRouteTable or CreateRoute
+}
+
+func (e *Emulator) newRouteTable(vpcID string, tags map[string]string) *routeTable {
+	id, seq := e.newID("rtb")
+	rt := &routeTable{seq: seq, id: id, vpcID: vpcID, tags: copyTags(tags)}
+	rt.routes = []*route{{destination: e.vpcs[vpcID].cidr.String(), gatewayID: "local", origin: "CreateRouteTable"}}
+	e.routeTables[id] = rt
+	return rt
+}
+
+// createRouteTable makes a route table explicitly associated with subnetIDs.
+func (e *Emulator) createRouteTable(vpcID string, subnetIDs []string, tags map[string]string) (*routeTable, error) {
+	if _, ok := e.vpcs[vpcID]; !ok {
+		return nil, apiErr("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", vpcID)
+	}
+	for _, id := range subnetIDs {
+		s, ok := e.subnets[id]
+		if !ok || s.vpcID != vpcID {
+			return nil, apiErr("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", id)
+		}
+	}
+	rt := e.newRouteTable(vpcID, tags)
+	for _, id := range subnetIDs {
+		// A subnet has one explicit association: moving it here removes the old one.
+		for _, other := range e.routeTables {
+			other.associations = slices.DeleteFunc(other.associations, func(a rtAssociation) bool { return a.subnetID == id })
+		}
+		assocID, _ := e.newID("rtbassoc")
+		rt.associations = append(rt.associations, rtAssociation{id: assocID, subnetID: id})
+	}
+	return rt, nil
+}
+
+// state is "blackhole" once the route's instance is gone, as in EC2.
+func (e *Emulator) routeState(r *route) string {
+	if r.instanceID == "" {
+		return "active"
+	}
+	if inst, ok := e.instances[r.instanceID]; !ok || inst.state == stateTerminated {
+		return "blackhole"
+	}
+	return "active"
+}
+
+type xmlRoute struct {
+	DestinationCidrBlock string `xml:"destinationCidrBlock"`
+	GatewayID            string `xml:"gatewayId,omitempty"`
+	InstanceID           string `xml:"instanceId,omitempty"`
+	InstanceOwnerID      string `xml:"instanceOwnerId,omitempty"`
+	NetworkInterfaceID   string `xml:"networkInterfaceId,omitempty"`
+	State                string `xml:"state"`
+	Origin               string `xml:"origin"`
+}
+
+type xmlRouteTableAssociation struct {
+	ID           string `xml:"routeTableAssociationId"`
+	RouteTableID string `xml:"routeTableId"`
+	SubnetID     string `xml:"subnetId,omitempty"`
+	Main         bool   `xml:"main"`
+	State        string `xml:"associationState>state"`
+}
+
+type xmlRouteTable struct {
+	RouteTableID string                     `xml:"routeTableId"`
+	VpcID        string                     `xml:"vpcId"`
+	OwnerID      string                     `xml:"ownerId"`
+	Routes       []xmlRoute                 `xml:"routeSet>item"`
+	Associations []xmlRouteTableAssociation `xml:"associationSet>item"`
+	Tags         []ec2Tag                   `xml:"tagSet>item"`
+}
+
+type describeRouteTablesResponse struct {
+	RouteTables []xmlRouteTable `xml:"routeTableSet>item"`
+	NextToken   string          `xml:"nextToken,omitempty"`
+}
+
+func (e *Emulator) routeTableFields() fields[*routeTable] {
+	return fields[*routeTable]{
+		"route-table-id": func(rt *routeTable) []string { return []string{rt.id} },
+		"vpc-id":         func(rt *routeTable) []string { return []string{rt.vpcID} },
+		"association.main": func(rt *routeTable) []string {
+			return []string{fmt.Sprint(rt.main)}
+		},
+		"association.subnet-id": func(rt *routeTable) []string {
+			var ids []string
+			for _, a := range rt.associations {
+				ids = append(ids, a.subnetID)
+			}
+			return ids
+		},
+		"route.destination-cidr-block": func(rt *routeTable) []string {
+			var out []string
+			for _, r := range rt.routes {
+				out = append(out, r.destination)
+			}
+			return out
+		},
+		"route.instance-id": func(rt *routeTable) []string {
+			var out []string
+			for _, r := range rt.routes {
+				if r.instanceID != "" {
+					out = append(out, r.instanceID)
+				}
+			}
+			return out
+		},
+		"route.state": func(rt *routeTable) []string {
+			var out []string
+			for _, r := range rt.routes {
+				out = append(out, e.routeState(r))
+			}
+			return out
+		},
+	}
+}
+
+func (e *Emulator) describeRouteTables(p params) (any, error) {
+	rts, err := selectByID(e.routeTables, p.list("RouteTableId"), "InvalidRouteTableID.NotFound", "The routeTable ID %s does not exist")
+	if err != nil {
+		return nil, err
+	}
+	if rts, err = filterItems(rts, parseFilters(p), e.routeTableFields(), func(rt *routeTable) map[string]string { return rt.tags }); err != nil {
+		return nil, err
+	}
+	rts, next, err := ec2Page(rts, p)
+	if err != nil {
+		return nil, err
+	}
+	resp := describeRouteTablesResponse{NextToken: next}
+	for _, rt := range rts {
+		x := xmlRouteTable{RouteTableID: rt.id, VpcID: rt.vpcID, OwnerID: e.cfg.AccountID, Tags: ec2Tags(rt.tags)}
+		for _, r := range rt.routes {
+			xr := xmlRoute{
+				DestinationCidrBlock: r.destination, GatewayID: r.gatewayID, InstanceID: r.instanceID,
+				NetworkInterfaceID: r.eniID, State: e.routeState(r), Origin: r.origin,
+			}
+			if r.instanceID != "" {
+				xr.InstanceOwnerID = e.cfg.AccountID
+			}
+			x.Routes = append(x.Routes, xr)
+		}
+		if rt.main {
+			x.Associations = append(x.Associations, xmlRouteTableAssociation{
+				ID: "rtbassoc-" + rt.id[4:], RouteTableID: rt.id, Main: true, State: "associated",
+			})
+		}
+		for _, a := range rt.associations {
+			x.Associations = append(x.Associations, xmlRouteTableAssociation{
+				ID: a.id, RouteTableID: rt.id, SubnetID: a.subnetID, State: "associated",
+			})
+		}
+		resp.RouteTables = append(resp.RouteTables, x)
+	}
+	return resp, nil
+}
+
+type returnResponse struct {
+	Return bool `xml:"return"`
+}
+
+func (e *Emulator) routeTableParam(p params) (*routeTable, error) {
+	id := p.get("RouteTableId")
+	if id == "" {
+		return nil, missing("RouteTableId")
+	}
+	rt, ok := e.routeTables[id]
+	if !ok {
+		return nil, apiErr("InvalidRouteTableID.NotFound", "The routeTable ID '%s' does not exist", id)
+	}
+	return rt, nil
+}
+
+func destinationParam(p params) (string, error) {
+	dst := p.get("DestinationCidrBlock")
+	if dst == "" {
+		return "", missing("DestinationCidrBlock")
+	}
+	prefix, err := netip.ParsePrefix(dst)
+	if err != nil || !prefix.Addr().Is4() {
+		return "", invalidValue("DestinationCidrBlock", dst, "This is not a valid IPv4 CIDR block.")
+	}
+	return prefix.Masked().String(), nil
+}
+
+func (e *Emulator) createRoute(p params) (any, error) {
+	rt, err := e.routeTableParam(p)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := destinationParam(p)
+	if err != nil {
+		return nil, err
+	}
+	r := &route{destination: dst, origin: "CreateRoute"}
+	switch {
+	case p.get("InstanceId") != "":
+		inst, err := e.instanceParam(p.get("InstanceId"))
+		if err != nil {
+			return nil, err
+		}
+		if inst.state == stateTerminated {
+			return nil, apiErr("IncorrectInstanceState", "The instance '%s' is not in a state from which it can be used for a route.", inst.id)
+		}
+		if inst.vpcID != rt.vpcID {
+			return nil, invalidValue("InstanceId", inst.id, "The instance is not in the route table's VPC.")
+		}
+		r.instanceID, r.eniID = inst.id, inst.eniID
+	case p.get("GatewayId") != "":
+		r.gatewayID = p.get("GatewayId")
+	case p.get("NetworkInterfaceId") != "":
+		r.eniID = p.get("NetworkInterfaceId")
+	default:
+		return nil, apiErr(codeMissingParameter, "The request must contain exactly one of gatewayId, instanceId or networkInterfaceId")
+	}
+	for _, existing := range rt.routes {
+		if existing.destination == dst {
+			return nil, apiErr("RouteAlreadyExists", "The route identified by %s already exists.", dst)
+		}
+	}
+	rt.routes = append(rt.routes, r)
+	return returnResponse{Return: true}, nil
+}
+
+func (e *Emulator) deleteRoute(p params) (any, error) {
+	rt, err := e.routeTableParam(p)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := destinationParam(p)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range rt.routes {
+		if r.destination != dst {
+			continue
+		}
+		if r.gatewayID == "local" {
+			return nil, invalidValue("DestinationCidrBlock", dst, "The local route of a VPC cannot be deleted.")
+		}
+		rt.routes = slices.Delete(rt.routes, i, i+1)
+		return returnResponse{Return: true}, nil
+	}
+	return nil, apiErr("InvalidRoute.NotFound", "no route with destination-cidr-block %s in route table %s", dst, rt.id)
+}

@@ -1,0 +1,105 @@
+package aws
+
+import (
+	"math/bits"
+	"net/netip"
+)
+
+// Fixture names what NewDefault builds. Every object but the VPC's
+// "default" security group carries the cluster tag (value "owned") and a
+// Name tag.
+type Fixture struct {
+	// VPCID is the VPC, CIDR 10.0.0.0/16, Name "<cluster>-vpc".
+	VPCID   string `json:"vpcId"`
+	VPCCIDR string `json:"vpcCidr"`
+	// PublicSubnets and PrivateSubnets map zone names to subnet IDs. Public
+	// subnets ("<cluster>-public-<zone>") are tagged kubernetes.io/role/elb=1
+	// and map public IPs on launch; private ones ("<cluster>-private-<zone>")
+	// are tagged kubernetes.io/role/internal-elb=1.
+	PublicSubnets  map[string]string `json:"publicSubnets"`
+	PrivateSubnets map[string]string `json:"privateSubnets"`
+	// RouteTableID is the VPC's main route table, Name "<cluster>-rtb".
+	RouteTableID string `json:"routeTableId"`
+	// NodeSecurityGroupID is "<cluster>-node", allowing all traffic from
+	// itself; launched instances get it by default.
+	NodeSecurityGroupID string `json:"nodeSecurityGroupId"`
+	// DefaultSecurityGroupID is the VPC's untagged "default" group.
+	DefaultSecurityGroupID string `json:"defaultSecurityGroupId"`
+	// ClusterTagKey is kubernetes.io/cluster/<ClusterID>.
+	ClusterTagKey string `json:"clusterTagKey"`
+}
+
+// NewDefault returns an emulator with one cluster's worth of network:
+// see Fixture. IDs are deterministic for a given Config.
+func NewDefault(cfg Config) *Emulator {
+	e := New(cfg)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+
+	cluster := e.cfg.ClusterID
+	owned := func(name string, extra ...string) map[string]string {
+		tags := map[string]string{"Name": name, e.ClusterTagKey(): "owned"}
+		for i := 0; i+1 < len(extra); i += 2 {
+			tags[extra[i]] = extra[i+1]
+		}
+		return tags
+	}
+	vpcCIDR := netip.MustParsePrefix("10.0.0.0/16")
+	v := e.createVPC(vpcCIDR, owned(cluster+"-vpc"))
+	f := Fixture{
+		VPCID: v.id, VPCCIDR: vpcCIDR.String(), ClusterTagKey: e.ClusterTagKey(),
+		PublicSubnets: map[string]string{}, PrivateSubnets: map[string]string{},
+	}
+
+	// Split the VPC evenly: private subnets first, then public ones, each
+	// as large as possible so scale tests can launch thousands of nodes.
+	zones := e.cfg.Zones
+	splitBits := bits.Len(uint(2*len(zones) - 1))
+	prefixLen := min(vpcCIDR.Bits()+splitBits, 28)
+	nth := func(i int) netip.Prefix {
+		base := vpcCIDR.Addr().As4()
+		offset := uint32(i) << (32 - prefixLen)
+		addr := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
+		addr += offset
+		return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(addr >> 24), byte(addr >> 16), byte(addr >> 8), byte(addr)}), prefixLen)
+	}
+	for i, z := range zones {
+		priv, err := e.createSubnet(v.id, z, nth(i), false, owned(cluster+"-private-"+z, "kubernetes.io/role/internal-elb", "1"))
+		if err != nil {
+			panic("cloudsim/aws: building default fixture: " + err.Error())
+		}
+		pub, err := e.createSubnet(v.id, z, nth(len(zones)+i), true, owned(cluster+"-public-"+z, "kubernetes.io/role/elb", "1"))
+		if err != nil {
+			panic("cloudsim/aws: building default fixture: " + err.Error())
+		}
+		f.PrivateSubnets[z], f.PublicSubnets[z] = priv.id, pub.id
+	}
+
+	for _, rt := range e.routeTables {
+		if rt.vpcID == v.id && rt.main {
+			rt.tags = owned(cluster + "-rtb")
+			f.RouteTableID = rt.id
+		}
+	}
+	for _, sg := range e.securityGroups {
+		if sg.vpcID == v.id && sg.isDefault {
+			f.DefaultSecurityGroupID = sg.id
+		}
+	}
+	node := e.newSecurityGroup(v.id, cluster+"-node", "Kubernetes cluster "+cluster+" nodes", owned(cluster+"-node"))
+	ruleID, _ := e.newID("sgr")
+	node.ingress = append(node.ingress, &sgRule{id: ruleID, protocol: "-1", groupID: node.id})
+	f.NodeSecurityGroupID = node.id
+
+	e.fixture = f
+	return e
+}
+
+// Fixture describes what NewDefault built; it is zero for New.
+func (e *Emulator) Fixture() Fixture {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f := e.fixture
+	f.PublicSubnets, f.PrivateSubnets = copyTags(f.PublicSubnets), copyTags(f.PrivateSubnets)
+	return f
+}

@@ -1,0 +1,81 @@
+package aws
+
+import (
+	"fmt"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+)
+
+// Resource kinds reported by Resources.
+const (
+	KindVPC               = "vpc"
+	KindSubnet            = "subnet"
+	KindRouteTable        = "route-table"
+	KindRoute             = "route"
+	KindSecurityGroup     = "security-group"
+	KindSecurityGroupRule = "security-group-rule"
+	KindInstance          = "instance"
+	KindLoadBalancer      = "load-balancer"
+	KindTargetGroup       = "target-group"
+	KindListener          = "listener"
+	KindTarget            = "target"
+)
+
+// Resources implements cloudsim.Cloud. It lists everything a controller
+// could create or leak, each route, security group rule and target
+// registration on its own, so a leak check can be precise. Routes are
+// "<rtb>:<cidr>", targets "<target group ARN>:<id>:<port>".
+func (e *Emulator) Resources() []cloudsim.Resource {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []cloudsim.Resource
+	add := func(kind, id, name, parent string, tags map[string]string) {
+		var t map[string]string
+		if len(tags) > 0 {
+			t = copyTags(tags)
+		}
+		out = append(out, cloudsim.Resource{Kind: kind, ID: id, Name: name, Parent: parent, Tags: t})
+	}
+	for _, v := range e.vpcs {
+		add(KindVPC, v.id, v.tags["Name"], "", v.tags)
+	}
+	for _, s := range e.subnets {
+		add(KindSubnet, s.id, s.tags["Name"], s.vpcID, s.tags)
+	}
+	for _, rt := range e.routeTables {
+		add(KindRouteTable, rt.id, rt.tags["Name"], rt.vpcID, rt.tags)
+		for _, r := range rt.routes {
+			target := r.gatewayID + r.instanceID
+			if target == "" {
+				target = r.eniID
+			}
+			add(KindRoute, rt.id+":"+r.destination, r.destination+" via "+target, rt.id, nil)
+		}
+	}
+	for _, sg := range e.securityGroups {
+		add(KindSecurityGroup, sg.id, sg.name, sg.vpcID, sg.tags)
+		for _, r := range sg.ingress {
+			add(KindSecurityGroupRule, r.id, "ingress "+r.String(), sg.id, nil)
+		}
+		for _, r := range sg.egress {
+			add(KindSecurityGroupRule, r.id, "egress "+r.String(), sg.id, nil)
+		}
+	}
+	for _, i := range e.instances {
+		add(KindInstance, i.id, i.tags["Name"], i.subnetID, i.tags)
+	}
+	for _, lb := range e.loadBalancers {
+		add(KindLoadBalancer, lb.arn, lb.name, lb.vpcID, lb.tags)
+	}
+	for _, tg := range e.targetGroups {
+		add(KindTargetGroup, tg.arn, tg.name, tg.vpcID, tg.tags)
+		for _, t := range tg.targets {
+			add(KindTarget, fmt.Sprintf("%s:%s:%d", tg.arn, t.id, t.port), t.id, tg.arn, nil)
+		}
+	}
+	for _, l := range e.listeners {
+		add(KindListener, l.arn, fmt.Sprintf("%s:%d", l.protocol, l.port), l.lbARN, l.tags)
+	}
+	cloudsim.SortResources(out)
+	return out
+}

@@ -1,0 +1,26 @@
+// Command demo runs the sandbox: `make demo` (until Ctrl-C) or
+// `make demo ONCE=1` (print the report and exit).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/sandbox"
+)
+
+func main() {
+	once := flag.Bool("once", false, "exit after printing the report")
+	nodes := flag.Int("nodes", 3, "how many instances and Nodes to create")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := sandbox.Run(ctx, sandbox.Options{Once: *once, Nodes: *nodes}); err != nil {
+		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		os.Exit(1)
+	}
+}
