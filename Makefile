@@ -23,7 +23,7 @@ all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags "$(TAGS)" -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/multicloud-ccm
-	@./$(BIN) version
+	@$(abspath $(BIN)) version
 
 # kube-apiserver and etcd from the Go module proxy, into bin/ (cached by version).
 controlplane:

@@ -1,9 +1,12 @@
 package aws
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -59,6 +62,14 @@ func newTestEnv(t *testing.T, mod func(*Section)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A connection pool per test: in http.DefaultTransport's, an idle
+	// connection to an earlier test's closed emulator could be picked for
+	// a new emulator that reused its port.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	hc := &http.Client{Timeout: s.RequestTimeout, Transport: tr}
+	api.ec2 = ec2.New(api.ec2.Options(), func(o *ec2.Options) { o.HTTPClient = hc })
+	api.elbv2 = elbv2.New(api.elbv2.Options(), func(o *elbv2.Options) { o.HTTPClient = hc })
 	env := &testEnv{emu: emu, srv: srv, fx: emu.Fixture(), sec: s, api: api, clock: clocktesting.NewFakePassiveClock(time.Now())}
 	env.in = newInstances(api, s, testCluster)
 	env.in.cache.clock = env.clock

@@ -31,3 +31,40 @@ func TestProviderlessBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestSlimAWSBuild: `make build PROVIDERS=aws` keeps only AWS. Its module
+// list has no other cloud's SDK, and a cloud-config for another cloud is
+// refused with the rebuild hint.
+func TestSlimAWSBuild(t *testing.T) {
+	bin := filepath.Join(env.tmp, "multicloud-ccm-aws")
+	cmd := exec.Command("make", "build", "PROVIDERS=aws", "BIN="+bin)
+	cmd.Dir = env.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build PROVIDERS=aws: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "providers: aws\n") {
+		t.Fatalf("version: %v\n%s", err, out)
+	}
+	mods, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, mods)
+	}
+	if !strings.Contains(string(mods), "github.com/aws/aws-sdk-go-v2/service/ec2") {
+		t.Errorf("slim AWS build lacks the EC2 SDK:\n%s", mods)
+	}
+	for _, foreign := range []string{"github.com/Azure/", "cloud.google.com/", "google.golang.org/api", "github.com/gophercloud/"} {
+		if strings.Contains(string(mods), foreign) {
+			t.Errorf("slim AWS build contains %s", foreign)
+		}
+	}
+	cfg := writeFile(t, "gce-for-aws-build.yaml",
+		"apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: gce\nclusterID: c1\n")
+	out, err = exec.Command(bin, "validate-config", cfg).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("validate-config exit = %v, want 1\n%s", err, out)
+	}
+	if want := `provider: "gce" is not compiled into this binary (compiled in: aws)`; !strings.Contains(string(out), want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}

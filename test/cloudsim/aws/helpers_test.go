@@ -50,9 +50,13 @@ func newEnv(t *testing.T) *env {
 }
 
 // clients builds SDK clients for url that make up to maxAttempts attempts
-// with a 1ms backoff and no client-side retry quota, as a CCM would.
+// with a 1ms backoff and no client-side retry quota, as a CCM would. Like
+// the CCM they use a plain net/http client: under -race the SDK's default
+// BuildableClient intermittently fails large responses with "use of closed
+// network connection" even against a server in another process.
 func clients(url string, maxAttempts int) (*ec2.Client, *elbv2.Client) {
 	cfg := aws.Config{
+		HTTPClient:  &http.Client{Transport: debugTransport()},
 		Region:      region,
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDCLOUDSIM", "secret", ""),
 		Retryer: func() aws.Retryer {
