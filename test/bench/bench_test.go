@@ -73,27 +73,7 @@ func newWorld(b *testing.B, binary string, extraArgs ...string) *world {
 	b.Cleanup(func() { _ = w.srv.Close() })
 	fx := w.emu.Fixture()
 
-	root, _ := controlplane.RepoRoot()
-	ctx := context.Background()
-	objs, err := controlplane.ReadManifests(filepath.Join(root, "deploy"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var rbac = objs[:0:0]
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
-			rbac = append(rbac, o)
-		}
-	}
-	if err := controlplane.Apply(ctx, w.cp.Admin, rbac, false); err != nil {
-		b.Fatal(err)
-	}
-	saCfg, err := w.cp.ServiceAccountConfig(ctx, "kube-system", "cloud-controller-manager", 4*time.Hour)
-	if err != nil {
-		b.Fatal(err)
-	}
-	kubeconfig, err := w.cp.WriteKubeconfig(saCfg, filepath.Join(w.dir, "ccm.kubeconfig"))
+	kubeconfig, err := w.cp.CCMKubeconfig(context.Background(), 4*time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -114,3 +115,33 @@ func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructu
 }
 
 func ptrTrue() *bool { b := true; return &b }
+
+// CCMKubeconfig applies deploy/'s RBAC (ServiceAccount, roles, bindings;
+// not the Deployment or Secret) and writes a kubeconfig for the
+// kube-system/cloud-controller-manager ServiceAccount, so a test runs the
+// CCM with exactly the permissions a real cluster would give it.
+func (cp *ControlPlane) CCMKubeconfig(ctx context.Context, ttl time.Duration) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	objs, err := ReadManifests(filepath.Join(root, "deploy"))
+	if err != nil {
+		return "", err
+	}
+	var rbac []*unstructured.Unstructured
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			rbac = append(rbac, o)
+		}
+	}
+	if err := Apply(ctx, cp.Admin, rbac, false); err != nil {
+		return "", err
+	}
+	cfg, err := cp.ServiceAccountConfig(ctx, "kube-system", "cloud-controller-manager", ttl)
+	if err != nil {
+		return "", err
+	}
+	return cp.WriteKubeconfig(cfg, "ccm.kubeconfig")
+}

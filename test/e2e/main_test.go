@@ -73,25 +73,7 @@ func setup() error {
 	// deploy/'s RBAC, for real: the CCM gets exactly these permissions.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	objs, err := controlplane.ReadManifests(filepath.Join(env.root, "deploy"))
-	if err != nil {
-		return err
-	}
-	var rbac = objs[:0:0]
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
-			rbac = append(rbac, o)
-		}
-	}
-	if err := controlplane.Apply(ctx, env.cp.Admin, rbac, false); err != nil {
-		return err
-	}
-	saCfg, err := env.cp.ServiceAccountConfig(ctx, "kube-system", "cloud-controller-manager", 2*time.Hour)
-	if err != nil {
-		return err
-	}
-	env.saKubeconfig, err = env.cp.WriteKubeconfig(saCfg, filepath.Join(env.tmp, "ccm.kubeconfig"))
+	env.saKubeconfig, err = env.cp.CCMKubeconfig(ctx, 2*time.Hour)
 	return err
 }
 

@@ -113,7 +113,7 @@ func Run(ctx context.Context, o Options) error {
 
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	kubeconfig, err := ccmCredentials(ctx, cp, root, o.StateDir)
+	kubeconfig, err := cp.CCMKubeconfig(ctx, 24*time.Hour)
 	if err != nil {
 		return err
 	}
@@ -222,31 +222,6 @@ aws:
 	}
 	say("stopping")
 	return nil
-}
-
-// ccmCredentials applies deploy/'s RBAC and returns a kubeconfig for the
-// cloud-controller-manager ServiceAccount, so the sandbox runs the CCM with
-// exactly the permissions a cluster would give it.
-func ccmCredentials(ctx context.Context, cp *controlplane.ControlPlane, root, dir string) (string, error) {
-	objs, err := controlplane.ReadManifests(filepath.Join(root, "deploy"))
-	if err != nil {
-		return "", err
-	}
-	var rbac = objs[:0:0]
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
-			rbac = append(rbac, o)
-		}
-	}
-	if err := controlplane.Apply(ctx, cp.Admin, rbac, false); err != nil {
-		return "", err
-	}
-	cfg, err := cp.ServiceAccountConfig(ctx, "kube-system", "cloud-controller-manager", 24*time.Hour)
-	if err != nil {
-		return "", err
-	}
-	return cp.WriteKubeconfig(cfg, filepath.Join(dir, "ccm.kubeconfig"))
 }
 
 func waitReady(ctx context.Context, c kubernetes.Interface, emu *cloudsimaws.Emulator, nodes int, ccmDone <-chan error) error {

@@ -155,18 +155,18 @@ func (e *Emulator) describeAvailabilityZones(p params) (any, error) {
 // --- DescribeVpcs ---
 
 type xmlVpc struct {
-	VpcID           string   `xml:"vpcId"`
-	OwnerID         string   `xml:"ownerId"`
-	State           string   `xml:"state"`
-	CidrBlock       string   `xml:"cidrBlock"`
-	CidrAssociation xmlCidrs `xml:"cidrBlockAssociationSet>item"`
-	DhcpOptionsID   string   `xml:"dhcpOptionsId"`
-	InstanceTenancy string   `xml:"instanceTenancy"`
-	IsDefault       bool     `xml:"isDefault"`
-	Tags            []ec2Tag `xml:"tagSet>item"`
+	VpcID           string             `xml:"vpcId"`
+	OwnerID         string             `xml:"ownerId"`
+	State           string             `xml:"state"`
+	CidrBlock       string             `xml:"cidrBlock"`
+	CidrAssociation xmlCidrAssociation `xml:"cidrBlockAssociationSet>item"`
+	DhcpOptionsID   string             `xml:"dhcpOptionsId"`
+	InstanceTenancy string             `xml:"instanceTenancy"`
+	IsDefault       bool               `xml:"isDefault"`
+	Tags            []ec2Tag           `xml:"tagSet>item"`
 }
 
-type xmlCidrs struct {
+type xmlCidrAssociation struct {
 	AssociationID string `xml:"associationId"`
 	CidrBlock     string `xml:"cidrBlock"`
 	State         string `xml:"cidrBlockState>state"`
@@ -202,7 +202,7 @@ func (e *Emulator) describeVpcs(p params) (any, error) {
 	for _, v := range vpcs {
 		resp.Vpcs = append(resp.Vpcs, xmlVpc{
 			VpcID: v.id, OwnerID: e.cfg.AccountID, State: "available", CidrBlock: v.cidr.String(),
-			CidrAssociation: xmlCidrs{AssociationID: "vpc-cidr-assoc-" + v.id[4:], CidrBlock: v.cidr.String(), State: "associated"},
+			CidrAssociation: xmlCidrAssociation{AssociationID: "vpc-cidr-assoc-" + v.id[4:], CidrBlock: v.cidr.String(), State: "associated"},
 			DhcpOptionsID:   "dopt-00000000000000001", InstanceTenancy: "default", Tags: ec2Tags(v.tags),
 		})
 	}

@@ -262,8 +262,8 @@ func portRange(p params, proto string) (int, int, error) {
 	if proto == "-1" {
 		return 0, 0, nil // ports are meaningless for "all"
 	}
-	from, fromOK, err1 := p.int("FromPort")
-	to, toOK, err2 := p.int("ToPort")
+	from, fromOK, err1 := p.intParam("FromPort")
+	to, toOK, err2 := p.intParam("ToPort")
 	if err1 != nil || err2 != nil || !fromOK || !toOK {
 		return 0, 0, invalidValue("FromPort/ToPort", p.get("FromPort")+"/"+p.get("ToPort"), "Both ports are required for "+proto+".")
 	}

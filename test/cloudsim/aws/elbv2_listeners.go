@@ -65,14 +65,14 @@ func parseActions(p params) ([]action, error) {
 			return nil, validation("Action type '%s' is not supported by cloudsim; use forward", t)
 		}
 		a := action{order: i + 1}
-		if n, ok, _ := s.int("Order"); ok {
+		if n, ok, _ := s.intParam("Order"); ok {
 			a.order = n
 		}
 		if arn := s.get("TargetGroupArn"); arn != "" {
 			a.targetGroups = append(a.targetGroups, weightedTG{arn: arn, weight: 1})
 		}
 		for _, tg := range s.structs("ForwardConfig.TargetGroups.member") {
-			w, ok, _ := tg.int("Weight")
+			w, ok, _ := tg.intParam("Weight")
 			if !ok {
 				w = 1
 			}
@@ -140,7 +140,7 @@ func (e *Emulator) createListener(p params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, _, err := p.int("Port")
+	port, _, err := p.intParam("Port")
 	if err != nil {
 		return nil, validation("Listener port '%s' must be within 1-65535", p.get("Port"))
 	}

@@ -107,7 +107,7 @@ func applyHealthCheck(hc *healthCheck, p params, tgProtocol string) error {
 		{"HealthyThresholdCount", &hc.healthy, 2, 10},
 		{"UnhealthyThresholdCount", &hc.unhealthy, 2, 10},
 	} {
-		n, ok, err := p.int(f.key)
+		n, ok, err := p.intParam(f.key)
 		if err != nil || ok && (n < f.min || n > f.max) {
 			return validation("%s '%s' must be within %d-%d", f.key, p.get(f.key), f.min, f.max)
 		}
@@ -160,7 +160,7 @@ func (e *Emulator) createTargetGroup(p params) (any, error) {
 	if !slices.Contains(networkProtocols, protocol) && !isHTTP(protocol) {
 		return nil, validation("Protocol '%s' must be one of TCP, UDP, TCP_UDP, TLS, HTTP, HTTPS", protocol)
 	}
-	port, ok, err := p.int("Port")
+	port, ok, err := p.intParam("Port")
 	if err != nil || !ok || port < 1 || port > 65535 {
 		return nil, validation("A port within 1-65535 must be specified")
 	}
@@ -374,7 +374,7 @@ func (e *Emulator) parseTargets(p params, tg *targetGroup) ([]target, error) {
 		if t.id == "" {
 			return nil, validation("A target ID must be specified")
 		}
-		if n, ok, err := s.int("Port"); err != nil || ok && (n < 1 || n > 65535) {
+		if n, ok, err := s.intParam("Port"); err != nil || ok && (n < 1 || n > 65535) {
 			return nil, validation("Target port '%s' must be within 1-65535", s.get("Port"))
 		} else if ok {
 			t.port = n

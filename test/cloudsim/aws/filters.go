@@ -138,7 +138,7 @@ func sortedValues[T ordered](m map[string]T) []T {
 // MaxResults everything is returned, as the real API does for the
 // Describe calls we emulate.
 func ec2Page[T any](items []T, p params) ([]T, string, error) {
-	max, ok, err := p.int("MaxResults")
+	max, ok, err := p.intParam("MaxResults")
 	if err != nil {
 		return nil, "", invalidValue("MaxResults", p.get("MaxResults"), "")
 	}
@@ -162,7 +162,7 @@ func ec2Page[T any](items []T, p params) ([]T, string, error) {
 
 // elbPage applies ELBv2's Marker/PageSize pagination (PageSize 1..400).
 func elbPage[T any](items []T, p params) ([]T, string, error) {
-	size, ok, err := p.int("PageSize")
+	size, ok, err := p.intParam("PageSize")
 	if err != nil || ok && (size < 1 || size > 400) {
 		return nil, "", validation("1 validation error detected: Value '%s' at 'pageSize' failed to satisfy constraint: Member must have value between 1 and 400", p.get("PageSize"))
 	}

@@ -30,8 +30,8 @@ func (p params) has(key string) bool {
 	return false
 }
 
-// int parses an optional integer parameter.
-func (p params) int(key string) (n int, ok bool, err error) {
+// intParam parses an optional integer parameter.
+func (p params) intParam(key string) (n int, ok bool, err error) {
 	s := p.v.Get(key)
 	if s == "" {
 		return 0, false, nil

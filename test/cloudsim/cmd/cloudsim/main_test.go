@@ -1,0 +1,25 @@
+package main
+
+import (
+	"testing"
+
+	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+)
+
+func TestNewAWSSeedsInstances(t *testing.T) {
+	cloud, err := clouds["aws"](options{region: "us-east-1", zones: []string{"a", "b"}, clusterID: "c1", seedInstances: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu := cloud.(*cloudsimaws.Emulator)
+	insts := emu.Instances()
+	if len(insts) != 3 || insts[2].Zone != "us-east-1a" || insts[1].Zone != "us-east-1b" {
+		t.Fatalf("instances %+v", insts)
+	}
+	if insts[0].Tags["kubernetes.io/cluster/c1"] != "owned" || insts[0].Tags["Name"] != "node-0" {
+		t.Fatalf("tags %v", insts[0].Tags)
+	}
+	if got := insts[0].PrivateDNSName; got == "" || got[len(got)-len("ec2.internal"):] != "ec2.internal" {
+		t.Fatalf("us-east-1 private DNS name %q", got)
+	}
+}
