@@ -130,6 +130,11 @@ func Start(opts Options) (*ControlPlane, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start etcd + kube-apiserver: %w", err)
 	}
+	// envtest stops the processes in Stop, but a test binary that is killed
+	// or times out never gets there; a detached watchdog ends them when
+	// this process is gone.
+	watchOrphans(env.ControlPlane.APIServer.CertDir, env.ControlPlane.Etcd.DataDir)
+
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		_ = env.Stop()
