@@ -33,9 +33,11 @@ const (
 )
 
 // loadBalancers implements cloudprovider.LoadBalancer with one Network Load
-// Balancer per Service. It keeps no state that correctness depends on:
-// everything is found again by deterministic name and ownership tags, so a
-// restart mid-operation converges. The caches only save reads.
+// Balancer per Service. Everything is found again by deterministic name
+// and ownership tags, so a restart mid-operation converges. The caches only
+// save reads. The records let a node set change skip reads altogether;
+// they are kept only after success, dropped on any doubt, and trusted for
+// at most lbRecordTTL, so a restart (no records) only costs reads.
 type loadBalancers struct {
 	api       *clients
 	cfg       *Section
@@ -51,6 +53,9 @@ type loadBalancers struct {
 	// nodeRules remembers, per Service, the node security group inputs last
 	// reconciled, so a sync with unchanged node SGs skips reading them.
 	nodeRules ttlCache[string]
+	// records remembers, per Service, what the last full sync established,
+	// so a node set change costs only the target calls it needs.
+	records lbRecords
 
 	// sgDeleteAttempts and sgDeleteDelay bound the wait for AWS to detach a
 	// deleted NLB from its security group. Past that the service controller
@@ -77,6 +82,7 @@ func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances)
 	}
 	l.subnets.ttl, l.targets.ttl, l.nodeRules.ttl = subnetCacheTTL, targetCacheTTL, nodeSGCacheTTL
 	l.subnets.clock, l.targets.clock, l.nodeRules.clock = l.clock, l.clock, l.clock
+	l.records.ttl, l.records.clock = lbRecordTTL, l.clock
 	return l
 }
 
@@ -160,6 +166,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 // the finalizer); for Services another controller owns it deletes nothing.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
 	if elsewhere, _ := implementedElsewhere(svc); elsewhere {
+		l.records.forget(l.recordKey(svc))
 		return nil
 	}
 	ctx = l.logContext(ctx, svc)

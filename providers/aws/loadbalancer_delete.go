@@ -22,6 +22,10 @@ import (
 // keeps it in use until the load balancer is gone.
 func (l *loadBalancers) delete(ctx context.Context, svc *v1.Service) error {
 	logger := klog.FromContext(ctx)
+	// The record goes whatever the outcome: a failed delete may have
+	// removed any part of what it described.
+	op := l.records.begin(l.recordKey(svc))
+	defer l.records.end(op, nil)
 	st, err := l.load(ctx, svc, true)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
@@ -25,72 +26,83 @@ import (
 // deterministic names and ownership tags, never by what a previous run
 // remembered.
 func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node) (*elbv2types.LoadBalancer, error) {
-	logger := klog.FromContext(ctx)
 	if l.in == nil {
 		return nil, errors.New("no instance lookup configured")
 	}
+	// Ensure never trusts the record; it reads everything and, once it
+	// has succeeded, leaves a record of what it established.
+	op := l.records.begin(l.recordKey(svc))
+	lb, rec, err := l.ensureFull(ctx, svc, opts, nodes, op.start)
+	l.records.end(op, rec)
+	return lb, err
+}
+
+// ensureFull is ensure's every step. It returns the record of what it
+// established, or nil when it can't describe it exactly.
+func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node, at time.Time) (*elbv2types.LoadBalancer, *lbRecord, error) {
+	logger := klog.FromContext(ctx)
 	st, err := l.load(ctx, svc, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if st.lb != nil && !st.owned {
-		return nil, fmt.Errorf("a load balancer named %s exists but is not tagged as this cluster's for service %s; refusing to adopt it", st.name, serviceKey(svc))
+		return nil, nil, fmt.Errorf("a load balancer named %s exists but is not tagged as this cluster's for service %s; refusing to adopt it", st.name, serviceKey(svc))
 	}
 	if st.lb != nil && st.lb.Scheme != scheme(opts) {
 		// An NLB's scheme is fixed at creation. Tear the NLB down (keeping
 		// its security group) and build it again.
 		logger.Info("Load balancer scheme changed; re-creating it", "from", st.lb.Scheme, "to", scheme(opts))
 		if err := l.deleteELB(ctx, svc, st); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		st = &lbState{name: st.name, tgs: map[string]elbv2types.TargetGroup{}}
 	}
 	vpc, err := l.vpcFor(ctx, st.lb)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	be, err := l.backends(ctx, nodes, vpc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Subnets are resolved before anything is created, so a bad subnet
 	// annotation leaves nothing behind.
 	var subnets []string
 	if st.lb == nil {
 		if subnets, err = l.lbSubnets(ctx, opts, vpc); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	sgID, sgNew, err := l.ensureLBSecurityGroup(ctx, svc, opts, vpc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	fresh := st.lb == nil
 	want := desiredRecord(opts)
 	if fresh {
 		if err := l.createLoadBalancer(ctx, svc, opts, st, subnets, sgID, want); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else {
 		if !slices.Contains(st.lb.SecurityGroups, sgID) {
 			logger.Info("Load balancer does not use its security group; source ranges are not enforced", "securityGroup", sgID, "attached", st.lb.SecurityGroups)
 		}
 		if err := l.resolveRecorded(ctx, svc, st); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		// Record what we are about to create before creating it.
 		if err := l.writeRecord(ctx, st, union(st.record, want)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 
 	tgs, created, err := l.ensureTargetGroups(ctx, svc, opts, st, vpc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := l.ensureListeners(ctx, svc, opts, st, tgs, fresh); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var stale []string
 	prefix := targetGroupPrefix(l.clusterID, svc)
@@ -101,23 +113,44 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	}
 	sort.Strings(stale)
 	if err := l.deleteTargetGroups(ctx, st, stale); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := l.writeRecord(ctx, st, want); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	// The nodes must accept the load balancer's traffic before targets
 	// are registered, or the first health checks fail.
 	if err := l.ensureNodeRules(ctx, svc, opts, sgID, sgNew, be); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	rec := &lbRecord{at: at, lbARN: st.lbARN(), vpc: aws.ToString(st.lb.VpcId), tgs: make(map[portKey]*tgRecord, len(opts.ports))}
 	for _, p := range opts.ports {
-		if err := l.ensureTargets(ctx, tgs[p.key()], p.nodePort, be, created[p.key()]); err != nil {
-			return nil, err
+		tg := tgs[p.key()]
+		registered, err := l.ensureTargets(ctx, tg, p.nodePort, be, created[p.key()])
+		if err != nil {
+			return nil, nil, err
 		}
+		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: aws.ToString(tg.TargetGroupName), nodePort: p.nodePort, registered: registered}
 	}
-	return st.lb, nil
+	// Updates keep node rules on the security group the load balancer
+	// uses; record only when that is the one just reconciled.
+	if updSG := updateSecurityGroup(st.lb, sgID); updSG != sgID {
+		logger.V(2).Info("Load balancer uses another security group; node set changes will read everything", "securityGroup", updSG)
+		return st.lb, nil, nil
+	}
+	rec.lbSG = sgID
+	rec.nodeRuleSig = nodeRuleSignature(sgID, nodePortRules(opts, sgID), be)
+	return st.lb, rec, nil
+}
+
+// updateSecurityGroup is the security group a full update keeps node
+// rules on: the load balancer's only one, else ours, found by name.
+func updateSecurityGroup(lb *elbv2types.LoadBalancer, ours string) string {
+	if len(lb.SecurityGroups) == 1 {
+		return lb.SecurityGroups[0]
+	}
+	return ours
 }
 
 func scheme(opts *lbOptions) elbv2types.LoadBalancerSchemeEnum {
@@ -170,57 +203,134 @@ func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service,
 	return nil
 }
 
-// update follows a node set change. It reads the load balancer and its
-// target groups and changes only targets and, if the nodes' security
-// groups changed, node rules. Listener and target group drift is left to
-// EnsureLoadBalancer, which the service controller runs on Service changes.
+// update follows a node set change. With a fresh record of what the last
+// full sync established it makes only the target (and, if the nodes'
+// security groups changed, node rule) calls the change needs. Without one,
+// or when the record turns out stale, it reads the load balancer and its
+// target groups and changes only targets and node rules. Listener and
+// target group drift is left to EnsureLoadBalancer, which the service
+// controller runs on Service changes.
 func (l *loadBalancers) update(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node) error {
 	if l.in == nil {
 		return errors.New("no instance lookup configured")
 	}
-	st, err := l.load(ctx, svc, true)
+	logger := klog.FromContext(ctx)
+	op := l.records.begin(l.recordKey(svc))
+	if rec := op.rec; rec != nil && rec.matches(opts) {
+		err := l.updateFromRecord(ctx, svc, opts, nodes, rec)
+		if err == nil {
+			l.records.end(op, rec)
+			return nil
+		}
+		if !staleRecord(err) {
+			l.records.end(op, nil)
+			return err
+		}
+		logger.Info("Load balancer changed behind our back; reading it again", "err", err)
+	}
+	rec, err := l.updateFull(ctx, svc, opts, nodes, op.start)
+	l.records.end(op, rec)
+	return err
+}
+
+// staleRecord says err shows the record no longer describes the cloud:
+// what it names is gone or not what it was.
+func staleRecord(err error) bool {
+	for _, code := range []string{"TargetGroupNotFound", "LoadBalancerNotFound", "ValidationError", "InvalidTarget"} {
+		if isAPIError(err, code) {
+			return true
+		}
+	}
+	return false
+}
+
+// updateFromRecord changes targets by the difference between the backends
+// and what rec says is registered, and updates rec to match. On error rec
+// is left half-updated; the caller drops it.
+func (l *loadBalancers) updateFromRecord(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node, rec *lbRecord) error {
+	be, err := l.backends(ctx, nodes, rec.vpc)
 	if err != nil {
 		return err
 	}
+	if rec.lbSG != "" {
+		if sig := nodeRuleSignature(rec.lbSG, nodePortRules(opts, rec.lbSG), be); sig != rec.nodeRuleSig {
+			if err := l.ensureNodeRules(ctx, svc, opts, rec.lbSG, false, be); err != nil {
+				return err
+			}
+			rec.nodeRuleSig = sig
+		}
+	}
+	for _, p := range opts.ports {
+		tg := rec.tgs[p.key()]
+		registered, err := l.changeTargets(ctx, aws.String(tg.arn), tg.name, wantedTargets(be, p.nodePort), tg.registered, be, true)
+		if err != nil {
+			return err
+		}
+		tg.registered = registered
+	}
+	klog.FromContext(ctx).V(4).Info("Updated load balancer from its record", "age", l.clock.Since(rec.at))
+	return nil
+}
+
+// updateFull is the update that trusts nothing but the caches: it reads
+// the load balancer and its target groups. It returns the record of what
+// it established, or nil when that is incomplete (a target group missing).
+func (l *loadBalancers) updateFull(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node, at time.Time) (*lbRecord, error) {
+	st, err := l.load(ctx, svc, true)
+	if err != nil {
+		return nil, err
+	}
 	if st.lb == nil {
-		return fmt.Errorf("load balancer %s not found", st.name)
+		return nil, fmt.Errorf("load balancer %s not found", st.name)
 	}
 	if !st.owned {
-		return fmt.Errorf("load balancer %s is not tagged as this cluster's for service %s", st.name, serviceKey(svc))
+		return nil, fmt.Errorf("load balancer %s is not tagged as this cluster's for service %s", st.name, serviceKey(svc))
 	}
 	be, err := l.backends(ctx, nodes, aws.ToString(st.lb.VpcId))
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var lbSG string
 	if len(st.lb.SecurityGroups) == 1 {
-		if err := l.ensureNodeRules(ctx, svc, opts, st.lb.SecurityGroups[0], false, be); err != nil {
-			return err
-		}
+		lbSG = st.lb.SecurityGroups[0]
 	} else {
 		vpc, err := l.vpcFor(ctx, st.lb)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sg, err := l.findLBSecurityGroup(ctx, svc, vpc)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if sg != nil && l.ownedSG(sg, svc) {
-			if err := l.ensureNodeRules(ctx, svc, opts, aws.ToString(sg.GroupId), false, be); err != nil {
-				return err
-			}
+			lbSG = aws.ToString(sg.GroupId)
 		}
 	}
+	rec := &lbRecord{at: at, lbARN: st.lbARN(), vpc: aws.ToString(st.lb.VpcId), tgs: make(map[portKey]*tgRecord, len(opts.ports))}
+	if lbSG != "" {
+		if err := l.ensureNodeRules(ctx, svc, opts, lbSG, false, be); err != nil {
+			return nil, err
+		}
+		rec.lbSG = lbSG
+		rec.nodeRuleSig = nodeRuleSignature(lbSG, nodePortRules(opts, lbSG), be)
+	}
+	complete := true
 	for _, p := range opts.ports {
 		name := targetGroupName(l.clusterID, svc, p.key())
 		tg, ok := st.tgs[name]
 		if !ok {
 			klog.FromContext(ctx).Info("Target group missing; EnsureLoadBalancer will create it", "targetGroup", name)
+			complete = false
 			continue
 		}
-		if err := l.ensureTargets(ctx, tg, p.nodePort, be, false); err != nil {
-			return err
+		registered, err := l.ensureTargets(ctx, tg, p.nodePort, be, false)
+		if err != nil {
+			return nil, err
 		}
+		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: name, nodePort: p.nodePort, registered: registered}
 	}
-	return nil
+	if !complete {
+		return nil, nil
+	}
+	return rec, nil
 }

@@ -103,22 +103,23 @@ func (t target) String() string { return fmt.Sprintf("%s:%d", t.id, t.port) }
 // ensureTargets registers and deregisters only the difference between the
 // backends and the target group's targets. The current targets are read
 // with DescribeTargetHealth unless the target group was just created or we
-// confirmed this exact set recently.
-func (l *loadBalancers) ensureTargets(ctx context.Context, tg elbv2types.TargetGroup, port int32, be *backendSet, fresh bool) error {
+// confirmed this exact set recently. It returns the targets registered
+// afterwards, for the Service's record.
+func (l *loadBalancers) ensureTargets(ctx context.Context, tg elbv2types.TargetGroup, port int32, be *backendSet, fresh bool) (map[target]bool, error) {
 	arn := aws.ToString(tg.TargetGroupArn)
-	want := make(map[target]bool, len(be.ids))
-	for _, id := range be.ids {
-		want[target{id, port}] = true
-	}
+	want := wantedTargets(be, port)
 	sig := targetSignature(want, be.keep)
-	if cached, ok := l.targets.get(arn); ok && cached == sig {
-		return nil
+	// A confirmed set without stopped instances is exactly what is
+	// registered. With them, which of them are registered (and on which
+	// port) is only known from a read.
+	if cached, ok := l.targets.get(arn); ok && cached == sig && len(be.keep) == 0 {
+		return want, nil
 	}
 	have := map[target]bool{}
 	if !fresh {
 		out, err := l.api.elbv2.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: tg.TargetGroupArn})
 		if err != nil {
-			return fmt.Errorf("describe targets of %s: %w", aws.ToString(tg.TargetGroupName), err)
+			return nil, fmt.Errorf("describe targets of %s: %w", aws.ToString(tg.TargetGroupName), err)
 		}
 		for _, d := range out.TargetHealthDescriptions {
 			if d.Target == nil {
@@ -132,38 +133,68 @@ func (l *loadBalancers) ensureTargets(ctx context.Context, tg elbv2types.TargetG
 			have[target{aws.ToString(d.Target.Id), aws.ToInt32(d.Target.Port)}] = true
 		}
 	}
+	registered, err := l.changeTargets(ctx, tg.TargetGroupArn, aws.ToString(tg.TargetGroupName), want, have, be, false)
+	if err != nil {
+		return nil, err
+	}
+	l.targets.put(arn, sig)
+	return registered, nil
+}
+
+// wantedTargets are the backends that must be registered on port.
+func wantedTargets(be *backendSet, port int32) map[target]bool {
+	want := make(map[target]bool, len(be.ids))
+	for _, id := range be.ids {
+		want[target{id, port}] = true
+	}
+	return want
+}
+
+// changeTargets registers what is wanted but not had, and deregisters what
+// is had but neither wanted nor a stopped backend's. It returns what is
+// registered afterwards. strict reports InvalidTarget from
+// DeregisterTargets, which otherwise means the target is gone already:
+// when have came from memory rather than a read, it says memory is wrong.
+func (l *loadBalancers) changeTargets(ctx context.Context, tgARN *string, tgName string, want, have map[target]bool, be *backendSet, strict bool) (map[target]bool, error) {
+	registered := make(map[target]bool, len(want))
 	var add, remove []elbv2types.TargetDescription
 	for t := range want {
+		registered[t] = true
 		if !have[t] {
 			add = append(add, elbv2types.TargetDescription{Id: aws.String(t.id), Port: aws.Int32(t.port)})
 		}
 	}
 	for t := range have {
-		if !want[t] && !be.keep[t.id] {
+		switch {
+		case want[t]:
+		case be.keep[t.id]:
+			registered[t] = true
+		default:
 			remove = append(remove, elbv2types.TargetDescription{Id: aws.String(t.id), Port: aws.Int32(t.port)})
 		}
 	}
+	if len(add)+len(remove) == 0 {
+		return registered, nil
+	}
 	sortTargets(add)
 	sortTargets(remove)
-	l.targets.forget(arn)
+	// Whatever happens next, the confirmed set no longer is.
+	l.targets.forget(aws.ToString(tgARN))
 	for start := 0; start < len(add); start += registerBatch {
 		batch := add[start:min(start+registerBatch, len(add))]
-		if _, err := l.api.elbv2.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: tg.TargetGroupArn, Targets: batch}); err != nil {
-			return fmt.Errorf("register %d targets with %s: %w", len(batch), aws.ToString(tg.TargetGroupName), err)
+		if _, err := l.api.elbv2.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: tgARN, Targets: batch}); err != nil {
+			return nil, fmt.Errorf("register %d targets with %s: %w", len(batch), tgName, err)
 		}
 	}
 	for start := 0; start < len(remove); start += registerBatch {
 		batch := remove[start:min(start+registerBatch, len(remove))]
-		_, err := l.api.elbv2.DeregisterTargets(ctx, &elbv2.DeregisterTargetsInput{TargetGroupArn: tg.TargetGroupArn, Targets: batch})
-		if err != nil && !isAPIError(err, "InvalidTarget") {
-			return fmt.Errorf("deregister %d targets from %s: %w", len(batch), aws.ToString(tg.TargetGroupName), err)
+		_, err := l.api.elbv2.DeregisterTargets(ctx, &elbv2.DeregisterTargetsInput{TargetGroupArn: tgARN, Targets: batch})
+		if err != nil && (strict || !isAPIError(err, "InvalidTarget")) {
+			return nil, fmt.Errorf("deregister %d targets from %s: %w", len(batch), tgName, err)
 		}
 	}
-	if len(add)+len(remove) > 0 {
-		klog.FromContext(ctx).Info("Updated targets", "targetGroup", aws.ToString(tg.TargetGroupName), "registered", len(add), "deregistered", len(remove), "total", len(want))
-	}
-	l.targets.put(arn, sig)
-	return nil
+	klog.FromContext(ctx).Info("Updated targets", "targetGroup", tgName, "registered", len(add), "deregistered", len(remove), "total", len(want))
+	return registered, nil
 }
 
 func targetSignature(set map[target]bool, keep map[string]bool) string {
