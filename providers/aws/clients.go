@@ -1,8 +1,11 @@
 package aws
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -52,6 +55,9 @@ func newClients(ctx context.Context, s *Section) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load AWS SDK config: %w", err)
 	}
+	// Wrapped after loading: the CA bundle handling needs the buildable
+	// client itself.
+	cfg.HTTPClient = ownRequestBodies(cfg.HTTPClient)
 	if ar := s.AssumeRole; ar.RoleARN != "" {
 		stsClient := sts.NewFromConfig(cfg, func(o *sts.Options) {
 			if s.Endpoints.STS != "" {
@@ -86,3 +92,37 @@ func (noRateLimit) GetToken(context.Context, uint) (func() error, error) {
 	return func() error { return nil }, nil
 }
 func (noRateLimit) AddTokens(uint) error { return nil }
+
+// ownRequestBodies makes c send a private in-memory copy of each request
+// body instead of the body the SDK built.
+//
+// The SDK closes the body it built as soon as Do returns, while
+// net/http's write loop may still be finishing the request: after the
+// Content-Length bytes are on the wire it reads the body once more to
+// check for excess bytes. That read goes through the SDK wrapper's
+// WriteTo, which on a closed body returns io.EOF as an error; the
+// transport then treats the request write as failed and closes the
+// connection under the response being read. A response larger than the
+// transport's read buffer then fails with "use of closed network
+// connection", and every affected connection is lost to the pool. A fast
+// server (the emulator, a nearby endpoint) or a starved client (-race,
+// CPU throttling) exposes it. EC2 and ELBv2 Query bodies are small, so
+// the copy is cheap.
+func ownRequestBodies(c aws.HTTPClient) aws.HTTPClient { return bodyOwningClient{c} }
+
+type bodyOwningClient struct{ aws.HTTPClient }
+
+func (c bodyOwningClient) Do(req *http.Request) (*http.Response, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return c.HTTPClient.Do(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	req = req.Clone(req.Context())
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return c.HTTPClient.Do(req)
+}

@@ -1,7 +1,9 @@
 package aws
 
 import (
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,8 +70,9 @@ func newTestEnv(t *testing.T, mod func(*Section)) *testEnv {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	hc := &http.Client{Timeout: s.RequestTimeout, Transport: tr}
-	api.ec2 = ec2.New(api.ec2.Options(), func(o *ec2.Options) { o.HTTPClient = hc })
-	api.elbv2 = elbv2.New(api.elbv2.Options(), func(o *elbv2.Options) { o.HTTPClient = hc })
+	// Wrapped as newClients wraps its client; see ownRequestBodies.
+	api.ec2 = ec2.New(api.ec2.Options(), func(o *ec2.Options) { o.HTTPClient = ownRequestBodies(hc) })
+	api.elbv2 = elbv2.New(api.elbv2.Options(), func(o *elbv2.Options) { o.HTTPClient = ownRequestBodies(hc) })
 	env := &testEnv{emu: emu, srv: srv, fx: emu.Fixture(), sec: s, api: api, clock: clocktesting.NewFakePassiveClock(time.Now())}
 	env.in = newInstances(api, s, testCluster)
 	env.in.cache.clock = env.clock
@@ -119,3 +122,43 @@ func (e *testEnv) describes() int { return e.srv.CallCount("ec2:DescribeInstance
 
 // expire moves the fake clock past the snapshot's TTL.
 func (e *testEnv) expire() { e.clock.SetTime(e.clock.Now().Add(e.sec.InstanceCacheTTL + time.Second)) }
+
+// TestOwnRequestBodiesSurviveSDKClose: the SDK closes the body it built
+// as soon as Do returns, while net/http may still be reading it. The body
+// the transport got must not be affected.
+func TestOwnRequestBodiesSurviveSDKClose(t *testing.T) {
+	const form = "Action=DescribeInstances&Version=2016-11-15"
+	var sent io.Reader
+	inner := clientDoFunc(func(req *http.Request) (*http.Response, error) {
+		sent = req.Body
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+	})
+	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/", &closableBody{r: strings.NewReader(form)})
+	if _, err := ownRequestBodies(inner).Do(req); err != nil {
+		t.Fatal(err)
+	}
+	_ = req.Body.Close() // as smithy-go's ClientHandler does
+	got, err := io.ReadAll(sent)
+	if err != nil || string(got) != form {
+		t.Fatalf("transport's body after the SDK closed its own: %q, %v", got, err)
+	}
+}
+
+type clientDoFunc func(*http.Request) (*http.Response, error)
+
+func (f clientDoFunc) Do(r *http.Request) (*http.Response, error) { return f(r) }
+
+// closableBody reads nothing once closed, like smithy-go's safeReadCloser.
+type closableBody struct {
+	r      io.Reader
+	closed bool
+}
+
+func (b *closableBody) Read(p []byte) (int, error) {
+	if b.closed {
+		return 0, io.EOF
+	}
+	return b.r.Read(p)
+}
+
+func (b *closableBody) Close() error { b.closed = true; return nil }

@@ -70,8 +70,9 @@ func newLBEnv(t *testing.T, tweak ...func(*Section)) *lbEnv {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	t.Cleanup(tr.CloseIdleConnections)
 	hc := &http.Client{Timeout: s.RequestTimeout, Transport: tr}
-	api.ec2 = ec2.New(api.ec2.Options(), func(o *ec2.Options) { o.HTTPClient = hc })
-	api.elbv2 = elbv2.New(api.elbv2.Options(), func(o *elbv2.Options) { o.HTTPClient = hc })
+	// Wrapped as newClients wraps its client; see ownRequestBodies.
+	api.ec2 = ec2.New(api.ec2.Options(), func(o *ec2.Options) { o.HTTPClient = ownRequestBodies(hc) })
+	api.elbv2 = elbv2.New(api.elbv2.Options(), func(o *elbv2.Options) { o.HTTPClient = ownRequestBodies(hc) })
 	lb := newLoadBalancers(api, s, lbTestCluster, newInstances(api, s, lbTestCluster))
 	lb.sgDeleteDelay = 10 * time.Millisecond
 	return &lbEnv{t: t, ctx: ctx, emu: emu, srv: srv, fx: emu.Fixture(), api: api, lb: lb}
