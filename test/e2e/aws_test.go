@@ -279,14 +279,33 @@ func TestAWS(t *testing.T) {
 			}
 			return ok, fmt.Sprint(targets), nil
 		})
-		_ = got
 		sgs := e.resources(cloudsimaws.KindSecurityGroup, svcKey)
 		if len(sgs) != 1 {
 			t.Fatalf("security groups for %s: %+v", svcKey, sgs)
 		}
-		rules := e.rulesOf(sgs[0].ID)
-		if !strings.Contains(rules, "203.0.113.0/24") || strings.Contains(rules, "0.0.0.0/0 ") && strings.Contains(rules, "ingress tcp 80") {
-			t.Errorf("LB security group rules do not honour loadBalancerSourceRanges: %s", rules)
+		// The LB's own group admits exactly the source ranges on the
+		// listener ports...
+		var ingress []string
+		for _, line := range strings.Split(strings.TrimSpace(e.rulesOf(sgs[0].ID)), "\n") {
+			if strings.HasPrefix(line, "ingress ") {
+				ingress = append(ingress, line)
+			}
+		}
+		sort.Strings(ingress)
+		want := []string{
+			"ingress peer: 203.0.113.0/24, TCP, from port: 443, to port: 443, ALLOW",
+			"ingress peer: 203.0.113.0/24, TCP, from port: 80, to port: 80, ALLOW",
+		}
+		if strings.Join(ingress, "\n") != strings.Join(want, "\n") {
+			t.Errorf("LB security group ingress = %q, want %q", ingress, want)
+		}
+		// ...and the nodes admit that group on each NodePort.
+		nodeRules := e.rulesOf(e.fx.NodeSecurityGroupID)
+		for _, p := range got.Spec.Ports {
+			rule := fmt.Sprintf("ingress peer: %s, TCP, from port: %d, to port: %d, ALLOW", sgs[0].ID, p.NodePort, p.NodePort)
+			if !strings.Contains(nodeRules, rule) {
+				t.Errorf("node security group lacks %q:\n%s", rule, nodeRules)
+			}
 		}
 	})
 
