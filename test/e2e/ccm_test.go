@@ -139,12 +139,22 @@ func tail(s string, n int) string {
 }
 
 // healthz asks the secure port; the CCM serves a self-signed certificate.
-func (p *ccmProcess) healthz() (int, string, error) {
-	client := &http.Client{
-		Timeout:   5 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // self-signed test server
+func (p *ccmProcess) healthz() (int, string, error) { return p.get("/healthz", false) }
+
+// get fetches a path from the secure port, as the cluster admin (client
+// certificate, authenticated through delegated authentication) or
+// anonymously.
+func (p *ccmProcess) get(path string, asAdmin bool) (int, string, error) {
+	tlsCfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // self-signed test server
+	if asAdmin {
+		cert, err := tls.X509KeyPair(env.cp.Admin.CertData, env.cp.Admin.KeyData)
+		if err != nil {
+			return 0, "", err
+		}
+		tlsCfg.Certificates = []tls.Certificate{cert}
 	}
-	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/healthz", p.port))
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", p.port, path))
 	if err != nil {
 		return 0, "", err
 	}

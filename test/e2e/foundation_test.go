@@ -98,6 +98,23 @@ func TestManager(t *testing.T) {
 		testLoadBalancerLifecycle(t, callLog)
 	})
 
+	t.Run("configz is served to an authorized client and holds no secret", func(t *testing.T) {
+		code, body, err := a.get("/configz", true)
+		if err != nil || code != 200 {
+			t.Fatalf("/configz: %d %v %s", code, err, body)
+		}
+		if !strings.Contains(body, "cloudcontrollermanager.config.k8s.io") {
+			t.Fatalf("/configz body: %s", body)
+		}
+		if strings.Contains(body, fakeSecret) {
+			t.Fatalf("/configz shows the cloud-config secret")
+		}
+		// Anonymous callers get nothing beyond the health endpoints.
+		if code, _, err := a.get("/configz", false); err != nil || code != 401 && code != 403 {
+			t.Fatalf("anonymous /configz: %d %v", code, err)
+		}
+	})
+
 	t.Run("the standby stays standby while the leader runs", func(t *testing.T) {
 		if b.acquired() {
 			t.Fatalf("ccm-b acquired the lease while ccm-a leads")
