@@ -128,7 +128,20 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.S
 
 // EnsureLoadBalancer creates or updates the Service's NLB and returns its
 // DNS name as the status.
+//
+// A Service handed to the AWS Load Balancer Controller (type external or
+// nlb-ip) may have had an NLB from us before the annotation changed; that
+// NLB is ours alone to remove, so it is deleted (found by name and
+// ownership tags, like every deletion) before ImplementedElsewhere hands
+// the Service over. Otherwise it would leak for the Service's lifetime.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	if elsewhere, _ := implementedElsewhere(svc); elsewhere {
+		if err := l.delete(l.logContext(ctx, svc), svc); err != nil {
+			return nil, fmt.Errorf("remove NLB %s left from before service %s moved to the AWS Load Balancer Controller: %w",
+				loadBalancerName(l.clusterID, svc), serviceKey(svc), err)
+		}
+		return nil, cloudprovider.ImplementedElsewhere
+	}
 	if err := ensureSupported(svc); err != nil {
 		return nil, err
 	}
@@ -163,12 +176,10 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 
 // EnsureLoadBalancerDeleted removes everything created for the Service.
 // It never returns ImplementedElsewhere (the service controller would keep
-// the finalizer); for Services another controller owns it deletes nothing.
+// the finalizer). For Services another controller owns it still removes
+// what we created before a type change, and nothing else: deletion only
+// touches resources carrying our name and ownership tags.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
-	if elsewhere, _ := implementedElsewhere(svc); elsewhere {
-		l.records.forget(l.recordKey(svc))
-		return nil
-	}
 	ctx = l.logContext(ctx, svc)
 	if err := l.delete(ctx, svc); err != nil {
 		return fmt.Errorf("delete NLB %s of service %s: %w", loadBalancerName(l.clusterID, svc), serviceKey(svc), err)
