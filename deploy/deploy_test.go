@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/multicloud-ccm/multicloud-ccm/config"
+	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	_ "github.com/multicloud-ccm/multicloud-ccm/providers/builtin"
 	"io"
 	"os"
 	"path/filepath"
@@ -491,6 +494,10 @@ func TestCloudConfigSecretExample(t *testing.T) {
 	wantJSON, _ := json.Marshal(want)
 	if !bytes.Equal(gotJSON, wantJSON) {
 		t.Errorf("cloud-config.yaml = %s, want %s", gotJSON, wantJSON)
+	}
+	// The example must be one the binary accepts.
+	if _, err := config.Parse([]byte(data), providers.Default); err != nil {
+		t.Errorf("the example cloud-config does not validate:\n%v", err)
 	}
 }
 
