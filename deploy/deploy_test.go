@@ -5,9 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/multicloud-ccm/multicloud-ccm/config"
-	"github.com/multicloud-ccm/multicloud-ccm/providers"
-	_ "github.com/multicloud-ccm/multicloud-ccm/providers/builtin"
 	"io"
 	"os"
 	"path/filepath"
@@ -37,6 +34,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/controlplane"
+
+	"github.com/multicloud-ccm/multicloud-ccm/config"
+	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	_ "github.com/multicloud-ccm/multicloud-ccm/providers/builtin"
 )
 
 const (
