@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	corev1 "k8s.io/api/core/v1"
@@ -239,6 +240,18 @@ func TestAWS(t *testing.T) {
 			return len(got) == 2 && strings.Contains(strings.Join(got, ","), "10.244.1.0/24 via "+e.instances[n1]) &&
 				strings.Contains(strings.Join(got, ","), "10.244.2.0/24 via "+e.instances[n2]), strings.Join(got, ","), nil
 		})
+		// Route targets must forward pod traffic: source/dest check off.
+		out, err := e.ec2(t).DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{e.instances[n1], e.instances[n2]}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range out.Reservations {
+			for _, i := range r.Instances {
+				if aws.ToBool(i.SourceDestCheck) {
+					t.Errorf("instance %s is a route target but keeps its source/dest check", aws.ToString(i.InstanceId))
+				}
+			}
+		}
 	})
 
 	const ns = "default"
@@ -522,6 +535,16 @@ func TestAWS(t *testing.T) {
 func (e *awsEnv) elbv2(t *testing.T) *elbv2.Client {
 	t.Helper()
 	return elbv2.New(elbv2.Options{
+		Region:       "eu-west-1",
+		BaseEndpoint: aws.String(e.srv.URL()),
+		Credentials:  credentials.NewStaticCredentialsProvider("AKIAE2ETEST000000000", "test", ""),
+	})
+}
+
+// ec2 returns a real SDK client for the emulator.
+func (e *awsEnv) ec2(t *testing.T) *ec2.Client {
+	t.Helper()
+	return ec2.New(ec2.Options{
 		Region:       "eu-west-1",
 		BaseEndpoint: aws.String(e.srv.URL()),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIAE2ETEST000000000", "test", ""),

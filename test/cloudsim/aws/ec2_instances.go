@@ -41,6 +41,9 @@ type instance struct {
 	securityGroups []string
 	launchTime     time.Time
 	tags           map[string]string
+	// srcDstCheckOff is set by ModifyInstanceAttribute SourceDestCheck=false,
+	// which instances that route pod traffic need.
+	srcDstCheckOff bool
 }
 
 func (i *instance) order() uint64 { return i.seq }
@@ -264,7 +267,7 @@ func (e *Emulator) xmlInstance(i *instance) xmlInstance {
 		VpcID:              i.vpcID,
 		PrivateIPAddress:   i.privateIP,
 		IPAddress:          i.publicIP,
-		SourceDestCheck:    true,
+		SourceDestCheck:    !i.srcDstCheckOff,
 		Groups:             e.groupIdentifiers(i.securityGroups),
 		Architecture:       "x86_64",
 		RootDeviceType:     "ebs",
@@ -276,7 +279,7 @@ func (e *Emulator) xmlInstance(i *instance) xmlInstance {
 		ni := xmlNetworkInterface{
 			NetworkInterfaceID: i.eniID, SubnetID: i.subnetID, VpcID: i.vpcID, OwnerID: e.cfg.AccountID,
 			Status: "in-use", MacAddress: i.mac, PrivateIPAddress: i.privateIP, PrivateDNSName: x.PrivateDNSName,
-			SourceDestCheck: true, InterfaceType: "interface", Groups: x.Groups,
+			SourceDestCheck: !i.srcDstCheckOff, InterfaceType: "interface", Groups: x.Groups,
 		}
 		ni.Attachment.AttachmentID = "eni-attach-" + i.eniID[4:]
 		ni.Attachment.Status = "attached"
@@ -414,4 +417,29 @@ func (e *Emulator) pickSubnet(spec LaunchSpec, n int) (*subnet, error) {
 		return nil, fmt.Errorf("no subnet in zone %s", zone)
 	}
 	return fallback, nil
+}
+
+// modifyInstanceAttribute supports the one attribute a CCM changes: the
+// source/destination check, off for instances that are route targets.
+func (e *Emulator) modifyInstanceAttribute(p params) (any, error) {
+	id := p.get("InstanceId")
+	if id == "" {
+		return nil, missing("InstanceId")
+	}
+	i, err := e.instanceParam(id)
+	if err != nil {
+		return nil, err
+	}
+	v := p.get("SourceDestCheck.Value")
+	switch v {
+	case "true":
+		i.srcDstCheckOff = false
+	case "false":
+		i.srcDstCheckOff = true
+	case "":
+		return nil, apiErr("InvalidParameterCombination", "only SourceDestCheck is supported by this emulator")
+	default:
+		return nil, apiErr("InvalidParameterValue", "Value (%s) for parameter SourceDestCheck is invalid", v)
+	}
+	return returnResponse{Return: true}, nil
 }

@@ -254,3 +254,21 @@ func TestLaunchValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestModifyInstanceAttributeSourceDestCheck(t *testing.T) {
+	e := newEnv(t)
+	ids := launch(t, e, cloudsimaws.LaunchSpec{})
+	if _, err := e.ec2.ModifyInstanceAttribute(t.Context(), &ec2.ModifyInstanceAttributeInput{
+		InstanceId: aws.String(ids[0]), SourceDestCheck: &ec2types.AttributeBooleanValue{Value: aws.Bool(false)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	i := describeInstances(t, e, &ec2.DescribeInstancesInput{InstanceIds: ids})[0]
+	if aws.ToBool(i.SourceDestCheck) || aws.ToBool(i.NetworkInterfaces[0].SourceDestCheck) {
+		t.Errorf("source/dest check still on after disabling it")
+	}
+	_, err := e.ec2.ModifyInstanceAttribute(t.Context(), &ec2.ModifyInstanceAttributeInput{
+		InstanceId: aws.String("i-0123456789abcdef0"), SourceDestCheck: &ec2types.AttributeBooleanValue{Value: aws.Bool(false)},
+	})
+	wantCode(t, err, "InvalidInstanceID.NotFound")
+}

@@ -155,6 +155,7 @@ type handler func(e *Emulator, p params) (any, error)
 
 var ec2Handlers = map[string]handler{
 	"DescribeInstances":             (*Emulator).describeInstances,
+	"ModifyInstanceAttribute":       (*Emulator).modifyInstanceAttribute,
 	"DescribeAvailabilityZones":     (*Emulator).describeAvailabilityZones,
 	"DescribeVpcs":                  (*Emulator).describeVpcs,
 	"DescribeSubnets":               (*Emulator).describeSubnets,
