@@ -10,25 +10,16 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
-	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -502,27 +493,6 @@ func TestCloudConfigSecretExample(t *testing.T) {
 	}
 }
 
-// warnings collects the apiserver's warning headers (deprecated fields,
-// unknown fields under lenient validation, ...): a clean manifest has none.
-type warnings struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
-}
-
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	l := w.list
-	w.list = nil
-	return l
-}
-
 // TestManifestsServerSideApplyDryRun applies every manifest to a real
 // kube-apiserver with server-side apply in dry-run mode: schema, defaulting,
 // validation, admission and RBAC escalation checks all run, nothing is stored.
@@ -538,60 +508,21 @@ func TestManifestsServerSideApplyDryRun(t *testing.T) {
 	}
 	defer cp.Stop()
 
-	cfg := rest.CopyConfig(cp.Admin)
-	warn := &warnings{}
-	cfg.WarningHandler = warn
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := t.Context()
-
+	objs, err := controlplane.ReadManifests(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != len(ms) {
+		t.Fatalf("controlplane.ReadManifests found %d objects, the file walk %d", len(objs), len(ms))
+	}
+	// Strict field validation; any warning or scope mistake fails.
+	if err := controlplane.Apply(ctx, cp.Admin, objs, true); err != nil {
+		t.Fatal(err)
+	}
 	kinds := map[string]int{}
-	for _, m := range ms {
-		gvk := m.obj.GroupVersionKind()
-		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			t.Errorf("%s: no REST mapping for %s: %v", m, gvk, err)
-			continue
-		}
-		var ri dynamic.ResourceInterface
-		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-			if m.obj.GetNamespace() == "" {
-				t.Errorf("%s: namespaced %s without metadata.namespace", m, gvk.Kind)
-				continue
-			}
-			ri = dyn.Resource(mapping.Resource).Namespace(m.obj.GetNamespace())
-		} else {
-			if m.obj.GetNamespace() != "" {
-				t.Errorf("%s: cluster-scoped %s with metadata.namespace", m, gvk.Kind)
-				continue
-			}
-			ri = dyn.Resource(mapping.Resource)
-		}
-		got, err := ri.Patch(ctx, m.obj.GetName(), types.ApplyPatchType, m.json, metav1.PatchOptions{
-			DryRun:          []string{metav1.DryRunAll},
-			FieldManager:    "deploy-test",
-			Force:           ptr.To(true),
-			FieldValidation: metav1.FieldValidationStrict,
-		})
-		if err != nil {
-			t.Errorf("%s: server-side apply (dry run): %v", m, err)
-			continue
-		}
-		if got.GetName() != m.obj.GetName() || got.GetKind() != gvk.Kind {
-			t.Errorf("%s: apiserver returned %s %s", m, got.GetKind(), got.GetName())
-		}
-		if w := warn.take(); len(w) != 0 {
-			t.Errorf("%s: apiserver warnings: %s", m, strings.Join(w, "; "))
-		}
-		kinds[gvk.Kind]++
-		t.Logf("applied (dry run) %s as %s", m, mapping.Resource)
+	for _, o := range objs {
+		kinds[o.GetKind()]++
 	}
 
 	want := map[string]int{

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,9 +74,15 @@ func ReadManifests(paths ...string) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
-// Apply server-side-applies objs as cfg's user. With dryRun the server
-// validates and admits every object but stores nothing.
+// Apply server-side-applies objs as cfg's user, with strict field
+// validation: an unknown or duplicated field, an apiserver warning, or a
+// namespace on the wrong scope is an error, so a typo in a manifest cannot
+// pass. With dryRun the server validates and admits every object but
+// stores nothing.
 func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured, dryRun bool) error {
+	cfg = rest.CopyConfig(cfg)
+	warn := &warnings{}
+	cfg.WarningHandler = warn
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return err
@@ -84,16 +92,22 @@ func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructu
 	if err != nil {
 		return err
 	}
-	opts := metav1.PatchOptions{FieldManager: "multicloud-ccm-tests", Force: ptrTrue()}
+	opts := metav1.PatchOptions{FieldManager: "multicloud-ccm-tests", Force: ptrTrue(), FieldValidation: metav1.FieldValidationStrict}
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	var errs []string
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
+		what := fmt.Sprintf("%s %s/%s", gvk.Kind, obj.GetNamespace(), obj.GetName())
 		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s %s: %v", gvk.Kind, obj.GetName(), err))
+			errs = append(errs, fmt.Sprintf("%s: %v", what, err))
+			continue
+		}
+		namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace
+		if namespaced != (obj.GetNamespace() != "") {
+			errs = append(errs, fmt.Sprintf("%s: namespaced=%v but metadata.namespace=%q", what, namespaced, obj.GetNamespace()))
 			continue
 		}
 		data, err := obj.MarshalJSON()
@@ -101,17 +115,40 @@ func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructu
 			return err
 		}
 		var ri dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
-		if ns := obj.GetNamespace(); ns != "" {
-			ri = dyn.Resource(mapping.Resource).Namespace(ns)
+		if namespaced {
+			ri = dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace())
 		}
 		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts); err != nil {
-			errs = append(errs, fmt.Sprintf("%s %s/%s: %v", gvk.Kind, obj.GetNamespace(), obj.GetName(), err))
+			errs = append(errs, fmt.Sprintf("%s: %v", what, err))
+		}
+		if w := warn.take(); len(w) > 0 {
+			errs = append(errs, fmt.Sprintf("%s: apiserver warnings: %s", what, strings.Join(w, "; ")))
 		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("apply: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// warnings collects the apiserver's warning headers.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, text)
+}
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.msgs
+	w.msgs = nil
+	return out
 }
 
 func ptrTrue() *bool { b := true; return &b }

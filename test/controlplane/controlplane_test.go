@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -34,6 +35,26 @@ func TestStartServesAndStopsCleanly(t *testing.T) {
 	if _, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil || !strings.Contains(err.Error(), "forbidden") {
 		t.Fatalf("unbound ServiceAccount listed nodes: %v", err)
 	}
+	// Apply is strict: an unknown field or a missing namespace fails, a
+	// clean object passes (dry run: nothing stored).
+	good := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "c", "namespace": "default"}, "data": map[string]any{"k": "v"},
+	}}
+	if err := Apply(ctx, cp.Admin, []*unstructured.Unstructured{good}, true); err != nil {
+		t.Fatalf("clean ConfigMap: %v", err)
+	}
+	typo := good.DeepCopy()
+	typo.Object["dta"] = map[string]any{"k": "v"}
+	if err := Apply(ctx, cp.Admin, []*unstructured.Unstructured{typo}, true); err == nil || !strings.Contains(err.Error(), "dta") {
+		t.Errorf("unknown field: err = %v", err)
+	}
+	noNS := good.DeepCopy()
+	noNS.SetNamespace("")
+	if err := Apply(ctx, cp.Admin, []*unstructured.Unstructured{noNS}, true); err == nil || !strings.Contains(err.Error(), "namespaced") {
+		t.Errorf("namespaced object without namespace: err = %v", err)
+	}
+
 	marks := []string{cp.env.ControlPlane.APIServer.CertDir, cp.env.ControlPlane.Etcd.DataDir}
 	if err := cp.Stop(); err != nil {
 		t.Fatal(err)
