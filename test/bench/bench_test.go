@@ -11,12 +11,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 	"github.com/multicloud-ccm/multicloud-ccm/test/controlplane"
@@ -44,8 +43,7 @@ type world struct {
 	cp     *controlplane.ControlPlane
 	emu    *cloudsimaws.Emulator
 	srv    *cloudsim.Server
-	ccm    *exec.Cmd
-	done   chan struct{}
+	ccm    *ccmproc.Process
 	client kubernetes.Interface
 	dir    string
 	nodes  []string
@@ -53,7 +51,7 @@ type world struct {
 
 func newWorld(b *testing.B, binary string, extraArgs ...string) *world {
 	b.Helper()
-	w := &world{done: make(chan struct{}), dir: b.TempDir()}
+	w := &world{dir: b.TempDir()}
 	var err error
 	logf, _ := os.Create(filepath.Join(w.dir, "controlplane.log"))
 	if w.cp, err = controlplane.Start(controlplane.Options{Output: logf}); err != nil {
@@ -89,26 +87,16 @@ aws:
   credentials: {accessKeyID: AKIABENCH00000000000, secretAccessKey: bench-secret}
 `, clusterID, fx.VPCID, w.srv.URL(), w.srv.URL())), 0o600)
 	logFile, _ := os.Create(filepath.Join(w.dir, "ccm.log"))
-	args := append([]string{
-		"--cloud-config=" + cfg, "--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig,
-		"--bind-address=127.0.0.1", "--secure-port=0", "--leader-elect=false",
-		"--use-service-account-credentials=false", "--configure-cloud-routes=false", "--v=1",
-	}, extraArgs...)
-	w.ccm = exec.Command(binary, args...)
-	w.ccm.Stdout, w.ccm.Stderr = logFile, logFile
-	w.ccm.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := w.ccm.Start(); err != nil {
+	w.ccm, err = ccmproc.Start(ccmproc.Options{
+		Binary: binary, CloudConfig: cfg, Kubeconfig: kubeconfig,
+		Args:   append([]string{"--configure-cloud-routes=false", "--v=1"}, extraArgs...),
+		Output: logFile,
+	})
+	if err != nil {
 		b.Fatal(err)
 	}
-	go func() { _ = w.ccm.Wait(); close(w.done) }()
 	b.Cleanup(func() {
-		_ = w.ccm.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-w.done:
-		case <-time.After(10 * time.Second):
-			_ = w.ccm.Process.Kill()
-		}
+		w.ccm.Stop()
 		if os.Getenv("BENCH_KEEP_LOGS") != "" {
 			b.Logf("logs in %s", w.dir)
 		}
@@ -182,10 +170,8 @@ func (w *world) waitFor(b *testing.B, timeout time.Duration, cond func(context.C
 	b.Helper()
 	var last string
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		select {
-		case <-w.done:
-			return false, fmt.Errorf("the CCM exited (logs in %s)", w.dir)
-		default:
+		if w.ccm.Exited() {
+			return false, fmt.Errorf("the CCM exited: %v (logs in %s)", w.ccm.Err(), w.dir)
 		}
 		ok, seen := cond(ctx)
 		last = seen
@@ -217,14 +203,8 @@ func (w *world) reads() int {
 
 func buildBinary(b *testing.B) string {
 	b.Helper()
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
 	bin := filepath.Join(b.TempDir(), "multicloud-ccm")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/multicloud-ccm")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
+	if err := ccmproc.Build(bin, "", os.Stderr); err != nil {
 		b.Fatal(err)
 	}
 	return bin

@@ -524,7 +524,7 @@ func TestAWS(t *testing.T) {
 	})
 
 	if e.ccm.exited() {
-		t.Fatalf("the CCM exited: %v", e.ccm.err)
+		t.Fatalf("the CCM exited: %v", e.ccm.Err())
 	}
 	if strings.Contains(e.ccm.log.String(), fakeSecret) {
 		t.Fatalf("the CCM logged the AWS secret key")

@@ -5,31 +5,26 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 )
 
-// ccmProcess is one running multicloud-ccm.
+// ccmProcess is one running multicloud-ccm with its output captured.
 type ccmProcess struct {
+	*ccmproc.Process
 	name string
-	cmd  *exec.Cmd
-	port int
 	log  *syncBuffer
-	done chan struct{}
-	err  error
 }
 
 // syncBuffer collects a process's output for assertions and failure dumps.
@@ -50,16 +45,6 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // writeFile writes content to a new file in the suite's temp dir.
 func writeFile(t testing.TB, name, content string) string {
 	t.Helper()
@@ -72,63 +57,31 @@ func writeFile(t testing.TB, name, content string) string {
 
 // startCCM runs the binary as the cloud-controller-manager ServiceAccount,
 // with delegated authentication and authorization through the same
-// identity, as deploy/ runs it. The process is stopped at test cleanup.
+// identity, as deploy/ runs it, with leader election on unless extraArgs
+// say otherwise. The process is stopped at test cleanup.
 func startCCM(t testing.TB, name, binary, cloudConfig string, extraArgs ...string) *ccmProcess {
 	t.Helper()
-	p := &ccmProcess{name: name, port: freePort(t), log: &syncBuffer{}, done: make(chan struct{})}
-	args := []string{
-		"--cloud-config=" + cloudConfig,
-		"--kubeconfig=" + env.saKubeconfig,
-		"--authentication-kubeconfig=" + env.saKubeconfig,
-		"--authorization-kubeconfig=" + env.saKubeconfig,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(p.port),
-		"--leader-elect=true",
-		"--use-service-account-credentials=false",
-		"--v=2",
-	}
-	args = append(args, extraArgs...)
-	p.cmd = exec.Command(binary, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	// Die with the test binary even if it is killed.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
+	log := &syncBuffer{}
+	p, err := ccmproc.Start(ccmproc.Options{
+		Binary: binary, CloudConfig: cloudConfig, Kubeconfig: env.saKubeconfig,
+		LeaderElect: true, Args: extraArgs, Output: log,
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	c := &ccmProcess{Process: p, name: name, log: log}
 	t.Cleanup(func() {
-		p.stop()
+		p.Stop()
 		if t.Failed() {
-			t.Logf("---- %s output ----\n%s", p.name, tail(p.log.String(), 80))
+			t.Logf("---- %s output ----\n%s", name, tail(log.String(), 80))
 		}
 	})
-	return p
+	return c
 }
 
-// stop sends SIGTERM, then SIGKILL if the process lingers.
-func (p *ccmProcess) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-func (p *ccmProcess) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+// exited and stop keep the tests' short spellings.
+func (p *ccmProcess) exited() bool { return p.Exited() }
+func (p *ccmProcess) stop()        { p.Stop() }
 
 func tail(s string, n int) string {
 	lines := strings.Split(s, "\n")
@@ -154,7 +107,7 @@ func (p *ccmProcess) get(path string, asAdmin bool) (int, string, error) {
 		tlsCfg.Certificates = []tls.Certificate{cert}
 	}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
-	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", p.port, path))
+	resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", p.Port, path))
 	if err != nil {
 		return 0, "", err
 	}

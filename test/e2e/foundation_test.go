@@ -64,7 +64,7 @@ func TestManager(t *testing.T) {
 	var holderA string
 	poll(t, 60*time.Second, "ccm-a to hold the leader Lease", func(ctx context.Context) (bool, string, error) {
 		if a.exited() {
-			t.Fatalf("ccm-a exited: %v\n%s", a.err, tail(a.log.String(), 40))
+			t.Fatalf("ccm-a exited: %v\n%s", a.Err(), tail(a.log.String(), 40))
 		}
 		h, err := leaseHolder(ctx)
 		holderA = h
@@ -86,7 +86,7 @@ func TestManager(t *testing.T) {
 			return strings.Contains(a.log.String(), "Not starting the node-route controller"), "", nil
 		})
 		if a.exited() {
-			t.Fatalf("ccm-a exited: %v", a.err)
+			t.Fatalf("ccm-a exited: %v", a.Err())
 		}
 	})
 

@@ -8,13 +8,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/controlplane"
 )
 
@@ -89,17 +89,4 @@ func teardown() {
 }
 
 // goBuild builds cmd/multicloud-ccm with the given build tags.
-func goBuild(out, tags string) error {
-	args := []string{"build", "-o", out}
-	if tags != "" {
-		args = append(args, "-tags", tags)
-	}
-	args = append(args, "./cmd/multicloud-ccm")
-	cmd := exec.Command("go", args...)
-	cmd.Dir = env.root
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go %v: %w", args, err)
-	}
-	return nil
-}
+func goBuild(out, tags string) error { return ccmproc.Build(out, tags, os.Stderr) }

@@ -11,11 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 	"github.com/multicloud-ccm/multicloud-ccm/test/controlplane"
@@ -89,10 +88,8 @@ func Run(ctx context.Context, o Options) error {
 
 	say("building multicloud-ccm")
 	binary := filepath.Join(o.StateDir, "multicloud-ccm")
-	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/multicloud-ccm")
-	build.Dir, build.Stdout, build.Stderr = root, o.Out, o.Out
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build multicloud-ccm: %w", err)
+	if err := ccmproc.Build(binary, "", o.Out); err != nil {
+		return err
 	}
 
 	say("AWS emulator: one VPC, subnets in 3 zones, %d instances", o.Nodes)
@@ -143,31 +140,15 @@ aws:
 		return err
 	}
 	defer ccmLog.Close()
-	ccm := exec.Command(binary,
-		"--cloud-config="+cloudConfig,
-		"--kubeconfig="+kubeconfig,
-		"--authentication-kubeconfig="+kubeconfig,
-		"--authorization-kubeconfig="+kubeconfig,
-		"--bind-address=127.0.0.1", "--secure-port=0",
-		"--leader-elect=true",
-		"--use-service-account-credentials=false",
-		"--cluster-cidr="+podCIDR, "--configure-cloud-routes=true", "--allocate-node-cidrs=false",
-		"--v=2")
-	ccm.Stdout, ccm.Stderr = ccmLog, ccmLog
-	ccm.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := ccm.Start(); err != nil {
+	ccm, err := ccmproc.Start(ccmproc.Options{
+		Binary: binary, CloudConfig: cloudConfig, Kubeconfig: kubeconfig, LeaderElect: true,
+		Args:   []string{"--cluster-cidr=" + podCIDR, "--configure-cloud-routes=true", "--allocate-node-cidrs=false"},
+		Output: ccmLog,
+	})
+	if err != nil {
 		return err
 	}
-	ccmDone := make(chan error, 1)
-	go func() { ccmDone <- ccm.Wait() }()
-	defer func() {
-		_ = ccm.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-ccmDone:
-		case <-time.After(10 * time.Second):
-			_ = ccm.Process.Kill()
-		}
-	}()
+	defer ccm.Stop()
 
 	admin := cp.AdminClient
 	say("registering %d Nodes as a --cloud-provider=external kubelet would (uninitialized taint, no providerID)", len(ids))
@@ -198,7 +179,7 @@ aws:
 	}
 
 	say("waiting for the CCM to initialize the Nodes, provision the load balancer and program routes")
-	if err := waitReady(ctx, admin, emu, len(ids), ccmDone); err != nil {
+	if err := waitReady(ctx, admin, emu, len(ids), ccm); err != nil {
 		return fmt.Errorf("%w (see %s)", err, filepath.Join(o.StateDir, "ccm.log"))
 	}
 	if err := report(ctx, o.Out, admin, srv, emu); err != nil {
@@ -217,20 +198,18 @@ aws:
 		"Emulator admin: %s/admin/resources  %s/admin/calls\nPress Ctrl-C to stop everything.\n", adminKubeconfig, srv.URL(), srv.URL())
 	select {
 	case <-ctx.Done():
-	case err := <-ccmDone:
-		return fmt.Errorf("multicloud-ccm exited: %v", err)
+	case <-ccm.Done():
+		return fmt.Errorf("multicloud-ccm exited: %v", ccm.Err())
 	}
 	say("stopping")
 	return nil
 }
 
-func waitReady(ctx context.Context, c kubernetes.Interface, emu *cloudsimaws.Emulator, nodes int, ccmDone <-chan error) error {
+func waitReady(ctx context.Context, c kubernetes.Interface, emu *cloudsimaws.Emulator, nodes int, ccm *ccmproc.Process) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		select {
-		case err := <-ccmDone:
-			return false, fmt.Errorf("multicloud-ccm exited: %v", err)
-		default:
+		if ccm.Exited() {
+			return false, fmt.Errorf("multicloud-ccm exited: %v", ccm.Err())
 		}
 		list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
