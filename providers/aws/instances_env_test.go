@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -60,19 +58,7 @@ func newTestEnv(t *testing.T, mod func(*Section)) *testEnv {
 		mod(s)
 	}
 	s.SetDefaults()
-	api, err := newClients(t.Context(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A connection pool per test: in http.DefaultTransport's, an idle
-	// connection to an earlier test's closed emulator could be picked for
-	// a new emulator that reused its port.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	hc := &http.Client{Timeout: s.RequestTimeout, Transport: tr}
-	// Wrapped as newClients wraps its client; see ownRequestBodies.
-	api.ec2 = ec2.New(api.ec2.Options(), func(o *ec2.Options) { o.HTTPClient = ownRequestBodies(hc) })
-	api.elbv2 = elbv2.New(api.elbv2.Options(), func(o *elbv2.Options) { o.HTTPClient = ownRequestBodies(hc) })
+	api := testClients(t, t.Context(), s)
 	env := &testEnv{emu: emu, srv: srv, fx: emu.Fixture(), sec: s, api: api, clock: clocktesting.NewFakePassiveClock(time.Now())}
 	env.in = newInstances(api, s, testCluster)
 	env.in.cache.clock = env.clock

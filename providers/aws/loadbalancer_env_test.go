@@ -3,7 +3,6 @@ package aws
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 	"testing"
@@ -60,19 +59,7 @@ func newLBEnv(t *testing.T, tweak ...func(*Section)) *lbEnv {
 	}
 	s.SetDefaults()
 	_, ctx := ktesting.NewTestContext(t)
-	api, err := newClients(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A connection pool of its own: with http.DefaultTransport, an idle
-	// connection to an earlier test's closed emulator could be picked for
-	// a new one that reused its port.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	hc := &http.Client{Timeout: s.RequestTimeout, Transport: tr}
-	// Wrapped as newClients wraps its client; see ownRequestBodies.
-	api.ec2 = ec2.New(api.ec2.Options(), func(o *ec2.Options) { o.HTTPClient = ownRequestBodies(hc) })
-	api.elbv2 = elbv2.New(api.elbv2.Options(), func(o *elbv2.Options) { o.HTTPClient = ownRequestBodies(hc) })
+	api := testClients(t, ctx, s)
 	lb := newLoadBalancers(api, s, lbTestCluster, newInstances(api, s, lbTestCluster))
 	lb.sgDeleteDelay = 10 * time.Millisecond
 	return &lbEnv{t: t, ctx: ctx, emu: emu, srv: srv, fx: emu.Fixture(), api: api, lb: lb}
