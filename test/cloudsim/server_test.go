@@ -63,21 +63,11 @@ func statuses(t *testing.T, srv *cloudsim.Server, op string, n int) []int {
 
 func adminDo(t *testing.T, srv *cloudsim.Server, method, path, body string, out any) int {
 	t.Helper()
-	req, err := http.NewRequest(method, srv.URL()+path, strings.NewReader(body))
+	status, err := cloudsim.AdminCall(t.Context(), srv.URL(), method, path, body, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatalf("%s %s: decoding: %v", method, path, err)
-		}
-	}
-	return resp.StatusCode
+	return status
 }
 
 func TestServeAndCount(t *testing.T) {

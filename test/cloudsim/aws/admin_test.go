@@ -1,9 +1,6 @@
 package aws_test
 
 import (
-	"encoding/json"
-	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,21 +15,11 @@ import (
 // admin calls the admin HTTP API and decodes the JSON answer into out.
 func admin(t *testing.T, e *env, method, path, body string, out any) int {
 	t.Helper()
-	req, err := http.NewRequest(method, e.srv.URL()+path, strings.NewReader(body))
+	status, err := cloudsim.AdminCall(t.Context(), e.srv.URL(), method, path, body, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-	}
-	return resp.StatusCode
+	return status
 }
 
 func TestAdminHTTPInstances(t *testing.T) {
