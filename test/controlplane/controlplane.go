@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -26,7 +27,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // ControlPlane is a running etcd + kube-apiserver pair.
@@ -39,6 +42,8 @@ type ControlPlane struct {
 	// Dir holds files this control plane wrote (kubeconfigs); removed on Stop.
 	Dir string
 }
+
+var setLoggerOnce sync.Once
 
 // Options tune Start. The zero value is fine for tests.
 type Options struct {
@@ -97,6 +102,9 @@ func EnsureBinaries(w io.Writer) (apiserver, etcd string, err error) {
 // loopback ports, waits until the default namespace exists, and returns a
 // handle whose Stop ends both processes.
 func Start(opts Options) (*ControlPlane, error) {
+	// envtest logs through controller-runtime's logger, which otherwise
+	// prints a stack trace complaining that it was never set.
+	setLoggerOnce.Do(func() { ctrllog.SetLogger(klog.Background()) })
 	apiserverPath, etcdPath, err := EnsureBinaries(os.Stderr)
 	if err != nil {
 		return nil, err
