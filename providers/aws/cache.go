@@ -89,3 +89,24 @@ func (s *single[T]) do(ctx context.Context, fn func(context.Context) (T, error))
 		return zero, ctx.Err()
 	}
 }
+
+// keyedSingle is single per key: concurrent callers with the same key
+// share one call, different keys never wait for each other.
+type keyedSingle[T any] struct {
+	mu sync.Mutex
+	m  map[string]*single[T]
+}
+
+func (k *keyedSingle[T]) do(ctx context.Context, key string, fn func(context.Context) (T, error)) (T, error) {
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[string]*single[T]{}
+	}
+	s, ok := k.m[key]
+	if !ok {
+		s = &single[T]{}
+		k.m[key] = s
+	}
+	k.mu.Unlock()
+	return s.do(ctx, fn)
+}

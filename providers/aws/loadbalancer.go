@@ -46,6 +46,8 @@ type loadBalancers struct {
 	clock     clock.PassiveClock
 
 	subnets ttlCache[[]string]
+	// subnetFills shares one discovery among concurrent misses per key.
+	subnetFills keyedSingle[[]string]
 	// targets remembers, per target group ARN, the targets last confirmed
 	// registered, so a sync with an unchanged node set skips
 	// DescribeTargetHealth.

@@ -36,12 +36,19 @@ func (l *loadBalancers) lbSubnets(ctx context.Context, opts *lbOptions, vpc stri
 	if ids, ok := l.subnets.get(key); ok {
 		return ids, nil
 	}
-	ids, err := l.discoverSubnets(ctx, vpc, role)
-	if err != nil {
-		return nil, err
-	}
-	l.subnets.put(key, ids)
-	return ids, nil
+	// Many Services created at once reach here together on an empty
+	// cache; one DescribeSubnets serves them all.
+	return l.subnetFills.do(ctx, key, func(ctx context.Context) ([]string, error) {
+		if ids, ok := l.subnets.get(key); ok {
+			return ids, nil
+		}
+		ids, err := l.discoverSubnets(ctx, vpc, role)
+		if err != nil {
+			return nil, err
+		}
+		l.subnets.put(key, ids)
+		return ids, nil
+	})
 }
 
 // discoverSubnets picks one subnet per availability zone among the VPC's
