@@ -153,9 +153,8 @@ shown as <redacted>) and exits 0. Otherwise it prints one line per problem,
 				if !errors.As(err, &problems) {
 					return err
 				}
-				for _, p := range problems {
-					fmt.Fprintln(c.ErrOrStderr(), p.String())
-				}
+				// One "<field.path>: <problem> (line N)" line each.
+				fmt.Fprintln(c.ErrOrStderr(), problems.Error())
 				return errReported
 			}
 			out, err := cfg.Redacted()

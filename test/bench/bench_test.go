@@ -33,7 +33,6 @@ import (
 
 const (
 	clusterID  = "bench"
-	taintKey   = "node.cloudprovider.kubernetes.io/uninitialized"
 	readDelay  = 50 * time.Millisecond
 	writeDelay = 200 * time.Millisecond
 )
@@ -136,10 +135,7 @@ func (w *world) register(b *testing.B, names []string) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			node := &corev1.Node{
-				ObjectMeta: metav1.ObjectMeta{Name: name},
-				Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: taintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
-			}
+			node := ccmproc.KubeletNode(name, "")
 			if _, err := w.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 				b.Error(err)
 			}
@@ -158,7 +154,7 @@ func (w *world) waitInitialized(b *testing.B, want int, timeout time.Duration) {
 		}
 		done := 0
 		for _, n := range list.Items {
-			if n.Spec.ProviderID != "" && !hasTaint(&n, taintKey) {
+			if ccmproc.Initialized(&n) {
 				done++
 			}
 		}
@@ -180,15 +176,6 @@ func (w *world) waitFor(b *testing.B, timeout time.Duration, cond func(context.C
 	if err != nil {
 		b.Fatalf("%v; last seen: %s (logs in %s)", err, last, w.dir)
 	}
-}
-
-func hasTaint(n *corev1.Node, key string) bool {
-	for _, t := range n.Spec.Taints {
-		if t.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 func (w *world) reads() int {

@@ -1,6 +1,7 @@
 // Package ccmproc builds and runs the multicloud-ccm binary as a
 // subprocess, the way deploy/ runs it in a cluster, for the e2e tests, the
-// sandbox and the benchmarks.
+// sandbox and the benchmarks, and describes Nodes as the kubelet registers
+// them and as the CCM leaves them.
 package ccmproc
 
 import (

@@ -14,11 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/e2e/fakecloud"
 )
 
 const (
-	uninitializedTaint = "node.cloudprovider.kubernetes.io/uninitialized"
 	// fakeSecret is the fake backend's apiToken; it must never be printed.
 	fakeSecret = "s3cr3t-token-value-7d1f"
 	lbIP       = "203.0.113.10"
@@ -150,12 +150,7 @@ func TestManager(t *testing.T) {
 func testNodeInitialized(t *testing.T, name, zone, internalIP string) {
 	t.Helper()
 	ctx := context.Background()
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{
-			Key: uninitializedTaint, Value: "true", Effect: corev1.TaintEffectNoSchedule,
-		}}},
-	}
+	node := ccmproc.KubeletNode(name, "")
 	if _, err := env.admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,13 +161,9 @@ func testNodeInitialized(t *testing.T, name, zone, internalIP string) {
 		if err != nil {
 			return false, "", err
 		}
-		for _, taint := range n.Spec.Taints {
-			if taint.Key == uninitializedTaint {
-				return false, "taint still present", nil
-			}
-		}
 		// Addresses land in a separate status patch.
-		return len(n.Status.Addresses) >= 3, fmt.Sprintf("addresses=%v", n.Status.Addresses), nil
+		return ccmproc.Initialized(n) && len(n.Status.Addresses) >= 3,
+			fmt.Sprintf("providerID=%q taints=%v addresses=%v", n.Spec.ProviderID, n.Spec.Taints, n.Status.Addresses), nil
 	})
 	n, err := env.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {

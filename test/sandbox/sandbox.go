@@ -46,7 +46,6 @@ const (
 	clusterID = "demo"
 	region    = "eu-west-1"
 	podCIDR   = "10.244.0.0/16"
-	taintKey  = "node.cloudprovider.kubernetes.io/uninitialized"
 )
 
 // Run runs the sandbox until ctx ends (or, with Once, until the report is
@@ -154,13 +153,7 @@ aws:
 	say("registering %d Nodes as a --cloud-provider=external kubelet would (uninitialized taint, no providerID)", len(ids))
 	for i, id := range ids {
 		info, _ := emu.Instance(id)
-		node := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: info.PrivateDNSName, Labels: map[string]string{"kubernetes.io/hostname": info.PrivateDNSName}},
-			Spec: corev1.NodeSpec{
-				PodCIDR: fmt.Sprintf("10.244.%d.0/24", i),
-				Taints:  []corev1.Taint{{Key: taintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
-			},
-		}
+		node := ccmproc.KubeletNode(info.PrivateDNSName, fmt.Sprintf("10.244.%d.0/24", i))
 		if _, err := admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -217,7 +210,7 @@ func waitReady(ctx context.Context, c kubernetes.Interface, emu *cloudsimaws.Emu
 		}
 		initialized := 0
 		for _, n := range list.Items {
-			if n.Spec.ProviderID != "" && !hasTaint(n, taintKey) && len(n.Status.Addresses) > 0 {
+			if ccmproc.Initialized(&n) && len(n.Status.Addresses) > 0 {
 				initialized++
 			}
 		}
@@ -239,15 +232,6 @@ func waitReady(ctx context.Context, c kubernetes.Interface, emu *cloudsimaws.Emu
 		return fmt.Errorf("waiting for the CCM: %v; last seen: %s", err, last)
 	}
 	return nil
-}
-
-func hasTaint(n corev1.Node, key string) bool {
-	for _, t := range n.Spec.Taints {
-		if t.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 // report prints what the CCM did, from Kubernetes' side and the cloud's.
