@@ -2,53 +2,8 @@ package aws
 
 import (
 	"context"
-	"sort"
-	"strconv"
 	"sync"
 )
-
-// apiCalls counts the EC2 calls this package makes, by operation. Read
-// amplification is the first thing that breaks at scale, so tests assert on
-// these counts and debug logs report them.
-type apiCalls struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *apiCalls) inc(op string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = make(map[string]int)
-	}
-	c.n[op]++
-}
-
-// count returns how often op was called.
-func (c *apiCalls) count(op string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[op]
-}
-
-// String lists the counts in a stable order, for logs and test failures.
-func (c *apiCalls) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ops := make([]string, 0, len(c.n))
-	for op := range c.n {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
-	s := ""
-	for _, op := range ops {
-		if s != "" {
-			s += " "
-		}
-		s += op + "=" + strconv.Itoa(c.n[op])
-	}
-	return s
-}
 
 // single runs at most one call of a function at a time; callers arriving
 // while it runs share its result (singleflight). The call runs detached from

@@ -47,7 +47,6 @@ type instances struct {
 	region    string
 	clusterID string
 	cfgVPC    string
-	calls     *apiCalls
 
 	cache *instanceCache
 	// byIDLookups asks EC2 directly about IDs the snapshot lacks, and
@@ -72,12 +71,11 @@ func newInstances(api *clients, s *Section, clusterID string) *instances {
 		region:    s.Region,
 		clusterID: clusterID,
 		cfgVPC:    s.VPCID,
-		calls:     &apiCalls{},
 	}
 	in.cache = &instanceCache{clock: clock.RealClock{}, ttl: s.InstanceCacheTTL, list: in.listClusterInstances}
 	in.byIDLookups = newBatcher(missWindow, maxLookupKeys, in.describeByIDs)
 	in.byNameLookups = newBatcher(missWindow, maxLookupKeys, in.describeByNames)
-	in.zones = &zoneIDCache{ec2: api.ec2, calls: in.calls, clock: clock.RealClock{}, minRefetch: s.InstanceCacheTTL}
+	in.zones = &zoneIDCache{ec2: api.ec2, clock: clock.RealClock{}, minRefetch: s.InstanceCacheTTL}
 	return in
 }
 

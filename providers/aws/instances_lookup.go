@@ -179,7 +179,7 @@ func (in *instances) listClusterInstances(ctx context.Context) ([]ec2types.Insta
 	if err != nil {
 		return nil, fmt.Errorf("describe instances tagged %s: %w", in.clusterTag(), err)
 	}
-	klog.FromContext(ctx).V(4).Info("Listed cluster instances", "count", len(list), "calls", in.calls.String())
+	klog.FromContext(ctx).V(4).Info("Listed cluster instances", "count", len(list))
 	return list, nil
 }
 
@@ -262,7 +262,6 @@ func (in *instances) describeInstances(ctx context.Context, input *ec2.DescribeI
 	var list []ec2types.Instance
 	p := ec2.NewDescribeInstancesPaginator(in.ec2, input)
 	for p.HasMorePages() {
-		in.calls.inc("DescribeInstances")
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return nil, err

@@ -58,9 +58,6 @@ func TestInstanceReadAmplification(t *testing.T) {
 		t.Errorf("initializing 200 nodes cost %d DescribeInstances calls, want <= 3", n)
 	}
 	t.Logf("initializing 200 nodes: %v", env.srv.Calls())
-	if ours, theirs := env.in.calls.count("DescribeInstances"), env.describes(); ours != theirs {
-		t.Errorf("the backend counted %d DescribeInstances calls, the emulator %d", ours, theirs)
-	}
 
 	before := env.describes()
 	for range 100 {

@@ -34,7 +34,6 @@ const createTablesMaxAge = 5 * time.Second
 type routes struct {
 	ec2      *ec2.Client
 	in       *instances
-	calls    *apiCalls
 	clock    clock.PassiveClock
 	tableIDs []string
 	discover bool
@@ -52,7 +51,6 @@ func newRoutes(api *clients, s *Section, clusterID string, in *instances) *route
 	return &routes{
 		ec2:      api.ec2,
 		in:       in,
-		calls:    in.calls,
 		clock:    clock.RealClock{},
 		tableIDs: slices.Clone(s.RouteTables.IDs),
 		discover: s.RouteTables.Discover,

@@ -36,7 +36,6 @@ func (r *routes) describeTables(ctx context.Context) ([]ec2types.RouteTable, err
 	collect := func(input *ec2.DescribeRouteTablesInput) error {
 		p := ec2.NewDescribeRouteTablesPaginator(r.ec2, input)
 		for p.HasMorePages() {
-			r.calls.inc("DescribeRouteTables")
 			page, err := p.NextPage(ctx)
 			if err != nil {
 				return err
@@ -83,7 +82,6 @@ func (r *routes) describeTables(ctx context.Context) ([]ec2types.RouteTable, err
 func (r *routes) createRoute(ctx context.Context, tableID, cidr, id string) error {
 	in := &ec2.CreateRouteInput{RouteTableId: aws.String(tableID), InstanceId: aws.String(id)}
 	setRouteDestination(cidr, &in.DestinationCidrBlock, &in.DestinationIpv6CidrBlock)
-	r.calls.inc("CreateRoute")
 	if _, err := r.ec2.CreateRoute(ctx, in); err != nil {
 		return fmt.Errorf("create route %s -> %s in %s: %w", cidr, id, tableID, err)
 	}
@@ -94,7 +92,6 @@ func (r *routes) createRoute(ctx context.Context, tableID, cidr, id string) erro
 func (r *routes) deleteRoute(ctx context.Context, tableID, cidr string) error {
 	in := &ec2.DeleteRouteInput{RouteTableId: aws.String(tableID)}
 	setRouteDestination(cidr, &in.DestinationCidrBlock, &in.DestinationIpv6CidrBlock)
-	r.calls.inc("DeleteRoute")
 	if _, err := r.ec2.DeleteRoute(ctx, in); err != nil {
 		return fmt.Errorf("delete route %s in %s: %w", cidr, tableID, err)
 	}
@@ -109,7 +106,6 @@ func (r *routes) disableSourceDestCheck(ctx context.Context, inst ec2types.Insta
 		return nil
 	}
 	id := aws.ToString(inst.InstanceId)
-	r.calls.inc("ModifyInstanceAttribute")
 	_, err := r.ec2.ModifyInstanceAttribute(ctx, &ec2.ModifyInstanceAttributeInput{
 		InstanceId:      aws.String(id),
 		SourceDestCheck: &ec2types.AttributeBooleanValue{Value: aws.Bool(false)},

@@ -19,7 +19,6 @@ import (
 // is missing, at most once per minRefetch.
 type zoneIDCache struct {
 	ec2        *ec2.Client
-	calls      *apiCalls
 	clock      clock.PassiveClock
 	minRefetch time.Duration
 
@@ -59,7 +58,6 @@ func (z *zoneIDCache) cached(zone string) (id string, ok, recent bool) {
 }
 
 func (z *zoneIDCache) describe(ctx context.Context) (map[string]string, error) {
-	z.calls.inc("DescribeAvailabilityZones")
 	out, err := z.ec2.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{})
 	if err != nil {
 		return nil, fmt.Errorf("describe availability zones: %w", err)
