@@ -9,15 +9,44 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
 )
 
 // Service annotations this backend reads. The names are the upstream AWS
-// CCM's, so Services written for it keep their meaning.
+// CCM's, so Services written for it keep their meaning. The doc comments
+// are the reference docs (docs/reference/aws.md, made by hack/refdocs).
 const (
-	annotationLBType       = "service.beta.kubernetes.io/aws-load-balancer-type"
-	annotationInternal     = "service.beta.kubernetes.io/aws-load-balancer-internal"
-	annotationSubnets      = "service.beta.kubernetes.io/aws-load-balancer-subnets"
-	annotationSourceRanges = v1.AnnotationLoadBalancerSourceRangesKey
+	// annotationLBType chooses who makes the Service's load balancer: "nlb"
+	// (or unset) for a Network Load Balancer from this controller;
+	// "external" or "nlb-ip" hand the Service to the AWS Load Balancer
+	// Controller, and any NLB this controller made for it before is
+	// removed. Classic ELBs are not supported.
+	//
+	// Type: string (nlb, external, nlb-ip)
+	// Default: nlb
+	annotationLBType svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-type"
+	// annotationInternal makes the NLB internal (scheme internal, placed
+	// in the internal subnets). A CIDR such as 0.0.0.0/0 also means
+	// internal, as the upstream CCM documents. Changing it re-creates the
+	// NLB, since a scheme is fixed at creation.
+	//
+	// Type: bool, or a CIDR
+	// Default: false
+	annotationInternal svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-internal"
+	// annotationSubnets places the NLB in these subnets, one per zone,
+	// instead of the configured or discovered ones. Entries are subnet IDs
+	// or Name tags, resolved in the cluster VPC when the NLB is created.
+	//
+	// Type: comma-separated subnet IDs or Name tags
+	// Default: the cloud-config's subnets, else discovery by role and cluster tags
+	annotationSubnets svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-subnets"
+	// annotationSourceRanges admits only these client CIDRs to the
+	// listeners, when spec.loadBalancerSourceRanges is empty.
+	//
+	// Type: comma-separated CIDRs
+	// Default: 0.0.0.0/0
+	annotationSourceRanges svcopts.Annotation = v1.AnnotationLoadBalancerSourceRangesKey
 )
 
 // Values of annotationLBType.
@@ -46,7 +75,7 @@ type lbOptions struct {
 // implementedElsewhere reports whether the Service asks for a load balancer
 // the AWS Load Balancer Controller owns, and rejects types we don't know.
 func implementedElsewhere(svc *v1.Service) (bool, error) {
-	switch t := svc.Annotations[annotationLBType]; t {
+	switch t := svc.Annotations[string(annotationLBType)]; t {
 	case "", lbTypeNLB:
 		return false, nil
 	case lbTypeExternal, lbTypeNLBIP:
@@ -88,7 +117,7 @@ func parseLBOptions(svc *v1.Service) (*lbOptions, error) {
 // parseInternal accepts what the upstream CCM documents: a boolean, or a
 // CIDR (historically "0.0.0.0/0") which means internal.
 func parseInternal(ann map[string]string) (bool, error) {
-	v, ok := ann[annotationInternal]
+	v, ok := ann[string(annotationInternal)]
 	if !ok {
 		return false, nil
 	}
@@ -110,7 +139,7 @@ var (
 // parseSubnetList checks the syntax of annotationSubnets; the names are
 // resolved against the VPC only when a load balancer is created.
 func parseSubnetList(ann map[string]string) ([]string, error) {
-	v, ok := ann[annotationSubnets]
+	v, ok := ann[string(annotationSubnets)]
 	if !ok {
 		return nil, nil
 	}
@@ -142,9 +171,9 @@ func parseSourceRanges(svc *v1.Service) ([]netip.Prefix, error) {
 	where := "spec.loadBalancerSourceRanges"
 	if len(svc.Spec.LoadBalancerSourceRanges) > 0 {
 		raw = svc.Spec.LoadBalancerSourceRanges
-	} else if v, ok := svc.Annotations[annotationSourceRanges]; ok && strings.TrimSpace(v) != "" {
+	} else if v, ok := svc.Annotations[string(annotationSourceRanges)]; ok && strings.TrimSpace(v) != "" {
 		raw = strings.Split(v, ",")
-		where = "annotation " + annotationSourceRanges
+		where = "annotation " + string(annotationSourceRanges)
 	}
 	if len(raw) == 0 {
 		return []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}, nil

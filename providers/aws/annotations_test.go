@@ -28,13 +28,13 @@ func TestLoadBalancerType(t *testing.T) {
 		{"", false, false}, {"nlb", false, false}, {"external", true, false}, {"nlb-ip", true, false},
 		{"elb", false, true}, {"clb", false, true},
 	} {
-		svc := lbService(map[string]string{annotationLBType: tc.value})
+		svc := lbService(map[string]string{string(annotationLBType): tc.value})
 		err := ensureSupported(svc)
 		switch {
 		case tc.elsewhere && err != cloudprovider.ImplementedElsewhere: // must be unwrapped
 			t.Errorf("%q: got %v, want ImplementedElsewhere unwrapped", tc.value, err)
-		case tc.err && (err == nil || !strings.Contains(err.Error(), annotationLBType)):
-			t.Errorf("%q: got %v, want an error naming %s", tc.value, err, annotationLBType)
+		case tc.err && (err == nil || !strings.Contains(err.Error(), string(annotationLBType))):
+			t.Errorf("%q: got %v, want an error naming %s", tc.value, err, string(annotationLBType))
 		case !tc.elsewhere && !tc.err && err != nil:
 			t.Errorf("%q: %v", tc.value, err)
 		}
@@ -61,41 +61,41 @@ func TestParseLBOptions(t *testing.T) {
 				t.Errorf("got %+v", o)
 			}
 		}},
-		{name: "internal true", ann: map[string]string{annotationInternal: "true"}, check: func(t *testing.T, o *lbOptions) {
+		{name: "internal true", ann: map[string]string{string(annotationInternal): "true"}, check: func(t *testing.T, o *lbOptions) {
 			if !o.internal {
 				t.Error("want internal")
 			}
 		}},
-		{name: "internal cidr", ann: map[string]string{annotationInternal: "0.0.0.0/0"}, check: func(t *testing.T, o *lbOptions) {
+		{name: "internal cidr", ann: map[string]string{string(annotationInternal): "0.0.0.0/0"}, check: func(t *testing.T, o *lbOptions) {
 			if !o.internal {
 				t.Error("want internal")
 			}
 		}},
-		{name: "internal false", ann: map[string]string{annotationInternal: "false"}, check: func(t *testing.T, o *lbOptions) {
+		{name: "internal false", ann: map[string]string{string(annotationInternal): "false"}, check: func(t *testing.T, o *lbOptions) {
 			if o.internal {
 				t.Error("want internet-facing")
 			}
 		}},
-		{name: "internal bad", ann: map[string]string{annotationInternal: "yes please"}, wantErr: annotationInternal},
-		{name: "subnets", ann: map[string]string{annotationSubnets: "subnet-0123456789abcdef0, my-subnet"}, check: func(t *testing.T, o *lbOptions) {
+		{name: "internal bad", ann: map[string]string{string(annotationInternal): "yes please"}, wantErr: string(annotationInternal)},
+		{name: "subnets", ann: map[string]string{string(annotationSubnets): "subnet-0123456789abcdef0, my-subnet"}, check: func(t *testing.T, o *lbOptions) {
 			if len(o.subnets) != 2 || o.subnets[1] != "my-subnet" {
 				t.Errorf("subnets %v", o.subnets)
 			}
 		}},
-		{name: "subnets empty entry", ann: map[string]string{annotationSubnets: "subnet-01234567,,x"}, wantErr: annotationSubnets},
-		{name: "subnets bad id", ann: map[string]string{annotationSubnets: "subnet-xyz"}, wantErr: annotationSubnets},
-		{name: "subnets bad name", ann: map[string]string{annotationSubnets: "a,b,c!"}, wantErr: annotationSubnets},
+		{name: "subnets empty entry", ann: map[string]string{string(annotationSubnets): "subnet-01234567,,x"}, wantErr: string(annotationSubnets)},
+		{name: "subnets bad id", ann: map[string]string{string(annotationSubnets): "subnet-xyz"}, wantErr: string(annotationSubnets)},
+		{name: "subnets bad name", ann: map[string]string{string(annotationSubnets): "a,b,c!"}, wantErr: string(annotationSubnets)},
 		{name: "source ranges spec", ranges: []string{"10.0.0.0/8", "192.168.1.1/24", "2001:db8::/32"}, check: func(t *testing.T, o *lbOptions) {
 			if len(o.sourceRanges) != 3 || o.sourceRanges[1].String() != "192.168.1.0/24" {
 				t.Errorf("ranges %v", o.sourceRanges)
 			}
 		}},
-		{name: "source ranges annotation", ann: map[string]string{annotationSourceRanges: "10.0.0.0/8, 172.16.0.0/12"}, check: func(t *testing.T, o *lbOptions) {
+		{name: "source ranges annotation", ann: map[string]string{string(annotationSourceRanges): "10.0.0.0/8, 172.16.0.0/12"}, check: func(t *testing.T, o *lbOptions) {
 			if len(o.sourceRanges) != 2 {
 				t.Errorf("ranges %v", o.sourceRanges)
 			}
 		}},
-		{name: "source ranges bad annotation", ann: map[string]string{annotationSourceRanges: "10.0.0.0/8,nope"}, wantErr: annotationSourceRanges},
+		{name: "source ranges bad annotation", ann: map[string]string{string(annotationSourceRanges): "10.0.0.0/8,nope"}, wantErr: string(annotationSourceRanges)},
 		{name: "source ranges bad spec", ranges: []string{"300.0.0.0/8"}, wantErr: "spec.loadBalancerSourceRanges"},
 		{name: "tcp and udp same port", ports: []v1.ServicePort{tcp(53, 30053), udp(53, 30053), tcp(80, 30080)}, check: func(t *testing.T, o *lbOptions) {
 			if len(o.ports) != 2 || o.ports[0].protocol() != "TCP_UDP" || o.ports[1].protocol() != "TCP" {

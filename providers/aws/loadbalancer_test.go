@@ -277,7 +277,7 @@ func TestInternalAndSubnets(t *testing.T) {
 	t.Run("internal discovers private subnets", func(t *testing.T) {
 		e := newLBEnv(t)
 		for _, v := range []string{"true", "0.0.0.0/0"} {
-			svc := lbService(map[string]string{annotationInternal: v})
+			svc := lbService(map[string]string{string(annotationInternal): v})
 			svc.Name = "internal-" + strings.ReplaceAll(strings.ReplaceAll(v, ".", ""), "/", "")
 			e.ensure(svc, e.nodes(1))
 			got := e.view(svc)
@@ -313,7 +313,7 @@ func TestInternalAndSubnets(t *testing.T) {
 		e := newLBEnv(t, func(s *Section) { s.Subnets.Public = []string{"subnet-00000000"} })
 		z := e.emu.Zones()
 		want := []string{e.fx.PrivateSubnets[z[0]], e.fx.PublicSubnets[z[1]]}
-		svc := lbService(map[string]string{annotationSubnets: lbTestCluster + "-private-" + z[0] + ", " + e.fx.PublicSubnets[z[1]]})
+		svc := lbService(map[string]string{string(annotationSubnets): lbTestCluster + "-private-" + z[0] + ", " + e.fx.PublicSubnets[z[1]]})
 		e.ensure(svc, e.nodes(1))
 		if got := lbSubnets(e.view(svc)); !reflect.DeepEqual(got, lbSorted(want)) {
 			t.Errorf("subnets %v, want %v", got, want)
@@ -336,7 +336,7 @@ func TestInternalAndSubnets(t *testing.T) {
 		svc := lbService(nil, tcpPort(80, 30080))
 		e.ensure(svc, nodes)
 		old := e.view(svc)
-		svc.Annotations = map[string]string{annotationInternal: "true"}
+		svc.Annotations = map[string]string{string(annotationInternal): "true"}
 		st := e.ensure(svc, nodes)
 		v := e.view(svc)
 		if v.lb.Scheme != elbv2types.LoadBalancerSchemeEnumInternal || aws.ToString(v.lb.LoadBalancerArn) == aws.ToString(old.lb.LoadBalancerArn) {
@@ -374,7 +374,7 @@ func TestSourceRanges(t *testing.T) {
 
 	// The annotation applies when the field is empty; only the diff moves.
 	svc.Spec.LoadBalancerSourceRanges = nil
-	svc.Annotations = map[string]string{annotationSourceRanges: "10.0.0.0/8,192.168.0.0/16"}
+	svc.Annotations = map[string]string{string(annotationSourceRanges): "10.0.0.0/8,192.168.0.0/16"}
 	e.srv.ResetCalls()
 	e.ensure(svc, nodes)
 	if got, want := e.mutations(), map[string]int{"ec2:AuthorizeSecurityGroupIngress": 1, "ec2:RevokeSecurityGroupIngress": 1}; !reflect.DeepEqual(got, want) {
@@ -424,7 +424,7 @@ func TestImplementedElsewhere(t *testing.T) {
 	e := newLBEnv(t)
 	nodes := e.nodes(1)
 	for _, typ := range []string{"external", "nlb-ip"} {
-		svc := lbService(map[string]string{annotationLBType: typ})
+		svc := lbService(map[string]string{string(annotationLBType): typ})
 		e.srv.ResetCalls()
 		if _, err := e.lb.EnsureLoadBalancer(e.ctx, "kubernetes", svc, nodes); err != cloudprovider.ImplementedElsewhere {
 			t.Errorf("%s: EnsureLoadBalancer = %v, want ImplementedElsewhere unwrapped", typ, err)
@@ -462,7 +462,7 @@ func TestHandOverToLoadBalancerController(t *testing.T) {
 	if len(e.nodeRules(lbSG)) == 0 {
 		t.Fatal("no node security group rules for the load balancer")
 	}
-	svc.Annotations = map[string]string{annotationLBType: "external"}
+	svc.Annotations = map[string]string{string(annotationLBType): "external"}
 	if _, err := e.lb.EnsureLoadBalancer(e.ctx, "kubernetes", svc, nodes); err != cloudprovider.ImplementedElsewhere {
 		t.Fatalf("EnsureLoadBalancer = %v, want ImplementedElsewhere unwrapped", err)
 	}
@@ -483,13 +483,13 @@ func TestBadAnnotationsCreateNothing(t *testing.T) {
 		ranges []string
 		want   string
 	}{
-		{ann: map[string]string{annotationLBType: "elb"}, want: annotationLBType},
-		{ann: map[string]string{annotationInternal: "internal"}, want: annotationInternal},
-		{ann: map[string]string{annotationSubnets: "subnet-1,"}, want: annotationSubnets},
-		{ann: map[string]string{annotationSubnets: "no-such-subnet"}, want: annotationSubnets},
-		{ann: map[string]string{annotationSubnets: "subnet-0123456789abcdef0"}, want: annotationSubnets},
-		{ann: map[string]string{annotationSubnets: lbTestCluster + "-public-" + e.emu.Zones()[0] + "," + lbTestCluster + "-private-" + e.emu.Zones()[0]}, want: annotationSubnets},
-		{ann: map[string]string{annotationSourceRanges: "10.0.0.0/8,everywhere"}, want: annotationSourceRanges},
+		{ann: map[string]string{string(annotationLBType): "elb"}, want: string(annotationLBType)},
+		{ann: map[string]string{string(annotationInternal): "internal"}, want: string(annotationInternal)},
+		{ann: map[string]string{string(annotationSubnets): "subnet-1,"}, want: string(annotationSubnets)},
+		{ann: map[string]string{string(annotationSubnets): "no-such-subnet"}, want: string(annotationSubnets)},
+		{ann: map[string]string{string(annotationSubnets): "subnet-0123456789abcdef0"}, want: string(annotationSubnets)},
+		{ann: map[string]string{string(annotationSubnets): lbTestCluster + "-public-" + e.emu.Zones()[0] + "," + lbTestCluster + "-private-" + e.emu.Zones()[0]}, want: string(annotationSubnets)},
+		{ann: map[string]string{string(annotationSourceRanges): "10.0.0.0/8,everywhere"}, want: string(annotationSourceRanges)},
 		{ranges: []string{"10.0.0.0/33"}, want: "spec.loadBalancerSourceRanges"},
 	} {
 		svc := lbService(tc.ann)
