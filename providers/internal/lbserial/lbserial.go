@@ -1,0 +1,197 @@
+// Package lbserial serializes a backend's load-balancer calls per Service.
+//
+// The service controller runs EnsureLoadBalancer and
+// EnsureLoadBalancerDeleted from its Service workers and
+// UpdateLoadBalancer from its node-sync worker, so the two overlap for one
+// Service: a node joining while a Service's first EnsureLoadBalancer runs
+// makes an UpdateLoadBalancer hit a half-built load balancer ("load
+// balancer not found" Warning Events on every new Service; on clouds where
+// creation takes minutes it would change resources mid-build). Wrapping the
+// backend's LoadBalancer makes the calls of one Service run one at a time,
+// while different Services never wait for each other. An update that
+// waited behind an ensure or update that succeeded with the same Service
+// and node set has nothing left to do and returns at once.
+package lbserial
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"slices"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+)
+
+// LoadBalancer is a cloudprovider.LoadBalancer whose calls for one
+// Service never overlap. Errors from the backend pass through unchanged
+// (ImplementedElsewhere and api.RetryError keep their identity).
+type LoadBalancer struct {
+	inner cloudprovider.LoadBalancer
+
+	mu   sync.Mutex
+	keys map[string]*serviceState
+}
+
+var _ cloudprovider.LoadBalancer = (*LoadBalancer)(nil)
+
+// serviceState exists while any call for the Service runs or waits, so
+// the map holds only Services with work in flight.
+type serviceState struct {
+	// turn holds one token: the right to call the backend.
+	turn chan struct{}
+	refs int
+	// finished counts calls that completed; lastOK describes the last
+	// one that succeeded, and when.
+	finished uint64
+	lastOK   *outcome
+}
+
+type outcome struct {
+	at      uint64 // finished count when it completed
+	syncSig [32]byte
+}
+
+// Wrap serializes inner's calls per Service.
+func Wrap(inner cloudprovider.LoadBalancer) *LoadBalancer {
+	return &LoadBalancer{inner: inner, keys: map[string]*serviceState{}}
+}
+
+func key(svc *v1.Service) string { return svc.Namespace + "/" + svc.Name }
+
+// acquire waits for the Service's turn; seen is how many calls had
+// finished when this one arrived.
+func (l *LoadBalancer) acquire(ctx context.Context, k string) (st *serviceState, seen uint64, err error) {
+	l.mu.Lock()
+	st, ok := l.keys[k]
+	if !ok {
+		st = &serviceState{turn: make(chan struct{}, 1)}
+		l.keys[k] = st
+	}
+	st.refs++
+	seen = st.finished
+	l.mu.Unlock()
+	select {
+	case st.turn <- struct{}{}:
+		return st, seen, nil
+	case <-ctx.Done():
+		l.unref(k, st)
+		return nil, 0, ctx.Err()
+	}
+}
+
+// release ends the call, recording its outcome (nil sig: nothing to
+// record, e.g. a delete).
+func (l *LoadBalancer) release(k string, st *serviceState, ok bool, sig *[32]byte) {
+	l.mu.Lock()
+	st.finished++
+	switch {
+	case ok && sig != nil:
+		st.lastOK = &outcome{at: st.finished, syncSig: *sig}
+	default:
+		st.lastOK = nil
+	}
+	l.mu.Unlock()
+	<-st.turn
+	l.unref(k, st)
+}
+
+func (l *LoadBalancer) unref(k string, st *serviceState) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st.refs--; st.refs == 0 {
+		delete(l.keys, k)
+	}
+}
+
+// syncSignature identifies what an ensure or update brings about: the
+// Service as the backend reads it and the backend nodes.
+func syncSignature(svc *v1.Service, nodes []*v1.Node) [32]byte {
+	type nodeID struct{ Name, ProviderID string }
+	ids := make([]nodeID, 0, len(nodes))
+	for _, n := range nodes {
+		ids = append(ids, nodeID{n.Name, n.Spec.ProviderID})
+	}
+	slices.SortFunc(ids, func(a, b nodeID) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	b, _ := json.Marshal(struct {
+		UID         string
+		Annotations map[string]string
+		Spec        v1.ServiceSpec
+		Nodes       []nodeID
+	}{string(svc.UID), svc.Annotations, svc.Spec, ids})
+	return sha256.Sum256(b)
+}
+
+// GetLoadBalancer only reads; it does not wait.
+func (l *LoadBalancer) GetLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	return l.inner.GetLoadBalancer(ctx, clusterName, svc)
+}
+
+// GetLoadBalancerName passes through.
+func (l *LoadBalancer) GetLoadBalancerName(ctx context.Context, clusterName string, svc *v1.Service) string {
+	return l.inner.GetLoadBalancerName(ctx, clusterName, svc)
+}
+
+// EnsureLoadBalancer runs the backend's ensure in the Service's turn.
+func (l *LoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	k := key(svc)
+	st, _, err := l.acquire(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	status, err := l.inner.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
+	sig := syncSignature(svc, nodes)
+	l.release(k, st, err == nil, &sig)
+	return status, err
+}
+
+// UpdateLoadBalancer runs the backend's update in the Service's turn,
+// unless a call that finished while it waited already brought about the
+// same Service and node set.
+func (l *LoadBalancer) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) error {
+	k := key(svc)
+	st, seen, err := l.acquire(ctx, k)
+	if err != nil {
+		return err
+	}
+	sig := syncSignature(svc, nodes)
+	l.mu.Lock()
+	done := st.lastOK != nil && st.lastOK.at > seen && st.lastOK.syncSig == sig
+	l.mu.Unlock()
+	if done {
+		l.release(k, st, true, &sig)
+		return nil
+	}
+	err = l.inner.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+	l.release(k, st, err == nil, &sig)
+	return err
+}
+
+// EnsureLoadBalancerDeleted runs the backend's delete in the Service's
+// turn.
+func (l *LoadBalancer) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, svc *v1.Service) error {
+	k := key(svc)
+	st, _, err := l.acquire(ctx, k)
+	if err != nil {
+		return err
+	}
+	err = l.inner.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
+	l.release(k, st, false, nil)
+	return err
+}
+
+// inFlight is the number of Services with a call running or waiting.
+func (l *LoadBalancer) inFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.keys)
+}

@@ -1,0 +1,221 @@
+package lbserial
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cloudprovider "k8s.io/cloud-provider"
+)
+
+// slowLB records overlapping calls per Service and can block ensures.
+type slowLB struct {
+	mu       sync.Mutex
+	running  map[string]int
+	overlaps atomic.Int32
+	ensures  atomic.Int32
+	updates  atomic.Int32
+	deletes  atomic.Int32
+	block    chan struct{}
+	fail     error
+}
+
+func (s *slowLB) enter(svc *v1.Service) func() {
+	s.mu.Lock()
+	k := key(svc)
+	s.running[k]++
+	if s.running[k] > 1 {
+		s.overlaps.Add(1)
+	}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.running[k]--
+		s.mu.Unlock()
+	}
+}
+
+func (s *slowLB) GetLoadBalancer(context.Context, string, *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	return nil, false, nil
+}
+func (s *slowLB) GetLoadBalancerName(_ context.Context, _ string, svc *v1.Service) string {
+	return key(svc)
+}
+func (s *slowLB) EnsureLoadBalancer(_ context.Context, _ string, svc *v1.Service, _ []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	defer s.enter(svc)()
+	s.ensures.Add(1)
+	if s.block != nil {
+		<-s.block
+	}
+	if svc.Annotations["elsewhere"] != "" {
+		return nil, cloudprovider.ImplementedElsewhere
+	}
+	return &v1.LoadBalancerStatus{}, s.fail
+}
+func (s *slowLB) UpdateLoadBalancer(_ context.Context, _ string, svc *v1.Service, _ []*v1.Node) error {
+	defer s.enter(svc)()
+	s.updates.Add(1)
+	time.Sleep(time.Millisecond)
+	return nil
+}
+func (s *slowLB) EnsureLoadBalancerDeleted(_ context.Context, _ string, svc *v1.Service) error {
+	defer s.enter(svc)()
+	s.deletes.Add(1)
+	return nil
+}
+
+func svc(name string) *v1.Service {
+	return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: "u-" + "name"}}
+}
+
+func nodes(names ...string) []*v1.Node {
+	var out []*v1.Node
+	for _, n := range names {
+		out = append(out, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}})
+	}
+	return out
+}
+
+// waitRefs waits until n calls for the Service are running or waiting.
+func waitRefs(t *testing.T, l *LoadBalancer, s *v1.Service, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.mu.Lock()
+		st := l.keys[key(s)]
+		got := 0
+		if st != nil {
+			got = st.refs
+		}
+		l.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls in flight, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestUpdateBehindEnsureWithSameNodesIsSkipped(t *testing.T) {
+	inner := &slowLB{running: map[string]int{}, block: make(chan struct{})}
+	l := Wrap(inner)
+	s := svc("web")
+	ensured := make(chan error, 1)
+	go func() {
+		_, err := l.EnsureLoadBalancer(t.Context(), "c", s, nodes("a", "b"))
+		ensured <- err
+	}()
+	waitRefs(t, l, s, 1)
+	updated := make(chan error, 1)
+	go func() { updated <- l.UpdateLoadBalancer(t.Context(), "c", s, nodes("b", "a")) }()
+	waitRefs(t, l, s, 2)
+	close(inner.block)
+	if err := <-ensured; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-updated; err != nil {
+		t.Fatal(err)
+	}
+	if inner.updates.Load() != 0 {
+		t.Errorf("%d backend updates, want 0: the ensure already did it", inner.updates.Load())
+	}
+	if inner.overlaps.Load() != 0 {
+		t.Errorf("%d overlapping calls", inner.overlaps.Load())
+	}
+	if n := l.inFlight(); n != 0 {
+		t.Errorf("%d Services still tracked", n)
+	}
+}
+
+func TestUpdateBehindEnsureWithOtherNodesRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		fail     error
+		nodes    []*v1.Node
+		wantRuns int32
+	}{
+		{"node joined meanwhile", nil, nodes("a", "b", "c"), 1},
+		{"ensure failed", errors.New("boom"), nodes("a", "b"), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inner := &slowLB{running: map[string]int{}, block: make(chan struct{}), fail: tc.fail}
+			l := Wrap(inner)
+			s := svc("web")
+			go func() { _, _ = l.EnsureLoadBalancer(t.Context(), "c", s, nodes("a", "b")) }()
+			waitRefs(t, l, s, 1)
+			updated := make(chan error, 1)
+			go func() { updated <- l.UpdateLoadBalancer(t.Context(), "c", s, tc.nodes) }()
+			waitRefs(t, l, s, 2)
+			close(inner.block)
+			if err := <-updated; err != nil {
+				t.Fatal(err)
+			}
+			if got := inner.updates.Load(); got != tc.wantRuns {
+				t.Errorf("%d backend updates, want %d", got, tc.wantRuns)
+			}
+		})
+	}
+}
+
+func TestCallsOfOneServiceNeverOverlapAndServicesDoNotWait(t *testing.T) {
+	inner := &slowLB{running: map[string]int{}}
+	l := Wrap(inner)
+	var wg sync.WaitGroup
+	for i := range 50 {
+		s := svc([]string{"a", "b", "c"}[i%3])
+		wg.Go(func() { _, _ = l.EnsureLoadBalancer(t.Context(), "c", s, nodes("n1")) })
+		wg.Go(func() { _ = l.UpdateLoadBalancer(t.Context(), "c", s, nodes("n1", "n2")) })
+		if i%10 == 0 {
+			wg.Go(func() { _ = l.EnsureLoadBalancerDeleted(t.Context(), "c", s) })
+		}
+	}
+	wg.Wait()
+	if n := inner.overlaps.Load(); n != 0 {
+		t.Errorf("%d overlapping calls for one Service", n)
+	}
+	if n := l.inFlight(); n != 0 {
+		t.Errorf("%d Services still tracked after all calls returned", n)
+	}
+
+	// A blocked Service does not hold another one up.
+	inner.block = make(chan struct{})
+	defer close(inner.block)
+	go func() { _, _ = l.EnsureLoadBalancer(context.Background(), "c", svc("slow"), nil) }()
+	waitRefs(t, l, svc("slow"), 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if err := l.UpdateLoadBalancer(ctx, "c", svc("other"), nil); err != nil {
+		t.Fatalf("other Service waited: %v", err)
+	}
+}
+
+func TestWaitingCallerGivesUpOnItsContext(t *testing.T) {
+	inner := &slowLB{running: map[string]int{}, block: make(chan struct{})}
+	defer close(inner.block)
+	l := Wrap(inner)
+	s := svc("web")
+	go func() { _, _ = l.EnsureLoadBalancer(context.Background(), "c", s, nil) }()
+	waitRefs(t, l, s, 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	if err := l.EnsureLoadBalancerDeleted(ctx, "c", s); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the caller's deadline", err)
+	}
+	waitRefs(t, l, s, 1)
+}
+
+func TestErrorsPassThroughUnwrapped(t *testing.T) {
+	l := Wrap(&slowLB{running: map[string]int{}})
+	s := svc("elsewhere")
+	s.Annotations = map[string]string{"elsewhere": "yes"}
+	if _, err := l.EnsureLoadBalancer(t.Context(), "c", s, nil); err != cloudprovider.ImplementedElsewhere { // the controller compares with ==
+		t.Fatalf("err = %v, want ImplementedElsewhere itself", err)
+	}
+}
