@@ -79,15 +79,15 @@ type Emulator struct {
 
 	mu             sync.Mutex
 	seq            uint64
-	vpcs           map[string]*vpc
-	subnets        map[string]*subnet
-	routeTables    map[string]*routeTable
-	securityGroups map[string]*securityGroup
-	instances      map[string]*instance
-	loadBalancers  map[string]*loadBalancer // by ARN
-	targetGroups   map[string]*targetGroup  // by ARN
-	listeners      map[string]*listener     // by ARN
-	publicIPs      uint32                   // public addresses handed out
+	vpcs           *cloudsim.Store[*vpc]
+	subnets        *cloudsim.Store[*subnet]
+	routeTables    *cloudsim.Store[*routeTable]
+	securityGroups *cloudsim.Store[*securityGroup]
+	instances      *cloudsim.Store[*instance]
+	loadBalancers  *cloudsim.Store[*loadBalancer] // by ARN
+	targetGroups   *cloudsim.Store[*targetGroup]  // by ARN
+	listeners      *cloudsim.Store[*listener]     // by ARN
+	publicIPs      uint32                         // public addresses handed out
 	fixture        Fixture
 	now            func() time.Time
 }
@@ -100,14 +100,14 @@ func New(cfg Config) *Emulator {
 	cfg.setDefaults()
 	return &Emulator{
 		cfg:            cfg,
-		vpcs:           map[string]*vpc{},
-		subnets:        map[string]*subnet{},
-		routeTables:    map[string]*routeTable{},
-		securityGroups: map[string]*securityGroup{},
-		instances:      map[string]*instance{},
-		loadBalancers:  map[string]*loadBalancer{},
-		targetGroups:   map[string]*targetGroup{},
-		listeners:      map[string]*listener{},
+		vpcs:           cloudsim.NewStore(ec2Prefix+"vpc", func(v *vpc) string { return v.id }),
+		subnets:        cloudsim.NewStore(ec2Prefix+"subnet", func(s *subnet) string { return s.id }),
+		routeTables:    cloudsim.NewStore(ec2Prefix+"route-table", func(rt *routeTable) string { return rt.id }),
+		securityGroups: cloudsim.NewStore(ec2Prefix+"security-group", func(sg *securityGroup) string { return sg.id }),
+		instances:      cloudsim.NewStore(ec2Prefix+"instance", func(i *instance) string { return i.id }),
+		loadBalancers:  cloudsim.NewStore(elbPrefix+"load-balancer", func(lb *loadBalancer) string { return lb.arn }),
+		targetGroups:   cloudsim.NewStore(elbPrefix+"target-group", func(tg *targetGroup) string { return tg.arn }),
+		listeners:      cloudsim.NewStore(elbPrefix+"listener", func(l *listener) string { return l.arn }),
 		now:            time.Now,
 	}
 }

@@ -75,13 +75,13 @@ func NewDefault(cfg Config) *Emulator {
 		f.PrivateSubnets[z], f.PublicSubnets[z] = priv.id, pub.id
 	}
 
-	for _, rt := range e.routeTables {
+	for _, rt := range e.routeTables.All() {
 		if rt.vpcID == v.id && rt.main {
 			rt.tags = owned(cluster + "-rtb")
 			f.RouteTableID = rt.id
 		}
 	}
-	for _, sg := range e.securityGroups {
+	for _, sg := range e.securityGroups.All() {
 		if sg.vpcID == v.id && sg.isDefault {
 			f.DefaultSecurityGroupID = sg.id
 		}
