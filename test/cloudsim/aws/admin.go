@@ -60,10 +60,10 @@ func (e *Emulator) Remove(ids ...string) error {
 	for _, id := range ids {
 		inst, ok := e.instances.Get(id)
 		if !ok {
-			return fmt.Errorf("unknown instance %q", id)
+			return fmt.Errorf("instance %q: %w", id, cloudsim.ErrInstanceNotFound)
 		}
 		if inst.state != stateTerminated {
-			return fmt.Errorf("instance %s is %s, not terminated", id, inst.state)
+			return fmt.Errorf("instance %s is %s, not terminated: %w", id, inst.state, cloudsim.ErrInstanceState)
 		}
 	}
 	for _, id := range ids {
@@ -91,10 +91,10 @@ func (e *Emulator) transition(ids []string, state string) error {
 	for _, id := range ids {
 		inst, ok := e.instances.Get(id)
 		if !ok {
-			return fmt.Errorf("unknown instance %q", id)
+			return fmt.Errorf("instance %q: %w", id, cloudsim.ErrInstanceNotFound)
 		}
 		if inst.state == stateTerminated && state != stateTerminated {
-			return fmt.Errorf("instance %s is terminated", id)
+			return fmt.Errorf("instance %s is terminated, cannot become %s: %w", id, state, cloudsim.ErrInstanceState)
 		}
 		insts = append(insts, inst)
 	}
