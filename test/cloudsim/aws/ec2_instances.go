@@ -131,6 +131,17 @@ type xmlNetworkInterface struct {
 		DeleteOnTermination bool   `xml:"deleteOnTermination"`
 	} `xml:"attachment"`
 	Association *xmlAssociation `xml:"association,omitempty"`
+	// PrivateIPs lists every address of the interface, the primary one
+	// included; clients (the upstream AWS CCM among them) read node
+	// addresses from here rather than from the instance's own fields.
+	PrivateIPs []xmlPrivateIPAddress `xml:"privateIpAddressesSet>item"`
+}
+
+type xmlPrivateIPAddress struct {
+	PrivateIPAddress string          `xml:"privateIpAddress"`
+	PrivateDNSName   string          `xml:"privateDnsName"`
+	Primary          bool            `xml:"primary"`
+	Association      *xmlAssociation `xml:"association,omitempty"`
 }
 
 type xmlInstance struct {
@@ -281,6 +292,11 @@ func (e *Emulator) xmlInstance(i *instance) xmlInstance {
 		if i.publicIP != "" {
 			ni.Association = &xmlAssociation{PublicIP: i.publicIP, PublicDNSName: x.DNSName, IPOwnerID: "amazon"}
 		}
+		// One address per interface: the primary, carrying the public
+		// address's association as EC2 reports it on both levels.
+		ni.PrivateIPs = []xmlPrivateIPAddress{{
+			PrivateIPAddress: i.privateIP, PrivateDNSName: x.PrivateDNSName, Primary: true, Association: ni.Association,
+		}}
 		x.NetworkInterfaces = []xmlNetworkInterface{ni}
 	}
 	return x

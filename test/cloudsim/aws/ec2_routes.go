@@ -60,6 +60,23 @@ func (e *Emulator) createRouteTable(vpcID string, subnetIDs []string, tags map[s
 	return rt, nil
 }
 
+// routeValues makes a route.* filter: the non-empty values f takes over
+// a table's routes.
+func routeValues(f func(*route) string) func(*routeTable) []string {
+	return func(rt *routeTable) []string {
+		var out []string
+		for _, r := range rt.routes {
+			if v := f(r); v != "" {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+}
+
+// mainAssociationID is the ID of a main table's implicit association.
+func mainAssociationID(rt *routeTable) string { return "rtbassoc-" + rt.id[4:] }
+
 // state is "blackhole" once the route's instance is gone, as in EC2.
 func (e *Emulator) routeState(r *route) string {
 	if r.instanceID == "" {
@@ -117,19 +134,16 @@ func (e *Emulator) routeTableFields() fields[*routeTable] {
 			}
 			return ids
 		},
-		"route.destination-cidr-block": func(rt *routeTable) []string {
+		"route.destination-cidr-block": routeValues(func(r *route) string { return r.destination }),
+		"route.instance-id":            routeValues(func(r *route) string { return r.instanceID }),
+		"route.gateway-id":             routeValues(func(r *route) string { return r.gatewayID }),
+		"association.route-table-association-id": func(rt *routeTable) []string {
 			var out []string
-			for _, r := range rt.routes {
-				out = append(out, r.destination)
+			if rt.main {
+				out = append(out, mainAssociationID(rt))
 			}
-			return out
-		},
-		"route.instance-id": func(rt *routeTable) []string {
-			var out []string
-			for _, r := range rt.routes {
-				if r.instanceID != "" {
-					out = append(out, r.instanceID)
-				}
+			for _, a := range rt.associations {
+				out = append(out, a.id)
 			}
 			return out
 		},
@@ -164,7 +178,7 @@ func (e *Emulator) describeRouteTables(p params) (any, error) {
 		}
 		if rt.main {
 			x.Associations = append(x.Associations, xmlRouteTableAssociation{
-				ID: "rtbassoc-" + rt.id[4:], RouteTableID: rt.id, Main: true, State: "associated",
+				ID: mainAssociationID(rt), RouteTableID: rt.id, Main: true, State: "associated",
 			})
 		}
 		for _, a := range rt.associations {

@@ -44,6 +44,11 @@ func (e *Emulator) ec2TagMap(id string) (map[string]string, error) {
 			return s.tags, nil
 		}
 		return nil, apiErr("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", id)
+	case "igw":
+		if g, ok := e.internetGateways.Get(id); ok {
+			return g.tags, nil
+		}
+		return nil, apiErr("InvalidInternetGatewayID.NotFound", "The internetGateway ID '%s' does not exist", id)
 	case "rtb":
 		if rt, ok := e.routeTables.Get(id); ok {
 			return rt.tags, nil

@@ -137,7 +137,12 @@ func ec2Describe[T any](s *cloudsim.Store[T], p params, ids []string, nf notFoun
 	if err != nil {
 		return nil, "", err
 	}
-	res, err := s.List(cloudsim.Query[T]{Keys: ids, Where: append(where, match), Page: page})
+	return ec2List(s, ids, nf, page, append(where, match)...)
+}
+
+// ec2List is ec2Describe for calls with their own paging limits.
+func ec2List[T any](s *cloudsim.Store[T], ids []string, nf notFound, page cloudsim.PageRequest, where ...func(T) bool) ([]T, string, error) {
+	res, err := s.List(cloudsim.Query[T]{Keys: ids, Where: where, Page: page})
 	if err != nil {
 		return nil, "", listError(err,
 			func(missing []string) error { return apiErr(nf.code, nf.format, quoteList(missing)) },

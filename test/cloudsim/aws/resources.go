@@ -11,6 +11,7 @@ const (
 	KindVPC               = "vpc"
 	KindSubnet            = "subnet"
 	KindRouteTable        = "route-table"
+	KindInternetGateway   = "internet-gateway"
 	KindRoute             = "route"
 	KindSecurityGroup     = "security-group"
 	KindSecurityGroupRule = "security-group-rule"
@@ -41,6 +42,9 @@ func (e *Emulator) Resources() []cloudsim.Resource {
 	}
 	for _, s := range e.subnets.All() {
 		add(KindSubnet, s.id, s.tags["Name"], s.vpcID, s.tags)
+	}
+	for _, g := range e.internetGateways.All() {
+		add(KindInternetGateway, g.id, g.tags["Name"], g.vpcID, g.tags)
 	}
 	for _, rt := range e.routeTables.All() {
 		add(KindRouteTable, rt.id, rt.tags["Name"], rt.vpcID, rt.tags)
