@@ -18,6 +18,7 @@ import (
 //	POST   /admin/faults           a FaultSpec or an array of them; each replaces the spec with its op
 //	DELETE /admin/faults[?op=X]    remove every spec, or the one for X
 //	GET    /admin/resources[?kind=K]  [Resource, ...]
+//	*      /admin/instances/...    cloud-neutral instances, when the cloud implements Instances (see instancesRoutes)
 //	*      /admin/<cloud>/...      the cloud's own admin API
 func (s *Server) adminMux() *http.ServeMux {
 	mux := http.NewServeMux()
@@ -59,6 +60,7 @@ func (s *Server) adminMux() *http.ServeMux {
 		}
 		WriteJSON(w, http.StatusOK, rs)
 	})
+	s.instancesRoutes(mux)
 	if h := s.cloud.Admin(); h != nil {
 		prefix := "/admin/" + s.cloud.Name()
 		mux.Handle(prefix+"/", http.StripPrefix(prefix, h))

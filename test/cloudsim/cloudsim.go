@@ -7,6 +7,12 @@
 // for tests, or standalone via cmd/cloudsim), per-operation call counting,
 // fault injection (latency, hangs, rate limits, 5xx), and an admin API under
 // /admin/ to drive all of that from another process.
+//
+// Two more pieces are shared by every cloud: Store, the ordered keyed
+// collection whose List runs the select -> filter -> page pipeline behind
+// each cloud's list calls, and Instances, the cloud-neutral instance
+// lifecycle the Server serves at /admin/instances for tests, the demo and
+// benchmarks.
 package cloudsim
 
 import (

@@ -58,16 +58,16 @@ func (e *Emulator) Remove(ids ...string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, id := range ids {
-		inst, ok := e.instances[id]
+		inst, ok := e.instances.Get(id)
 		if !ok {
-			return fmt.Errorf("unknown instance %q", id)
+			return fmt.Errorf("instance %q: %w", id, cloudsim.ErrInstanceNotFound)
 		}
 		if inst.state != stateTerminated {
-			return fmt.Errorf("instance %s is %s, not terminated", id, inst.state)
+			return fmt.Errorf("instance %s is %s, not terminated: %w", id, inst.state, cloudsim.ErrInstanceState)
 		}
 	}
 	for _, id := range ids {
-		delete(e.instances, id)
+		e.instances.Delete(id)
 	}
 	return nil
 }
@@ -89,12 +89,12 @@ func (e *Emulator) transition(ids []string, state string) error {
 	defer e.mu.Unlock()
 	var insts []*instance
 	for _, id := range ids {
-		inst, ok := e.instances[id]
+		inst, ok := e.instances.Get(id)
 		if !ok {
-			return fmt.Errorf("unknown instance %q", id)
+			return fmt.Errorf("instance %q: %w", id, cloudsim.ErrInstanceNotFound)
 		}
 		if inst.state == stateTerminated && state != stateTerminated {
-			return fmt.Errorf("instance %s is terminated", id)
+			return fmt.Errorf("instance %s is terminated, cannot become %s: %w", id, state, cloudsim.ErrInstanceState)
 		}
 		insts = append(insts, inst)
 	}
@@ -109,7 +109,7 @@ func (e *Emulator) Instances() []InstanceInfo {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []InstanceInfo
-	for _, i := range sortedValues(e.instances) {
+	for _, i := range e.instances.All() {
 		out = append(out, e.instanceInfo(i))
 	}
 	return out
@@ -119,7 +119,7 @@ func (e *Emulator) Instances() []InstanceInfo {
 func (e *Emulator) Instance(id string) (InstanceInfo, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	i, ok := e.instances[id]
+	i, ok := e.instances.Get(id)
 	if !ok {
 		return InstanceInfo{}, false
 	}

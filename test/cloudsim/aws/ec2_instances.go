@@ -25,7 +25,6 @@ var stateCodes = map[string]int{
 }
 
 type instance struct {
-	seq            uint64
 	id             string
 	reservationID  string
 	instanceType   string
@@ -46,15 +45,13 @@ type instance struct {
 	srcDstCheckOff bool
 }
 
-func (i *instance) order() uint64 { return i.seq }
-
 // instanceParam validates an instance ID and looks it up, with EC2's
 // distinction between malformed and unknown IDs.
 func (e *Emulator) instanceParam(id string) (*instance, error) {
 	if !instanceIDPattern.MatchString(id) {
 		return nil, apiErr("InvalidInstanceID.Malformed", "Invalid id: %q", id)
 	}
-	inst, ok := e.instances[id]
+	inst, ok := e.instances.Get(id)
 	if !ok {
 		return nil, apiErr("InvalidInstanceID.NotFound", "The instance ID '%s' does not exist", id)
 	}
@@ -134,6 +131,17 @@ type xmlNetworkInterface struct {
 		DeleteOnTermination bool   `xml:"deleteOnTermination"`
 	} `xml:"attachment"`
 	Association *xmlAssociation `xml:"association,omitempty"`
+	// PrivateIPs lists every address of the interface, the primary one
+	// included; clients (the upstream AWS CCM among them) read node
+	// addresses from here rather than from the instance's own fields.
+	PrivateIPs []xmlPrivateIPAddress `xml:"privateIpAddressesSet>item"`
+}
+
+type xmlPrivateIPAddress struct {
+	PrivateIPAddress string          `xml:"privateIpAddress"`
+	PrivateDNSName   string          `xml:"privateDnsName"`
+	Primary          bool            `xml:"primary"`
+	Association      *xmlAssociation `xml:"association,omitempty"`
 }
 
 type xmlInstance struct {
@@ -196,7 +204,7 @@ func (e *Emulator) instanceFields() fields[*instance] {
 		"instance.group-name": func(i *instance) []string {
 			var names []string
 			for _, id := range i.securityGroups {
-				if sg, ok := e.securityGroups[id]; ok {
+				if sg, ok := e.securityGroups.Get(id); ok {
 					names = append(names, sg.name)
 				}
 			}
@@ -211,6 +219,8 @@ func (e *Emulator) publicDNS(i *instance) string {
 	}
 	return publicDNSName(e.cfg.Region, i.publicIP)
 }
+
+var notFoundInstances = notFound{"InvalidInstanceID.NotFound", "The instance ID %s does not exist"}
 
 func (e *Emulator) describeInstances(p params) (any, error) {
 	ids := p.list("InstanceId")
@@ -227,16 +237,11 @@ func (e *Emulator) describeInstances(p params) (any, error) {
 		}
 	}
 	if len(notFound) == 1 {
-		return nil, apiErr("InvalidInstanceID.NotFound", "The instance ID '%s' does not exist", notFound[0])
+		return nil, apiErr(notFoundInstances.code, notFoundInstances.format, quoteList(notFound))
 	} else if len(notFound) > 1 {
-		return nil, apiErr("InvalidInstanceID.NotFound", "The instance IDs %s do not exist", quoteList(notFound))
+		return nil, apiErr(notFoundInstances.code, "The instance IDs %s do not exist", quoteList(notFound))
 	}
-	insts, _ := selectByID(e.instances, ids, "", "")
-	insts, err := filterItems(insts, parseFilters(p), e.instanceFields(), func(i *instance) map[string]string { return i.tags })
-	if err != nil {
-		return nil, err
-	}
-	insts, next, err := ec2Page(insts, p)
+	insts, next, err := ec2Describe(e.instances, p, ids, notFoundInstances, e.instanceFields(), func(i *instance) map[string]string { return i.tags })
 	if err != nil {
 		return nil, err
 	}
@@ -287,6 +292,11 @@ func (e *Emulator) xmlInstance(i *instance) xmlInstance {
 		if i.publicIP != "" {
 			ni.Association = &xmlAssociation{PublicIP: i.publicIP, PublicDNSName: x.DNSName, IPOwnerID: "amazon"}
 		}
+		// One address per interface: the primary, carrying the public
+		// address's association as EC2 reports it on both levels.
+		ni.PrivateIPs = []xmlPrivateIPAddress{{
+			PrivateIPAddress: i.privateIP, PrivateDNSName: x.PrivateDNSName, Primary: true, Association: ni.Association,
+		}}
 		x.NetworkInterfaces = []xmlNetworkInterface{ni}
 	}
 	return x
@@ -295,7 +305,7 @@ func (e *Emulator) xmlInstance(i *instance) xmlInstance {
 func (e *Emulator) groupIdentifiers(ids []string) []xmlGroupIdentifier {
 	var out []xmlGroupIdentifier
 	for _, id := range ids {
-		if sg, ok := e.securityGroups[id]; ok {
+		if sg, ok := e.securityGroups.Get(id); ok {
 			out = append(out, xmlGroupIdentifier{GroupID: sg.id, GroupName: sg.name})
 		}
 	}
@@ -346,7 +356,7 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 		return nil, fmt.Errorf("unknown zone %q", spec.Zone)
 	}
 	for _, id := range spec.SecurityGroupIDs {
-		if _, ok := e.securityGroups[id]; !ok {
+		if _, ok := e.securityGroups.Get(id); !ok {
 			return nil, fmt.Errorf("unknown security group %q", id)
 		}
 	}
@@ -366,19 +376,19 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 		if err != nil {
 			return ids, err
 		}
-		id, seq := e.newID("i")
+		id, _ := e.newID("i")
 		eni, eniSeq := e.newID("eni")
 		groups := spec.SecurityGroupIDs
 		if len(groups) == 0 && e.fixture.NodeSecurityGroupID != "" && e.fixture.VPCID == s.vpcID {
 			groups = []string{e.fixture.NodeSecurityGroupID}
 		}
 		inst := &instance{
-			seq: seq, id: id, reservationID: reservationID, instanceType: spec.InstanceType,
+			id: id, reservationID: reservationID, instanceType: spec.InstanceType,
 			zone: s.zone, subnetID: s.id, vpcID: s.vpcID, privateIP: ip,
 			wantsPublicIP: spec.PublicIP, eniID: eni, mac: fmt.Sprintf("02:00:00:%02x:%02x:%02x", byte(eniSeq>>16), byte(eniSeq>>8), byte(eniSeq)),
 			securityGroups: slices.Clone(groups), launchTime: e.now(), tags: copyTags(spec.Tags),
 		}
-		e.instances[id] = inst
+		e.instances.Put(inst)
 		e.setState(inst, spec.State)
 		ids = append(ids, id)
 	}
@@ -387,7 +397,7 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 
 func (e *Emulator) pickSubnet(spec LaunchSpec, n int) (*subnet, error) {
 	if spec.SubnetID != "" {
-		s, ok := e.subnets[spec.SubnetID]
+		s, ok := e.subnets.Get(spec.SubnetID)
 		if !ok {
 			return nil, fmt.Errorf("unknown subnet %q", spec.SubnetID)
 		}
@@ -395,14 +405,14 @@ func (e *Emulator) pickSubnet(spec LaunchSpec, n int) (*subnet, error) {
 	}
 	zone := spec.Zone
 	if zone == "" {
-		zone = e.cfg.Zones[(len(e.instances)+n)%len(e.cfg.Zones)]
+		zone = e.cfg.Zones[(e.instances.Len()+n)%len(e.cfg.Zones)]
 	}
 	role := "kubernetes.io/role/internal-elb"
 	if spec.PublicIP {
 		role = "kubernetes.io/role/elb"
 	}
 	var fallback *subnet
-	for _, s := range sortedValues(e.subnets) {
+	for _, s := range e.subnets.All() {
 		if s.zone != zone {
 			continue
 		}

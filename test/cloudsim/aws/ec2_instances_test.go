@@ -31,9 +31,14 @@ func describeInstances(t *testing.T, e *env, in *ec2.DescribeInstancesInput) []e
 }
 
 func instanceIDs(insts []ec2types.Instance) []string {
+	return idsOf(insts, func(i ec2types.Instance) *string { return i.InstanceId })
+}
+
+// idsOf lists the IDs id reads from items, in order.
+func idsOf[T any](items []T, id func(T) *string) []string {
 	var ids []string
-	for _, i := range insts {
-		ids = append(ids, aws.ToString(i.InstanceId))
+	for _, it := range items {
+		ids = append(ids, aws.ToString(id(it)))
 	}
 	return ids
 }

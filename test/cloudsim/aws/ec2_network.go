@@ -1,6 +1,8 @@
 package aws
 
 import (
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+
 	"encoding/binary"
 	"fmt"
 	"net/netip"
@@ -10,16 +12,12 @@ import (
 // VPCs, subnets and availability zones. Route tables are in ec2_routes.go.
 
 type vpc struct {
-	seq  uint64
 	id   string
 	cidr netip.Prefix
 	tags map[string]string
 }
 
-func (v *vpc) order() uint64 { return v.seq }
-
 type subnet struct {
-	seq         uint64
 	id          string
 	vpcID       string
 	zone        string
@@ -28,8 +26,6 @@ type subnet struct {
 	allocated   uint32 // addresses handed out so far
 	tags        map[string]string
 }
-
-func (s *subnet) order() uint64 { return s.seq }
 
 // zoneID is the AZ ID of the i-th configured zone, e.g. euw1-az2.
 func (e *Emulator) zoneID(zone string) string {
@@ -43,9 +39,9 @@ func (e *Emulator) zoneID(zone string) string {
 // createVPC makes a VPC with what AWS makes along with it: the main route
 // table (holding the local route) and the "default" security group.
 func (e *Emulator) createVPC(cidr netip.Prefix, tags map[string]string) *vpc {
-	id, seq := e.newID("vpc")
-	v := &vpc{seq: seq, id: id, cidr: cidr.Masked(), tags: copyTags(tags)}
-	e.vpcs[id] = v
+	id, _ := e.newID("vpc")
+	v := &vpc{id: id, cidr: cidr.Masked(), tags: copyTags(tags)}
+	e.vpcs.Put(v)
 	rt := e.newRouteTable(id, nil)
 	rt.main = true
 	sg := e.newSecurityGroup(id, "default", "default VPC security group", nil)
@@ -54,7 +50,7 @@ func (e *Emulator) createVPC(cidr netip.Prefix, tags map[string]string) *vpc {
 }
 
 func (e *Emulator) createSubnet(vpcID, zone string, cidr netip.Prefix, mapPublicIP bool, tags map[string]string) (*subnet, error) {
-	v, ok := e.vpcs[vpcID]
+	v, ok := e.vpcs.Get(vpcID)
 	if !ok {
 		return nil, apiErr("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", vpcID)
 	}
@@ -65,14 +61,14 @@ func (e *Emulator) createSubnet(vpcID, zone string, cidr netip.Prefix, mapPublic
 	if !v.cidr.Contains(cidr.Addr()) || cidr.Bits() < v.cidr.Bits() || cidr.Bits() > 28 {
 		return nil, apiErr("InvalidSubnet.Range", "The CIDR '%s' is invalid.", cidr)
 	}
-	for _, s := range e.subnets {
+	for _, s := range e.subnets.All() {
 		if s.vpcID == vpcID && s.cidr.Overlaps(cidr) {
 			return nil, apiErr("InvalidSubnet.Conflict", "The CIDR '%s' conflicts with another subnet", cidr)
 		}
 	}
-	id, seq := e.newID("subnet")
-	s := &subnet{seq: seq, id: id, vpcID: vpcID, zone: zone, cidr: cidr, mapPublicIP: mapPublicIP, tags: copyTags(tags)}
-	e.subnets[id] = s
+	id, _ := e.newID("subnet")
+	s := &subnet{id: id, vpcID: vpcID, zone: zone, cidr: cidr, mapPublicIP: mapPublicIP, tags: copyTags(tags)}
+	e.subnets.Put(s)
 	return s, nil
 }
 
@@ -145,11 +141,11 @@ func (e *Emulator) describeAvailabilityZones(p params) (any, error) {
 	zones = slices.DeleteFunc(zones, func(z xmlAvailabilityZone) bool {
 		return len(names) > 0 && !slices.Contains(names, z.ZoneName) || len(ids) > 0 && !slices.Contains(ids, z.ZoneID)
 	})
-	zones, err := filterItems(zones, parseFilters(p), zoneFields, func(xmlAvailabilityZone) map[string]string { return nil })
+	match, err := ec2Filter(p, zoneFields, func(xmlAvailabilityZone) map[string]string { return nil })
 	if err != nil {
 		return nil, err
 	}
-	return describeAvailabilityZonesResponse{Zones: zones}, nil
+	return describeAvailabilityZonesResponse{Zones: cloudsim.Filter(zones, match)}, nil
 }
 
 // --- DescribeVpcs ---
@@ -187,14 +183,8 @@ var vpcFields = fields[*vpc]{
 }
 
 func (e *Emulator) describeVpcs(p params) (any, error) {
-	vpcs, err := selectByID(e.vpcs, p.list("VpcId"), "InvalidVpcID.NotFound", "The vpc ID %s does not exist")
-	if err != nil {
-		return nil, err
-	}
-	if vpcs, err = filterItems(vpcs, parseFilters(p), vpcFields, func(v *vpc) map[string]string { return v.tags }); err != nil {
-		return nil, err
-	}
-	vpcs, next, err := ec2Page(vpcs, p)
+	vpcs, next, err := ec2Describe(e.vpcs, p, p.list("VpcId"), notFound{"InvalidVpcID.NotFound", "The vpc ID %s does not exist"},
+		vpcFields, func(v *vpc) map[string]string { return v.tags })
 	if err != nil {
 		return nil, err
 	}
@@ -247,14 +237,8 @@ func (e *Emulator) subnetFields() fields[*subnet] {
 }
 
 func (e *Emulator) describeSubnets(p params) (any, error) {
-	subnets, err := selectByID(e.subnets, p.list("SubnetId"), "InvalidSubnetID.NotFound", "The subnet ID %s does not exist")
-	if err != nil {
-		return nil, err
-	}
-	if subnets, err = filterItems(subnets, parseFilters(p), e.subnetFields(), func(s *subnet) map[string]string { return s.tags }); err != nil {
-		return nil, err
-	}
-	subnets, next, err := ec2Page(subnets, p)
+	subnets, next, err := ec2Describe(e.subnets, p, p.list("SubnetId"), notFound{"InvalidSubnetID.NotFound", "The subnet ID %s does not exist"},
+		e.subnetFields(), func(s *subnet) map[string]string { return s.tags })
 	if err != nil {
 		return nil, err
 	}
@@ -270,28 +254,6 @@ func (e *Emulator) describeSubnets(p params) (any, error) {
 		})
 	}
 	return resp, nil
-}
-
-// selectByID returns the resources named by ids, in creation order, or
-// all of them when ids is empty. Unknown IDs are reported together, as
-// EC2 does: "The subnet ID 'subnet-1, subnet-2' does not exist".
-func selectByID[T ordered](m map[string]T, ids []string, code, format string) ([]T, error) {
-	if len(ids) == 0 {
-		return sortedValues(m), nil
-	}
-	var missing []string
-	sel := map[string]T{}
-	for _, id := range ids {
-		if r, ok := m[id]; ok {
-			sel[id] = r
-		} else {
-			missing = append(missing, id)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, apiErr(code, format, quoteList(missing))
-	}
-	return sortedValues(sel), nil
 }
 
 func copyTags(tags map[string]string) map[string]string {

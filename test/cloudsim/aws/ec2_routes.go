@@ -7,7 +7,6 @@ import (
 )
 
 type routeTable struct {
-	seq          uint64
 	id           string
 	vpcID        string
 	main         bool
@@ -15,8 +14,6 @@ type routeTable struct {
 	routes       []*route
 	tags         map[string]string
 }
-
-func (rt *routeTable) order() uint64 { return rt.seq }
 
 type rtAssociation struct {
 	id       string
@@ -32,20 +29,21 @@ type route struct {
 }
 
 func (e *Emulator) newRouteTable(vpcID string, tags map[string]string) *routeTable {
-	id, seq := e.newID("rtb")
-	rt := &routeTable{seq: seq, id: id, vpcID: vpcID, tags: copyTags(tags)}
-	rt.routes = []*route{{destination: e.vpcs[vpcID].cidr.String(), gatewayID: "local", origin: "CreateRouteTable"}}
-	e.routeTables[id] = rt
+	id, _ := e.newID("rtb")
+	rt := &routeTable{id: id, vpcID: vpcID, tags: copyTags(tags)}
+	v, _ := e.vpcs.Get(vpcID) // callers checked it exists
+	rt.routes = []*route{{destination: v.cidr.String(), gatewayID: "local", origin: "CreateRouteTable"}}
+	e.routeTables.Put(rt)
 	return rt
 }
 
 // createRouteTable makes a route table explicitly associated with subnetIDs.
 func (e *Emulator) createRouteTable(vpcID string, subnetIDs []string, tags map[string]string) (*routeTable, error) {
-	if _, ok := e.vpcs[vpcID]; !ok {
+	if _, ok := e.vpcs.Get(vpcID); !ok {
 		return nil, apiErr("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", vpcID)
 	}
 	for _, id := range subnetIDs {
-		s, ok := e.subnets[id]
+		s, ok := e.subnets.Get(id)
 		if !ok || s.vpcID != vpcID {
 			return nil, apiErr("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", id)
 		}
@@ -53,7 +51,7 @@ func (e *Emulator) createRouteTable(vpcID string, subnetIDs []string, tags map[s
 	rt := e.newRouteTable(vpcID, tags)
 	for _, id := range subnetIDs {
 		// A subnet has one explicit association: moving it here removes the old one.
-		for _, other := range e.routeTables {
+		for _, other := range e.routeTables.All() {
 			other.associations = slices.DeleteFunc(other.associations, func(a rtAssociation) bool { return a.subnetID == id })
 		}
 		assocID, _ := e.newID("rtbassoc")
@@ -62,12 +60,29 @@ func (e *Emulator) createRouteTable(vpcID string, subnetIDs []string, tags map[s
 	return rt, nil
 }
 
+// routeValues makes a route.* filter: the non-empty values f takes over
+// a table's routes.
+func routeValues(f func(*route) string) func(*routeTable) []string {
+	return func(rt *routeTable) []string {
+		var out []string
+		for _, r := range rt.routes {
+			if v := f(r); v != "" {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+}
+
+// mainAssociationID is the ID of a main table's implicit association.
+func mainAssociationID(rt *routeTable) string { return "rtbassoc-" + rt.id[4:] }
+
 // state is "blackhole" once the route's instance is gone, as in EC2.
 func (e *Emulator) routeState(r *route) string {
 	if r.instanceID == "" {
 		return "active"
 	}
-	if inst, ok := e.instances[r.instanceID]; !ok || inst.state == stateTerminated {
+	if inst, ok := e.instances.Get(r.instanceID); !ok || inst.state == stateTerminated {
 		return "blackhole"
 	}
 	return "active"
@@ -119,19 +134,16 @@ func (e *Emulator) routeTableFields() fields[*routeTable] {
 			}
 			return ids
 		},
-		"route.destination-cidr-block": func(rt *routeTable) []string {
+		"route.destination-cidr-block": routeValues(func(r *route) string { return r.destination }),
+		"route.instance-id":            routeValues(func(r *route) string { return r.instanceID }),
+		"route.gateway-id":             routeValues(func(r *route) string { return r.gatewayID }),
+		"association.route-table-association-id": func(rt *routeTable) []string {
 			var out []string
-			for _, r := range rt.routes {
-				out = append(out, r.destination)
+			if rt.main {
+				out = append(out, mainAssociationID(rt))
 			}
-			return out
-		},
-		"route.instance-id": func(rt *routeTable) []string {
-			var out []string
-			for _, r := range rt.routes {
-				if r.instanceID != "" {
-					out = append(out, r.instanceID)
-				}
+			for _, a := range rt.associations {
+				out = append(out, a.id)
 			}
 			return out
 		},
@@ -146,14 +158,8 @@ func (e *Emulator) routeTableFields() fields[*routeTable] {
 }
 
 func (e *Emulator) describeRouteTables(p params) (any, error) {
-	rts, err := selectByID(e.routeTables, p.list("RouteTableId"), "InvalidRouteTableID.NotFound", "The routeTable ID %s does not exist")
-	if err != nil {
-		return nil, err
-	}
-	if rts, err = filterItems(rts, parseFilters(p), e.routeTableFields(), func(rt *routeTable) map[string]string { return rt.tags }); err != nil {
-		return nil, err
-	}
-	rts, next, err := ec2Page(rts, p)
+	rts, next, err := ec2Describe(e.routeTables, p, p.list("RouteTableId"), notFound{"InvalidRouteTableID.NotFound", "The routeTable ID %s does not exist"},
+		e.routeTableFields(), func(rt *routeTable) map[string]string { return rt.tags })
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +178,7 @@ func (e *Emulator) describeRouteTables(p params) (any, error) {
 		}
 		if rt.main {
 			x.Associations = append(x.Associations, xmlRouteTableAssociation{
-				ID: "rtbassoc-" + rt.id[4:], RouteTableID: rt.id, Main: true, State: "associated",
+				ID: mainAssociationID(rt), RouteTableID: rt.id, Main: true, State: "associated",
 			})
 		}
 		for _, a := range rt.associations {
@@ -194,7 +200,7 @@ func (e *Emulator) routeTableParam(p params) (*routeTable, error) {
 	if id == "" {
 		return nil, missing("RouteTableId")
 	}
-	rt, ok := e.routeTables[id]
+	rt, ok := e.routeTables.Get(id)
 	if !ok {
 		return nil, apiErr("InvalidRouteTableID.NotFound", "The routeTable ID '%s' does not exist", id)
 	}

@@ -9,7 +9,6 @@ import (
 )
 
 type securityGroup struct {
-	seq         uint64
 	id          string
 	name        string
 	description string
@@ -19,8 +18,6 @@ type securityGroup struct {
 	egress      []*sgRule
 	tags        map[string]string
 }
-
-func (sg *securityGroup) order() uint64 { return sg.seq }
 
 // sgRule is one security group rule: a protocol and port range from one
 // source (a CIDR or another group). EC2 gives every rule an sgr- ID, and
@@ -54,14 +51,14 @@ func (r *sgRule) String() string {
 }
 
 func (e *Emulator) newSecurityGroup(vpcID, name, description string, tags map[string]string) *securityGroup {
-	id, seq := e.newID("sg")
+	id, _ := e.newID("sg")
 	ruleID, _ := e.newID("sgr")
 	sg := &securityGroup{
-		seq: seq, id: id, name: name, description: description, vpcID: vpcID, tags: copyTags(tags),
+		id: id, name: name, description: description, vpcID: vpcID, tags: copyTags(tags),
 		// New groups allow all egress, as in EC2.
 		egress: []*sgRule{{id: ruleID, protocol: "-1", cidr: "0.0.0.0/0"}},
 	}
-	e.securityGroups[id] = sg
+	e.securityGroups.Put(sg)
 	return sg
 }
 
@@ -78,10 +75,10 @@ func (e *Emulator) createSecurityGroupChecked(vpcID, name, description string, t
 	case vpcID == "":
 		return nil, apiErr("VPCIdNotSpecified", "No default VPC for this user")
 	}
-	if _, ok := e.vpcs[vpcID]; !ok {
+	if _, ok := e.vpcs.Get(vpcID); !ok {
 		return nil, apiErr("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", vpcID)
 	}
-	for _, sg := range e.securityGroups {
+	for _, sg := range e.securityGroups.All() {
 		if sg.vpcID == vpcID && sg.name == name {
 			return nil, apiErr("InvalidGroup.Duplicate", "The security group '%s' already exists for VPC '%s'", name, vpcID)
 		}
@@ -106,7 +103,7 @@ func (e *Emulator) groupByID(id string) (*securityGroup, error) {
 	if !groupIDPattern.MatchString(id) {
 		return nil, apiErr("InvalidGroupId.Malformed", "Invalid id: %q (expecting \"sg-...\")", id)
 	}
-	sg, ok := e.securityGroups[id]
+	sg, ok := e.securityGroups.Get(id)
 	if !ok {
 		return nil, apiErr("InvalidGroup.NotFound", "The security group '%s' does not exist", id)
 	}
@@ -159,7 +156,7 @@ func (e *Emulator) deleteSecurityGroup(p params) (any, error) {
 	if user := e.groupUser(sg.id); user != "" {
 		return nil, apiErr("DependencyViolation", "resource %s has a dependent object (%s)", sg.id, user)
 	}
-	delete(e.securityGroups, sg.id)
+	e.securityGroups.Delete(sg.id)
 	return deleteSecurityGroupResponse{Return: true, GroupID: sg.id}, nil
 }
 
@@ -170,12 +167,12 @@ type deleteSecurityGroupResponse struct {
 
 // groupUser names something that still depends on group id, or "".
 func (e *Emulator) groupUser(id string) string {
-	for _, lb := range sortedValues(e.loadBalancers) {
+	for _, lb := range e.loadBalancers.All() {
 		if slices.Contains(lb.securityGroups, id) {
 			return "load balancer " + lb.name
 		}
 	}
-	for _, sg := range sortedValues(e.securityGroups) {
+	for _, sg := range e.securityGroups.All() {
 		if sg.id == id {
 			continue // a group may reference itself
 		}
@@ -185,7 +182,7 @@ func (e *Emulator) groupUser(id string) string {
 			}
 		}
 	}
-	for _, inst := range sortedValues(e.instances) {
+	for _, inst := range e.instances.All() {
 		if inst.state != stateTerminated && slices.Contains(inst.securityGroups, id) {
 			return "instance " + inst.id
 		}
@@ -454,20 +451,14 @@ func (e *Emulator) describeSecurityGroups(p params) (any, error) {
 			return nil, err
 		}
 	}
-	groups := sortedValues(e.securityGroups)
 	for _, name := range names {
-		if !slices.ContainsFunc(groups, func(sg *securityGroup) bool { return sg.name == name }) {
+		if !slices.ContainsFunc(e.securityGroups.All(), func(sg *securityGroup) bool { return sg.name == name }) {
 			return nil, apiErr("InvalidGroup.NotFound", "The security group '%s' does not exist", name)
 		}
 	}
-	groups = slices.DeleteFunc(groups, func(sg *securityGroup) bool {
-		return len(ids) > 0 && !slices.Contains(ids, sg.id) || len(names) > 0 && !slices.Contains(names, sg.name)
-	})
-	groups, err := filterItems(groups, parseFilters(p), securityGroupFields, func(sg *securityGroup) map[string]string { return sg.tags })
-	if err != nil {
-		return nil, err
-	}
-	groups, next, err := ec2Page(groups, p)
+	named := func(sg *securityGroup) bool { return len(names) == 0 || slices.Contains(names, sg.name) }
+	groups, next, err := ec2Describe(e.securityGroups, p, ids, notFound{"InvalidGroup.NotFound", "The security group %s does not exist"},
+		securityGroupFields, func(sg *securityGroup) map[string]string { return sg.tags }, named)
 	if err != nil {
 		return nil, err
 	}

@@ -35,17 +35,22 @@ func (e *Emulator) ec2TagMap(id string) (map[string]string, error) {
 		}
 		return sg.tags, nil
 	case "vpc":
-		if v, ok := e.vpcs[id]; ok {
+		if v, ok := e.vpcs.Get(id); ok {
 			return v.tags, nil
 		}
 		return nil, apiErr("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", id)
 	case "subnet":
-		if s, ok := e.subnets[id]; ok {
+		if s, ok := e.subnets.Get(id); ok {
 			return s.tags, nil
 		}
 		return nil, apiErr("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", id)
+	case "igw":
+		if g, ok := e.internetGateways.Get(id); ok {
+			return g.tags, nil
+		}
+		return nil, apiErr("InvalidInternetGatewayID.NotFound", "The internetGateway ID '%s' does not exist", id)
 	case "rtb":
-		if rt, ok := e.routeTables[id]; ok {
+		if rt, ok := e.routeTables.Get(id); ok {
 			return rt.tags, nil
 		}
 		return nil, apiErr("InvalidRouteTableID.NotFound", "The routeTable ID '%s' does not exist", id)

@@ -8,7 +8,6 @@ import (
 )
 
 type listener struct {
-	seq          uint64
 	arn          string
 	lbARN        string
 	protocol     string
@@ -18,8 +17,6 @@ type listener struct {
 	certificates []string
 	tags         map[string]string
 }
-
-func (l *listener) order() uint64 { return l.seq }
 
 // action is a forward action; the only kind a CCM creates.
 type action struct {
@@ -163,7 +160,7 @@ func (e *Emulator) createListener(p params) (any, error) {
 		return nil, err
 	}
 	// Idempotent: the same port with the same settings returns the listener.
-	for _, other := range e.listeners {
+	for _, other := range e.listeners.All() {
 		if other.lbARN != lb.arn || other.port != port {
 			continue
 		}
@@ -172,12 +169,12 @@ func (e *Emulator) createListener(p params) (any, error) {
 		}
 		return nil, apiErr("DuplicateListener", "A listener already exists on this port for this load balancer '%s'", lb.arn)
 	}
-	l.seq = e.nextSeq()
-	l.arn = strings.Replace(lb.arn, ":loadbalancer/", ":listener/", 1) + fmt.Sprintf("/%016x", l.seq)
+	seq := e.nextSeq()
+	l.arn = strings.Replace(lb.arn, ":loadbalancer/", ":listener/", 1) + fmt.Sprintf("/%016x", seq)
 	if l.protocol == "TLS" || l.protocol == "HTTPS" {
 		l.sslPolicy = orDefault(l.sslPolicy, "ELBSecurityPolicy-2016-08")
 	}
-	e.listeners[l.arn] = l
+	e.listeners.Put(l)
 	return listenersResponse{Listeners: []xmlListener{xmlListenerOf(l)}}, nil
 }
 
@@ -238,18 +235,7 @@ func xmlListenerOf(l *listener) xmlListener {
 }
 
 func (e *Emulator) listenerParam(p params) (*listener, error) {
-	arn := p.get("ListenerArn")
-	if arn == "" {
-		return nil, validation("A listener ARN must be specified")
-	}
-	if arnKind(arn) != arnListener {
-		return nil, validation("'%s' is not a valid listener ARN", arn)
-	}
-	l, ok := e.listeners[arn]
-	if !ok {
-		return nil, apiErr("ListenerNotFound", "Listener '%s' not found", arn)
-	}
-	return l, nil
+	return elbLookup(e.listeners, p.get("ListenerArn"), arnListener, "listener", "ListenerNotFound", "Listener '%s' not found")
 }
 
 func (e *Emulator) describeListeners(p params) (any, error) {
@@ -261,25 +247,16 @@ func (e *Emulator) describeListeners(p params) (any, error) {
 	case len(arns) > 0 && lbARN != "":
 		return nil, validation("Listener ARNs and a load balancer ARN cannot be specified at the same time")
 	}
-	ls := sortedValues(e.listeners)
 	if lbARN != "" {
 		if _, err := e.lbParam(p); err != nil {
 			return nil, err
 		}
-		ls = slices.DeleteFunc(ls, func(l *listener) bool { return l.lbARN != lbARN })
-	} else {
-		var missing []string
-		for _, a := range arns {
-			if _, ok := e.listeners[a]; !ok {
-				missing = append(missing, a)
-			}
-		}
-		if len(missing) > 0 {
-			return nil, apiErr("ListenerNotFound", "Listeners '[%s]' not found", strings.Join(missing, ", "))
-		}
-		ls = slices.DeleteFunc(ls, func(l *listener) bool { return !slices.Contains(arns, l.arn) })
 	}
-	ls, next, err := elbPage(ls, p)
+	notFound := func(missing []string) error {
+		return apiErr("ListenerNotFound", "Listeners '[%s]' not found", strings.Join(missing, ", "))
+	}
+	ofLB := func(l *listener) bool { return lbARN == "" || l.lbARN == lbARN }
+	ls, next, err := elbDescribe(e.listeners, p, arns, notFound, ofLB)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +272,7 @@ func (e *Emulator) modifyListener(p params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	lb := e.loadBalancers[l.lbARN]
+	lb, _ := e.loadBalancers.Get(l.lbARN) // deleting a load balancer deletes its listeners
 	updated := *l
 	if p.get("Port") != "" {
 		if updated.port, err = strconv.Atoi(p.get("Port")); err != nil {
@@ -315,7 +292,7 @@ func (e *Emulator) modifyListener(p params) (any, error) {
 	if err := e.checkListener(&updated, lb); err != nil {
 		return nil, err
 	}
-	for _, other := range e.listeners {
+	for _, other := range e.listeners.All() {
 		if other != l && other.lbARN == l.lbARN && other.port == updated.port {
 			return nil, apiErr("DuplicateListener", "A listener already exists on this port for this load balancer '%s'", lb.arn)
 		}
@@ -329,6 +306,6 @@ func (e *Emulator) deleteListener(p params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	delete(e.listeners, l.arn)
+	e.listeners.Delete(l.arn)
 	return emptyResponse{}, nil
 }

@@ -16,7 +16,6 @@ const (
 )
 
 type loadBalancer struct {
-	seq            uint64
 	arn            string
 	name           string
 	lbType         string
@@ -32,8 +31,6 @@ type loadBalancer struct {
 	attributes     map[string]string
 	tags           map[string]string
 }
-
-func (lb *loadBalancer) order() uint64 { return lb.seq }
 
 // state is provisioning until the configured delay has passed.
 func (e *Emulator) lbState(lb *loadBalancer) string {
@@ -73,7 +70,7 @@ func (e *Emulator) lbSubnets(p params, lbType string) ([]string, string, error) 
 	vpcID := ""
 	zones := map[string]bool{}
 	for _, id := range ids {
-		s, ok := e.subnets[id]
+		s, ok := e.subnets.Get(id)
 		if !ok {
 			return nil, "", apiErr("SubnetNotFound", "The subnet ID '%s' is not valid", id)
 		}
@@ -89,13 +86,14 @@ func (e *Emulator) lbSubnets(p params, lbType string) ([]string, string, error) 
 	if lbType == lbTypeApplication && len(ids) < 2 {
 		return nil, "", validation("At least two subnets in two different Availability Zones must be specified")
 	}
-	sort.Slice(ids, func(i, j int) bool { return e.subnets[ids[i]].zone < e.subnets[ids[j]].zone })
+	zone := func(id string) string { s, _ := e.subnets.Get(id); return s.zone }
+	sort.Slice(ids, func(i, j int) bool { return zone(ids[i]) < zone(ids[j]) })
 	return ids, vpcID, nil
 }
 
 func (e *Emulator) lbSecurityGroups(ids []string, vpcID string) error {
 	for _, id := range ids {
-		sg, ok := e.securityGroups[id]
+		sg, ok := e.securityGroups.Get(id)
 		if !ok || (vpcID != "" && sg.vpcID != vpcID) {
 			return apiErr("InvalidSecurityGroup", "Security group '%s' does not exist", id)
 		}
@@ -135,7 +133,7 @@ func (e *Emulator) createLoadBalancer(p params) (any, error) {
 
 	// CreateLoadBalancer is idempotent: the same name with the same
 	// settings returns the existing load balancer.
-	for _, lb := range e.loadBalancers {
+	for _, lb := range e.loadBalancers.All() {
 		if lb.name != name {
 			continue
 		}
@@ -149,7 +147,7 @@ func (e *Emulator) createLoadBalancer(p params) (any, error) {
 	seq := e.nextSeq()
 	hex := fmt.Sprintf("%016x", seq)
 	lb := &loadBalancer{
-		seq: seq, name: name, lbType: lbType, scheme: scheme, ipAddressType: ipType, vpcID: vpcID,
+		name: name, lbType: lbType, scheme: scheme, ipAddressType: ipType, vpcID: vpcID,
 		subnets: subnets, securityGroups: slices.Clone(sgs), createdWithSGs: len(sgs) > 0,
 		arn:        e.arn(fmt.Sprintf("loadbalancer/%s/%s/%s", lbTypeSegment(lbType), name, hex)),
 		created:    e.now(),
@@ -165,7 +163,7 @@ func (e *Emulator) createLoadBalancer(p params) (any, error) {
 		}
 		lb.dnsName = fmt.Sprintf("%s%s-%d.%s.elb.amazonaws.com", prefix, name, 1000000000+seq, e.cfg.Region)
 	}
-	e.loadBalancers[lb.arn] = lb
+	e.loadBalancers.Put(lb)
 	return createLoadBalancerResponse{LoadBalancers: []xmlLoadBalancer{e.xmlLoadBalancer(lb)}}, nil
 }
 
@@ -216,7 +214,8 @@ type describeLoadBalancersResponse struct {
 func (e *Emulator) xmlAZs(subnets []string) []xmlLBAvailabilityZone {
 	var out []xmlLBAvailabilityZone
 	for _, id := range subnets {
-		out = append(out, xmlLBAvailabilityZone{ZoneName: e.subnets[id].zone, SubnetID: id})
+		s, _ := e.subnets.Get(id) // a load balancer's subnets cannot be deleted under it
+		out = append(out, xmlLBAvailabilityZone{ZoneName: s.zone, SubnetID: id})
 	}
 	return out
 }
@@ -236,28 +235,14 @@ func (e *Emulator) describeLoadBalancers(p params) (any, error) {
 	if len(names) > 0 && len(arns) > 0 {
 		return nil, validation("Load balancer names and load balancer ARNs cannot be specified at the same time")
 	}
-	lbs := sortedValues(e.loadBalancers)
-	var missing []string
-	switch {
-	case len(names) > 0:
-		for _, n := range names {
-			if !slices.ContainsFunc(lbs, func(lb *loadBalancer) bool { return lb.name == n }) {
-				missing = append(missing, n)
-			}
-		}
-		lbs = slices.DeleteFunc(lbs, func(lb *loadBalancer) bool { return !slices.Contains(names, lb.name) })
-	case len(arns) > 0:
-		for _, a := range arns {
-			if _, ok := e.loadBalancers[a]; !ok {
-				missing = append(missing, a)
-			}
-		}
-		lbs = slices.DeleteFunc(lbs, func(lb *loadBalancer) bool { return !slices.Contains(arns, lb.arn) })
+	notFound := func(missing []string) error {
+		return apiErr("LoadBalancerNotFound", "Load balancers '[%s]' not found", strings.Join(missing, ", "))
 	}
-	if len(missing) > 0 {
-		return nil, apiErr("LoadBalancerNotFound", "Load balancers '[%s]' not found", strings.Join(missing, ", "))
+	if missing := missingNames(e.loadBalancers.All(), names, func(lb *loadBalancer) string { return lb.name }); len(missing) > 0 {
+		return nil, notFound(missing)
 	}
-	lbs, next, err := elbPage(lbs, p)
+	named := func(lb *loadBalancer) bool { return len(names) == 0 || slices.Contains(names, lb.name) }
+	lbs, next, err := elbDescribe(e.loadBalancers, p, arns, notFound, named)
 	if err != nil {
 		return nil, err
 	}
@@ -270,18 +255,7 @@ func (e *Emulator) describeLoadBalancers(p params) (any, error) {
 
 // lbParam looks up LoadBalancerArn, which must be present and well formed.
 func (e *Emulator) lbParam(p params) (*loadBalancer, error) {
-	arn := p.get("LoadBalancerArn")
-	if arn == "" {
-		return nil, validation("A load balancer ARN must be specified")
-	}
-	if arnKind(arn) != arnLoadBalancer {
-		return nil, validation("'%s' is not a valid load balancer ARN", arn)
-	}
-	lb, ok := e.loadBalancers[arn]
-	if !ok {
-		return nil, apiErr("LoadBalancerNotFound", "Load balancer '%s' not found", arn)
-	}
-	return lb, nil
+	return elbLookup(e.loadBalancers, p.get("LoadBalancerArn"), arnLoadBalancer, "load balancer", "LoadBalancerNotFound", "Load balancer '%s' not found")
 }
 
 type emptyResponse struct{}
@@ -299,12 +273,12 @@ func (e *Emulator) deleteLoadBalancer(p params) (any, error) {
 	if lb.attributes["deletion_protection.enabled"] == "true" {
 		return nil, apiErr("OperationNotPermitted", "Load balancer '%s' cannot be deleted because deletion protection is enabled", lb.arn)
 	}
-	for arn, l := range e.listeners {
+	for _, l := range e.listeners.All() {
 		if l.lbARN == lb.arn {
-			delete(e.listeners, arn)
+			e.listeners.Delete(l.arn)
 		}
 	}
-	delete(e.loadBalancers, lb.arn)
+	e.loadBalancers.Delete(lb.arn)
 	return emptyResponse{}, nil
 }
 

@@ -32,17 +32,17 @@ func elbTagParams(p params, prefix string) (map[string]string, error) {
 func (e *Emulator) elbTagMap(arn string) (map[string]string, error) {
 	switch arnKind(arn) {
 	case arnLoadBalancer:
-		if lb, ok := e.loadBalancers[arn]; ok {
+		if lb, ok := e.loadBalancers.Get(arn); ok {
 			return lb.tags, nil
 		}
 		return nil, apiErr("LoadBalancerNotFound", "Load balancer '%s' not found", arn)
 	case arnTargetGroup:
-		if tg, ok := e.targetGroups[arn]; ok {
+		if tg, ok := e.targetGroups.Get(arn); ok {
 			return tg.tags, nil
 		}
 		return nil, apiErr("TargetGroupNotFound", "Target groups '%s' not found", arn)
 	case arnListener:
-		if l, ok := e.listeners[arn]; ok {
+		if l, ok := e.listeners.Get(arn); ok {
 			return l.tags, nil
 		}
 		return nil, apiErr("ListenerNotFound", "Listener '%s' not found", arn)

@@ -9,7 +9,6 @@ import (
 )
 
 type targetGroup struct {
-	seq        uint64
 	arn        string
 	name       string
 	protocol   string
@@ -21,8 +20,6 @@ type targetGroup struct {
 	targets    []target
 	tags       map[string]string
 }
-
-func (tg *targetGroup) order() uint64 { return tg.seq }
 
 type healthCheck struct {
 	enabled   bool
@@ -168,7 +165,7 @@ func (e *Emulator) createTargetGroup(p params) (any, error) {
 	if vpcID == "" {
 		return nil, validation("A VPC ID must be specified")
 	}
-	if _, ok := e.vpcs[vpcID]; !ok {
+	if _, ok := e.vpcs.Get(vpcID); !ok {
 		return nil, validation("The VPC ID '%s' is not found", vpcID)
 	}
 	hc := defaultHealthCheck(protocol)
@@ -181,7 +178,7 @@ func (e *Emulator) createTargetGroup(p params) (any, error) {
 	}
 
 	// Idempotent like CreateLoadBalancer: same name and settings returns it.
-	for _, tg := range e.targetGroups {
+	for _, tg := range e.targetGroups.All() {
 		if tg.name != name {
 			continue
 		}
@@ -193,12 +190,12 @@ func (e *Emulator) createTargetGroup(p params) (any, error) {
 
 	seq := e.nextSeq()
 	tg := &targetGroup{
-		seq: seq, name: name, protocol: protocol, port: port, vpcID: vpcID, targetType: targetType, hc: hc,
+		name: name, protocol: protocol, port: port, vpcID: vpcID, targetType: targetType, hc: hc,
 		arn:        e.arn(fmt.Sprintf("targetgroup/%s/%016x", name, seq)),
 		attributes: defaultTGAttributes(protocol, targetType),
 		tags:       tags,
 	}
-	e.targetGroups[tg.arn] = tg
+	e.targetGroups.Put(tg)
 	return targetGroupsResponse{TargetGroups: []xmlTargetGroup{e.xmlTargetGroup(tg)}}, nil
 }
 
@@ -230,7 +227,7 @@ type targetGroupsResponse struct {
 // tgLoadBalancers lists the load balancers whose listeners forward to tg.
 func (e *Emulator) tgLoadBalancers(tg *targetGroup) []string {
 	var arns []string
-	for _, l := range sortedValues(e.listeners) {
+	for _, l := range e.listeners.All() {
 		if l.forwardsTo(tg.arn) && !slices.Contains(arns, l.lbARN) {
 			arns = append(arns, l.lbARN)
 		}
@@ -260,33 +257,22 @@ func (e *Emulator) describeTargetGroups(p params) (any, error) {
 	if given > 1 {
 		return nil, validation("Only one of LoadBalancerArn, TargetGroupArns or Names can be specified")
 	}
-	tgs := sortedValues(e.targetGroups)
-	var missing []string
-	switch {
-	case len(names) > 0:
-		for _, n := range names {
-			if !slices.ContainsFunc(tgs, func(tg *targetGroup) bool { return tg.name == n }) {
-				missing = append(missing, n)
-			}
-		}
-		tgs = slices.DeleteFunc(tgs, func(tg *targetGroup) bool { return !slices.Contains(names, tg.name) })
-	case len(arns) > 0:
-		for _, a := range arns {
-			if _, ok := e.targetGroups[a]; !ok {
-				missing = append(missing, a)
-			}
-		}
-		tgs = slices.DeleteFunc(tgs, func(tg *targetGroup) bool { return !slices.Contains(arns, tg.arn) })
-	case lbARN != "":
+	notFound := func(missing []string) error {
+		return apiErr("TargetGroupNotFound", "Target groups '[%s]' not found", strings.Join(missing, ", "))
+	}
+	if missing := missingNames(e.targetGroups.All(), names, func(tg *targetGroup) string { return tg.name }); len(missing) > 0 {
+		return nil, notFound(missing)
+	}
+	if lbARN != "" {
 		if _, err := e.lbParam(p); err != nil {
 			return nil, err
 		}
-		tgs = slices.DeleteFunc(tgs, func(tg *targetGroup) bool { return !slices.Contains(e.tgLoadBalancers(tg), lbARN) })
 	}
-	if len(missing) > 0 {
-		return nil, apiErr("TargetGroupNotFound", "Target groups '[%s]' not found", strings.Join(missing, ", "))
+	selected := func(tg *targetGroup) bool {
+		return (len(names) == 0 || slices.Contains(names, tg.name)) &&
+			(lbARN == "" || slices.Contains(e.tgLoadBalancers(tg), lbARN))
 	}
-	tgs, next, err := elbPage(tgs, p)
+	tgs, next, err := elbDescribe(e.targetGroups, p, arns, notFound, selected)
 	if err != nil {
 		return nil, err
 	}
@@ -298,17 +284,7 @@ func (e *Emulator) describeTargetGroups(p params) (any, error) {
 }
 
 func (e *Emulator) tgByARN(arn string) (*targetGroup, error) {
-	if arn == "" {
-		return nil, validation("A target group ARN must be specified")
-	}
-	if arnKind(arn) != arnTargetGroup {
-		return nil, validation("'%s' is not a valid target group ARN", arn)
-	}
-	tg, ok := e.targetGroups[arn]
-	if !ok {
-		return nil, apiErr("TargetGroupNotFound", "Target groups '%s' not found", arn)
-	}
-	return tg, nil
+	return elbLookup(e.targetGroups, arn, arnTargetGroup, "target group", "TargetGroupNotFound", "Target groups '%s' not found")
 }
 
 func (e *Emulator) modifyTargetGroup(p params) (any, error) {
@@ -357,7 +333,7 @@ func (e *Emulator) deleteTargetGroup(p params) (any, error) {
 	if lbs := e.tgLoadBalancers(tg); len(lbs) > 0 {
 		return nil, apiErr("ResourceInUse", "Target group '%s' is currently in use by a listener or a rule", arn)
 	}
-	delete(e.targetGroups, arn)
+	e.targetGroups.Delete(arn)
 	return emptyResponse{}, nil
 }
 
@@ -415,7 +391,7 @@ func (e *Emulator) checkTarget(tg *targetGroup, t target) error {
 		}
 		return nil
 	}
-	inst, ok := e.instances[t.id]
+	inst, ok := e.instances.Get(t.id)
 	switch {
 	case !ok:
 		return apiErr("InvalidTarget", "The following targets are not valid instances: '%s'", t.id)
@@ -469,7 +445,7 @@ func (e *Emulator) health(tg *targetGroup, t target, registered bool) (state, re
 	case tg.targetType == "ip":
 		return "healthy", "", ""
 	}
-	inst, ok := e.instances[t.id]
+	inst, ok := e.instances.Get(t.id)
 	switch {
 	case !ok || inst.state == stateTerminated || inst.state == stateShuttingDown:
 		return "unhealthy", "Target.InvalidState", "Target is in the terminated state"

@@ -77,19 +77,20 @@ func (c *Config) setDefaults() {
 type Emulator struct {
 	cfg Config
 
-	mu             sync.Mutex
-	seq            uint64
-	vpcs           map[string]*vpc
-	subnets        map[string]*subnet
-	routeTables    map[string]*routeTable
-	securityGroups map[string]*securityGroup
-	instances      map[string]*instance
-	loadBalancers  map[string]*loadBalancer // by ARN
-	targetGroups   map[string]*targetGroup  // by ARN
-	listeners      map[string]*listener     // by ARN
-	publicIPs      uint32                   // public addresses handed out
-	fixture        Fixture
-	now            func() time.Time
+	mu               sync.Mutex
+	seq              uint64
+	vpcs             *cloudsim.Store[*vpc]
+	subnets          *cloudsim.Store[*subnet]
+	routeTables      *cloudsim.Store[*routeTable]
+	securityGroups   *cloudsim.Store[*securityGroup]
+	instances        *cloudsim.Store[*instance]
+	loadBalancers    *cloudsim.Store[*loadBalancer] // by ARN
+	targetGroups     *cloudsim.Store[*targetGroup]  // by ARN
+	listeners        *cloudsim.Store[*listener]     // by ARN
+	internetGateways *cloudsim.Store[*internetGateway]
+	publicIPs        uint32 // public addresses handed out
+	fixture          Fixture
+	now              func() time.Time
 }
 
 var _ cloudsim.Cloud = (*Emulator)(nil)
@@ -99,16 +100,17 @@ var _ cloudsim.Cloud = (*Emulator)(nil)
 func New(cfg Config) *Emulator {
 	cfg.setDefaults()
 	return &Emulator{
-		cfg:            cfg,
-		vpcs:           map[string]*vpc{},
-		subnets:        map[string]*subnet{},
-		routeTables:    map[string]*routeTable{},
-		securityGroups: map[string]*securityGroup{},
-		instances:      map[string]*instance{},
-		loadBalancers:  map[string]*loadBalancer{},
-		targetGroups:   map[string]*targetGroup{},
-		listeners:      map[string]*listener{},
-		now:            time.Now,
+		cfg:              cfg,
+		vpcs:             cloudsim.NewStore(ec2Prefix+"vpc", func(v *vpc) string { return v.id }),
+		subnets:          cloudsim.NewStore(ec2Prefix+"subnet", func(s *subnet) string { return s.id }),
+		routeTables:      cloudsim.NewStore(ec2Prefix+"route-table", func(rt *routeTable) string { return rt.id }),
+		securityGroups:   cloudsim.NewStore(ec2Prefix+"security-group", func(sg *securityGroup) string { return sg.id }),
+		instances:        cloudsim.NewStore(ec2Prefix+"instance", func(i *instance) string { return i.id }),
+		loadBalancers:    cloudsim.NewStore(elbPrefix+"load-balancer", func(lb *loadBalancer) string { return lb.arn }),
+		targetGroups:     cloudsim.NewStore(elbPrefix+"target-group", func(tg *targetGroup) string { return tg.arn }),
+		listeners:        cloudsim.NewStore(elbPrefix+"listener", func(l *listener) string { return l.arn }),
+		internetGateways: cloudsim.NewStore(ec2Prefix+"internet-gateway", func(g *internetGateway) string { return g.id }),
+		now:              time.Now,
 	}
 }
 
@@ -155,11 +157,13 @@ type handler func(e *Emulator, p params) (any, error)
 
 var ec2Handlers = map[string]handler{
 	"DescribeInstances":             (*Emulator).describeInstances,
+	"DescribeInstanceTopology":      (*Emulator).describeInstanceTopology,
 	"ModifyInstanceAttribute":       (*Emulator).modifyInstanceAttribute,
 	"DescribeAvailabilityZones":     (*Emulator).describeAvailabilityZones,
 	"DescribeVpcs":                  (*Emulator).describeVpcs,
 	"DescribeSubnets":               (*Emulator).describeSubnets,
 	"DescribeRouteTables":           (*Emulator).describeRouteTables,
+	"DescribeInternetGateways":      (*Emulator).describeInternetGateways,
 	"CreateRoute":                   (*Emulator).createRoute,
 	"DeleteRoute":                   (*Emulator).deleteRoute,
 	"CreateSecurityGroup":           (*Emulator).createSecurityGroup,

@@ -1,11 +1,13 @@
 package aws
 
 import (
-	"encoding/base64"
+	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 )
 
 // filter is one EC2 Filter.N: a name and the values it accepts. Values of
@@ -27,30 +29,26 @@ func parseFilters(p params) []filter {
 // Tag filters (tag:<key>, tag-key, tag-value) work for every kind.
 type fields[T any] map[string]func(T) []string
 
-// filterItems keeps the items matching every filter. An unknown filter
-// name is an InvalidParameterValue, as in EC2, so typos in a controller's
-// filters fail in tests instead of silently matching everything.
-func filterItems[T any](items []T, filters []filter, fs fields[T], tagsOf func(T) map[string]string) ([]T, error) {
+// ec2Filter turns EC2's Filter.N parameters into one predicate. An
+// unknown filter name is an InvalidParameterValue, as in EC2, so typos in
+// a controller's filters fail in tests instead of silently matching
+// everything.
+func ec2Filter[T any](p params, fs fields[T], tagsOf func(T) map[string]string) (func(T) bool, error) {
+	filters := parseFilters(p)
 	for _, f := range filters {
 		if _, ok := fs[f.name]; ok || isTagFilter(f.name) {
 			continue
 		}
 		return nil, apiErr(codeInvalidParameterValue, "The filter '%s' is invalid", f.name)
 	}
-	var out []T
-	for _, item := range items {
-		ok := true
+	return func(item T) bool {
 		for _, f := range filters {
 			if !matchAny(f.values, filterValues(item, f.name, fs, tagsOf)) {
-				ok = false
-				break
+				return false
 			}
 		}
-		if ok {
-			out = append(out, item)
-		}
-	}
-	return out, nil
+		return true
+	}, nil
 }
 
 func isTagFilter(name string) bool {
@@ -121,47 +119,56 @@ func wildcardMatch(pattern, s string) bool {
 	return pi == len(p)
 }
 
-// ordered is a resource with a creation sequence number.
-type ordered interface{ order() uint64 }
+// notFound is the EC2 error a Describe call gives for IDs that do not
+// exist: format gets every missing ID at once, as in "The subnet ID
+// 'subnet-1, subnet-2' does not exist".
+type notFound struct{ code, format string }
 
-// sortedValues lists a map's values in creation order.
-func sortedValues[T ordered](m map[string]T) []T {
-	out := make([]T, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
+// ec2Describe runs an EC2 Describe call's pipeline over s: the IDs it
+// names (every one must exist), its Filter.N (and any where of the
+// caller's own), then MaxResults/NextToken.
+func ec2Describe[T any](s *cloudsim.Store[T], p params, ids []string, nf notFound,
+	fs fields[T], tagsOf func(T) map[string]string, where ...func(T) bool) ([]T, string, error) {
+	match, err := ec2Filter(p, fs, tagsOf)
+	if err != nil {
+		return nil, "", err
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].order() < out[j].order() })
-	return out
+	page, err := ec2PageRequest(p)
+	if err != nil {
+		return nil, "", err
+	}
+	return ec2List(s, ids, nf, page, append(where, match)...)
 }
 
-// ec2Page applies EC2's MaxResults/NextToken pagination. Without
+// ec2List is ec2Describe for calls with their own paging limits.
+func ec2List[T any](s *cloudsim.Store[T], ids []string, nf notFound, page cloudsim.PageRequest, where ...func(T) bool) ([]T, string, error) {
+	res, err := s.List(cloudsim.Query[T]{Keys: ids, Where: where, Page: page})
+	if err != nil {
+		return nil, "", listError(err,
+			func(missing []string) error { return apiErr(nf.code, nf.format, quoteList(missing)) },
+			apiErr(codeInvalidParameterValue, "Invalid value '%s' for nextToken", page.Token))
+	}
+	return res.Items, res.NextToken, nil
+}
+
+// ec2PageRequest reads EC2's MaxResults (5..1000) and NextToken. Without
 // MaxResults everything is returned, as the real API does for the
 // Describe calls we emulate.
-func ec2Page[T any](items []T, p params) ([]T, string, error) {
-	max, ok, err := p.intParam("MaxResults")
+func ec2PageRequest(p params) (cloudsim.PageRequest, error) {
+	size, ok, err := p.intParam("MaxResults")
 	if err != nil {
-		return nil, "", invalidValue("MaxResults", p.get("MaxResults"), "")
+		return cloudsim.PageRequest{}, invalidValue("MaxResults", p.get("MaxResults"), "")
 	}
-	start := 0
-	if tok := p.get("NextToken"); tok != "" {
-		if start, err = decodeToken(tok); err != nil {
-			return nil, "", apiErr(codeInvalidParameterValue, "Invalid value '%s' for nextToken", tok)
-		}
+	if ok && (size < 5 || size > 1000) {
+		return cloudsim.PageRequest{}, invalidValue("MaxResults", strconv.Itoa(size), "Expecting a value between 5 and 1000.")
 	}
-	if !ok {
-		if start > len(items) {
-			start = len(items)
-		}
-		return items[start:], "", nil
-	}
-	if max < 5 || max > 1000 {
-		return nil, "", invalidValue("MaxResults", strconv.Itoa(max), "Expecting a value between 5 and 1000.")
-	}
-	return page(items, start, max, encodeToken)
+	return cloudsim.PageRequest{Token: p.get("NextToken"), Size: size}, nil
 }
 
-// elbPage applies ELBv2's Marker/PageSize pagination (PageSize 1..400).
-func elbPage[T any](items []T, p params) ([]T, string, error) {
+// elbDescribe runs an ELBv2 Describe call's pipeline over s: the ARNs it
+// names (missing ones reported by notFound), the caller's where, then
+// Marker/PageSize.
+func elbDescribe[T any](s *cloudsim.Store[T], p params, arns []string, notFound func(missing []string) error, where ...func(T) bool) ([]T, string, error) {
 	size, ok, err := p.intParam("PageSize")
 	if err != nil || ok && (size < 1 || size > 400) {
 		return nil, "", validation("1 validation error detected: Value '%s' at 'pageSize' failed to satisfy constraint: Member must have value between 1 and 400", p.get("PageSize"))
@@ -169,44 +176,53 @@ func elbPage[T any](items []T, p params) ([]T, string, error) {
 	if !ok {
 		size = 400
 	}
-	start := 0
-	if m := p.get("Marker"); m != "" {
-		if start, err = decodeToken(m); err != nil {
-			return nil, "", validation("Invalid marker '%s'", m)
+	marker := p.get("Marker")
+	res, err := s.List(cloudsim.Query[T]{Keys: arns, Where: where, Page: cloudsim.PageRequest{Token: marker, Size: size}})
+	if err != nil {
+		return nil, "", listError(err, notFound, validation("Invalid marker '%s'", marker))
+	}
+	return res.Items, res.NextToken, nil
+}
+
+// elbLookup finds the resource arn names in s with ELBv2's three errors:
+// no ARN, an ARN of another kind (what names the kind in messages), and
+// an unknown one (code and format, which differ per kind).
+func elbLookup[T any](s *cloudsim.Store[T], arn, kind, what, code, format string) (T, error) {
+	var zero T
+	switch {
+	case arn == "":
+		return zero, validation("A %s ARN must be specified", what)
+	case arnKind(arn) != kind:
+		return zero, validation("'%s' is not a valid %s ARN", arn, what)
+	}
+	v, ok := s.Get(arn)
+	if !ok {
+		return zero, apiErr(code, format, arn)
+	}
+	return v, nil
+}
+
+// missingNames lists the names that no item has, in the order asked:
+// ELBv2 selects by name as well as by ARN, and names are not store keys.
+func missingNames[T any](items []T, names []string, name func(T) string) []string {
+	var missing []string
+	for _, n := range names {
+		if !slices.ContainsFunc(items, func(it T) bool { return name(it) == n }) {
+			missing = append(missing, n)
 		}
 	}
-	return page(items, start, size, encodeToken)
+	return missing
 }
 
-func page[T any](items []T, start, size int, token func(int) string) ([]T, string, error) {
-	if start > len(items) {
-		start = len(items)
+// listError turns a Store.List error into the service's own: missing
+// keys through notFound, a bad token into badToken.
+func listError(err error, notFound func([]string) error, badToken *apiError) error {
+	var nf *cloudsim.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		return notFound(nf.Keys)
+	case errors.Is(err, cloudsim.ErrInvalidPageToken):
+		return badToken
 	}
-	end := min(start+size, len(items))
-	next := ""
-	if end < len(items) {
-		next = token(end)
-	}
-	return items[start:end], next, nil
-}
-
-// Tokens are opaque to clients; ours encode the offset of the next item.
-func encodeToken(offset int) string {
-	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "cloudsim:%d", offset))
-}
-
-func decodeToken(tok string) (int, error) {
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return 0, err
-	}
-	s, ok := strings.CutPrefix(string(b), "cloudsim:")
-	if !ok {
-		return 0, fmt.Errorf("bad token")
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("bad token")
-	}
-	return n, nil
+	return fmt.Errorf("listing: %w", err)
 }

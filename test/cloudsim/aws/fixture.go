@@ -18,8 +18,19 @@ type Fixture struct {
 	// are tagged kubernetes.io/role/internal-elb=1.
 	PublicSubnets  map[string]string `json:"publicSubnets"`
 	PrivateSubnets map[string]string `json:"privateSubnets"`
-	// RouteTableID is the VPC's main route table, Name "<cluster>-rtb".
+	// RouteTableID is the VPC's main route table, Name "<cluster>-rtb",
+	// which the private subnets use implicitly; a CCM programs pod routes
+	// into it.
 	RouteTableID string `json:"routeTableId"`
+	// InternetGatewayID is the VPC's internet gateway, "<cluster>-igw".
+	InternetGatewayID string `json:"internetGatewayId"`
+	// PublicRouteTableID, "<cluster>-public-rtb", is explicitly associated
+	// with every public subnet and routes 0.0.0.0/0 to the internet
+	// gateway: that route is what makes a subnet public to clients that
+	// check (the upstream AWS CCM does), not its tags. It carries no
+	// cluster tag, so a CCM discovering route tables by that tag programs
+	// pod routes into RouteTableID alone, as before the table existed.
+	PublicRouteTableID string `json:"publicRouteTableId"`
 	// NodeSecurityGroupID is "<cluster>-node", allowing all traffic from
 	// itself; launched instances get it by default.
 	NodeSecurityGroupID string `json:"nodeSecurityGroupId"`
@@ -75,13 +86,25 @@ func NewDefault(cfg Config) *Emulator {
 		f.PrivateSubnets[z], f.PublicSubnets[z] = priv.id, pub.id
 	}
 
-	for _, rt := range e.routeTables {
+	for _, rt := range e.routeTables.All() {
 		if rt.vpcID == v.id && rt.main {
 			rt.tags = owned(cluster + "-rtb")
 			f.RouteTableID = rt.id
 		}
 	}
-	for _, sg := range e.securityGroups {
+	igw := e.createInternetGateway(v.id, owned(cluster+"-igw"))
+	f.InternetGatewayID = igw.id
+	var public []string
+	for _, z := range zones {
+		public = append(public, f.PublicSubnets[z])
+	}
+	publicRT, err := e.createRouteTable(v.id, public, map[string]string{"Name": cluster + "-public-rtb"})
+	if err != nil {
+		panic("cloudsim/aws: building default fixture: " + err.Error())
+	}
+	publicRT.routes = append(publicRT.routes, &route{destination: "0.0.0.0/0", gatewayID: igw.id, origin: "CreateRoute"})
+	f.PublicRouteTableID = publicRT.id
+	for _, sg := range e.securityGroups.All() {
 		if sg.vpcID == v.id && sg.isDefault {
 			f.DefaultSecurityGroupID = sg.id
 		}

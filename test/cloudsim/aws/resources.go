@@ -11,6 +11,7 @@ const (
 	KindVPC               = "vpc"
 	KindSubnet            = "subnet"
 	KindRouteTable        = "route-table"
+	KindInternetGateway   = "internet-gateway"
 	KindRoute             = "route"
 	KindSecurityGroup     = "security-group"
 	KindSecurityGroupRule = "security-group-rule"
@@ -36,13 +37,16 @@ func (e *Emulator) Resources() []cloudsim.Resource {
 		}
 		out = append(out, cloudsim.Resource{Kind: kind, ID: id, Name: name, Parent: parent, Tags: t})
 	}
-	for _, v := range e.vpcs {
+	for _, v := range e.vpcs.All() {
 		add(KindVPC, v.id, v.tags["Name"], "", v.tags)
 	}
-	for _, s := range e.subnets {
+	for _, s := range e.subnets.All() {
 		add(KindSubnet, s.id, s.tags["Name"], s.vpcID, s.tags)
 	}
-	for _, rt := range e.routeTables {
+	for _, g := range e.internetGateways.All() {
+		add(KindInternetGateway, g.id, g.tags["Name"], g.vpcID, g.tags)
+	}
+	for _, rt := range e.routeTables.All() {
 		add(KindRouteTable, rt.id, rt.tags["Name"], rt.vpcID, rt.tags)
 		for _, r := range rt.routes {
 			target := r.gatewayID + r.instanceID
@@ -52,7 +56,7 @@ func (e *Emulator) Resources() []cloudsim.Resource {
 			add(KindRoute, rt.id+":"+r.destination, r.destination+" via "+target, rt.id, nil)
 		}
 	}
-	for _, sg := range e.securityGroups {
+	for _, sg := range e.securityGroups.All() {
 		add(KindSecurityGroup, sg.id, sg.name, sg.vpcID, sg.tags)
 		for _, r := range sg.ingress {
 			add(KindSecurityGroupRule, r.id, "ingress "+r.String(), sg.id, nil)
@@ -61,19 +65,19 @@ func (e *Emulator) Resources() []cloudsim.Resource {
 			add(KindSecurityGroupRule, r.id, "egress "+r.String(), sg.id, nil)
 		}
 	}
-	for _, i := range e.instances {
+	for _, i := range e.instances.All() {
 		add(KindInstance, i.id, i.tags["Name"], i.subnetID, i.tags)
 	}
-	for _, lb := range e.loadBalancers {
+	for _, lb := range e.loadBalancers.All() {
 		add(KindLoadBalancer, lb.arn, lb.name, lb.vpcID, lb.tags)
 	}
-	for _, tg := range e.targetGroups {
+	for _, tg := range e.targetGroups.All() {
 		add(KindTargetGroup, tg.arn, tg.name, tg.vpcID, tg.tags)
 		for _, t := range tg.targets {
 			add(KindTarget, fmt.Sprintf("%s:%s:%d", tg.arn, t.id, t.port), t.id, tg.arn, nil)
 		}
 	}
-	for _, l := range e.listeners {
+	for _, l := range e.listeners.All() {
 		add(KindListener, l.arn, fmt.Sprintf("%s:%d", l.protocol, l.port), l.lbARN, l.tags)
 	}
 	cloudsim.SortResources(out)
