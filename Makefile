@@ -57,6 +57,12 @@ clean:
 demo:
 	$(GO) run ./test/sandbox/demo $(if $(ONCE),-once)
 
+# docs/reference/<cloud>.md from the backends' doc comments (hack/refdocs);
+# the freshness test in hack/refdocs fails `make test` when they are stale.
+.PHONY: docs
+docs:
+	$(GO) generate ./docs
+
 # Scale benchmarks of the AWS backend against the emulator (minutes); see
 # README "Performance".
 .PHONY: bench

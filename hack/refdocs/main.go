@@ -1,0 +1,44 @@
+// Command refdocs writes docs/reference/<cloud>.md for every backend
+// compiled into providers.Default: a table of the Service annotations the
+// backend reads and a table of its cloud-config section, both taken from
+// Go doc comments so the reference cannot drift from the code (the
+// freshness test in this package fails `make test` when it does).
+//
+// Run it with `go generate ./...`, `make docs` or `go run ./hack/refdocs`.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	// Registers every backend of the default build; a slim build would
+	// document only the backends it keeps.
+	_ "github.com/multicloud-ccm/multicloud-ccm/providers/builtin"
+)
+
+func main() {
+	out := flag.String("out", "", "directory for the pages (default: docs/reference under the module root)")
+	flag.Parse()
+	if err := run(*out); err != nil {
+		fmt.Fprintln(os.Stderr, "refdocs:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string) error {
+	mod, err := findModule(".")
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		out = filepath.Join(mod.root, defaultOutDir)
+	}
+	pages, err := renderAll(mod, providers.Default)
+	if err != nil {
+		return err
+	}
+	return writePages(out, pages)
+}
