@@ -75,29 +75,29 @@ type lbOptions struct {
 // implementedElsewhere reports whether the Service asks for a load balancer
 // the AWS Load Balancer Controller owns, and rejects types we don't know.
 func implementedElsewhere(svc *v1.Service) (bool, error) {
-	switch t := svc.Annotations[string(annotationLBType)]; t {
+	switch t, _ := annotationLBType.Lookup(svc); t {
 	case "", lbTypeNLB:
 		return false, nil
 	case lbTypeExternal, lbTypeNLBIP:
 		return true, nil
 	default:
-		return false, fmt.Errorf("annotation %s=%q is not supported: use %q (or leave it unset) for a Network Load Balancer from this controller, or %q/%q for the AWS Load Balancer Controller; classic ELBs are not supported",
-			annotationLBType, t, lbTypeNLB, lbTypeExternal, lbTypeNLBIP)
+		return false, annotationLBType.Invalid(t, fmt.Sprintf("%q (or unset) for a Network Load Balancer from this controller, or %q/%q for the AWS Load Balancer Controller; classic ELBs are not supported",
+			lbTypeNLB, lbTypeExternal, lbTypeNLBIP))
 	}
 }
 
 // parseLBOptions validates the Service. Every error names the annotation or
 // field at fault, because it becomes a Warning Event on the Service.
 func parseLBOptions(svc *v1.Service) (*lbOptions, error) {
-	internal, err := parseInternal(svc.Annotations)
+	internal, err := parseInternal(svc)
 	if err != nil {
 		return nil, err
 	}
-	subnets, err := parseSubnetList(svc.Annotations)
+	subnets, err := parseSubnetList(svc)
 	if err != nil {
 		return nil, err
 	}
-	ranges, err := parseSourceRanges(svc)
+	ranges, err := svcopts.SourceRanges(svc)
 	if err != nil {
 		return nil, err
 	}
@@ -116,8 +116,8 @@ func parseLBOptions(svc *v1.Service) (*lbOptions, error) {
 
 // parseInternal accepts what the upstream CCM documents: a boolean, or a
 // CIDR (historically "0.0.0.0/0") which means internal.
-func parseInternal(ann map[string]string) (bool, error) {
-	v, ok := ann[string(annotationInternal)]
+func parseInternal(svc *v1.Service) (bool, error) {
+	v, ok := annotationInternal.Lookup(svc)
 	if !ok {
 		return false, nil
 	}
@@ -128,7 +128,7 @@ func parseInternal(ann map[string]string) (bool, error) {
 	if _, err := netip.ParsePrefix(v); err == nil {
 		return true, nil
 	}
-	return false, fmt.Errorf("annotation %s=%q: want \"true\", \"false\" or a CIDR such as 0.0.0.0/0", annotationInternal, v)
+	return false, annotationInternal.Invalid(v, `"true", "false" or a CIDR such as 0.0.0.0/0`)
 }
 
 var (
@@ -138,83 +138,33 @@ var (
 
 // parseSubnetList checks the syntax of annotationSubnets; the names are
 // resolved against the VPC only when a load balancer is created.
-func parseSubnetList(ann map[string]string) ([]string, error) {
-	v, ok := ann[string(annotationSubnets)]
-	if !ok {
-		return nil, nil
+func parseSubnetList(svc *v1.Service) ([]string, error) {
+	entries, _, err := annotationSubnets.List(svc)
+	if err != nil {
+		return nil, err
 	}
-	var out []string
-	seen := map[string]bool{}
-	for _, s := range strings.Split(v, ",") {
-		s = strings.TrimSpace(s)
+	for _, s := range entries {
 		switch {
-		case s == "":
-			return nil, fmt.Errorf("annotation %s=%q: empty entry; want comma-separated subnet IDs or Name tags", annotationSubnets, v)
 		case strings.HasPrefix(s, "subnet-") && !subnetIDRE.MatchString(s):
-			return nil, fmt.Errorf("annotation %s: %q is not a valid subnet ID", annotationSubnets, s)
+			return nil, fmt.Errorf("annotation %s: %q is not a valid subnet ID such as subnet-0abc1234", annotationSubnets, s)
 		case !subnetNameRE.MatchString(s):
 			return nil, fmt.Errorf("annotation %s: %q is neither a subnet ID nor a valid Name tag", annotationSubnets, s)
-		case seen[s]:
-			return nil, fmt.Errorf("annotation %s: subnet %q listed twice", annotationSubnets, s)
-		}
-		seen[s] = true
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// parseSourceRanges reads spec.loadBalancerSourceRanges, else the
-// annotation, like the service controller's helpers, but names whichever
-// one is wrong. No ranges means open to the world, as on every cloud.
-func parseSourceRanges(svc *v1.Service) ([]netip.Prefix, error) {
-	var raw []string
-	where := "spec.loadBalancerSourceRanges"
-	if len(svc.Spec.LoadBalancerSourceRanges) > 0 {
-		raw = svc.Spec.LoadBalancerSourceRanges
-	} else if v, ok := svc.Annotations[string(annotationSourceRanges)]; ok && strings.TrimSpace(v) != "" {
-		raw = strings.Split(v, ",")
-		where = "annotation " + string(annotationSourceRanges)
-	}
-	if len(raw) == 0 {
-		return []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}, nil
-	}
-	seen := map[netip.Prefix]bool{}
-	var out []netip.Prefix
-	for _, r := range raw {
-		r = strings.TrimSpace(r)
-		p, err := netip.ParsePrefix(r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %q is not a CIDR such as 203.0.113.0/24", where, r)
-		}
-		p = p.Masked()
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
 		}
 	}
-	return out, nil
+	return entries, nil
 }
 
 // listenerSpecs maps Service ports to listeners. A TCP and a UDP port with
 // the same number share one TCP_UDP listener, because an NLB allows one
 // listener per port.
 func listenerSpecs(svc *v1.Service) ([]listenerSpec, error) {
-	if len(svc.Spec.Ports) == 0 {
-		return nil, fmt.Errorf("service %s has no ports", serviceKey(svc))
+	ports, err := svcopts.Ports(svc, "a Network Load Balancer", v1.ProtocolTCP, v1.ProtocolUDP)
+	if err != nil {
+		return nil, err
 	}
 	byPort := map[int32]*listenerSpec{}
 	var order []int32
-	for _, p := range svc.Spec.Ports {
-		proto := p.Protocol
-		if proto == "" {
-			proto = v1.ProtocolTCP
-		}
-		if proto != v1.ProtocolTCP && proto != v1.ProtocolUDP {
-			return nil, fmt.Errorf("service port %d uses protocol %s: a Network Load Balancer from this controller supports TCP and UDP only", p.Port, proto)
-		}
-		if p.NodePort == 0 {
-			return nil, fmt.Errorf("service port %d has no nodePort (spec.allocateLoadBalancerNodePorts=false?): instance targets need one", p.Port)
-		}
+	for _, p := range ports {
 		l, ok := byPort[p.Port]
 		if !ok {
 			l = &listenerSpec{port: p.Port, nodePort: p.NodePort}
@@ -224,7 +174,7 @@ func listenerSpecs(svc *v1.Service) ([]listenerSpec, error) {
 			// One target group per listener means one target port.
 			return nil, fmt.Errorf("service port %d: TCP and UDP use different nodePorts (%d, %d); a TCP_UDP listener needs them equal", p.Port, l.nodePort, p.NodePort)
 		}
-		switch proto {
+		switch p.Protocol {
 		case v1.ProtocolTCP:
 			l.tcp = true
 		case v1.ProtocolUDP:

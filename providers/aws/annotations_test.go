@@ -96,7 +96,7 @@ func TestParseLBOptions(t *testing.T) {
 			}
 		}},
 		{name: "source ranges bad annotation", ann: map[string]string{string(annotationSourceRanges): "10.0.0.0/8,nope"}, wantErr: string(annotationSourceRanges)},
-		{name: "source ranges bad spec", ranges: []string{"300.0.0.0/8"}, wantErr: "spec.loadBalancerSourceRanges"},
+		{name: "source ranges bad spec", ranges: []string{"300.0.0.0/8"}, wantErr: "LoadBalancerSourceRanges"},
 		{name: "tcp and udp same port", ports: []v1.ServicePort{tcp(53, 30053), udp(53, 30053), tcp(80, 30080)}, check: func(t *testing.T, o *lbOptions) {
 			if len(o.ports) != 2 || o.ports[0].protocol() != "TCP_UDP" || o.ports[1].protocol() != "TCP" {
 				t.Errorf("ports %+v", o.ports)

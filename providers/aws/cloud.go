@@ -7,10 +7,14 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/utils/clock"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbserial"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 )
 
 // ProviderName is the cloud-config provider name and the providerID scheme.
@@ -21,10 +25,18 @@ type Cloud struct {
 	cfg       *Section
 	clusterID string
 	api       *clients
+	nodes     *nodes.Lister
 	instances *instances
 	lb        *loadBalancers
-	routes    *routes
+	// serialLB is lb with one Service's calls never overlapping.
+	serialLB *lbserial.LoadBalancer
+	routes   *routes
 }
+
+var (
+	_ cloudprovider.Interface    = (*Cloud)(nil)
+	_ cloudprovider.InformerUser = (*Cloud)(nil)
+)
 
 // New builds the AWS cloud from a validated cloud-config. It makes no API
 // call; lookups start once the manager runs the controllers.
@@ -37,9 +49,10 @@ func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cloud{cfg: s, clusterID: cc.ClusterID, api: api}
-	c.instances = newInstances(api, s, cc.ClusterID)
-	c.lb = newLoadBalancers(api, s, cc.ClusterID, c.instances)
+	c := &Cloud{cfg: s, clusterID: cc.ClusterID, api: api, nodes: nodes.New(instanceIDFromProviderID)}
+	c.instances = newInstances(api, s, cc.ClusterID, c.nodes, clock.RealClock{})
+	c.lb = newLoadBalancers(api, s, cc.ClusterID, c.instances, clock.RealClock{})
+	c.serialLB = lbserial.Wrap(c.lb)
 	if s.Routes() {
 		c.routes = newRoutes(api, s, cc.ClusterID, c.instances)
 	}
@@ -48,6 +61,10 @@ func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 
 // Initialize is called once leadership is won.
 func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
+
+// SetInformers implements cloudprovider.InformerUser: the Node informer
+// maps Node names to instances through their providerIDs.
+func (c *Cloud) SetInformers(f informers.SharedInformerFactory) { c.nodes.SetInformers(f) }
 
 // ProviderName implements cloudprovider.Interface.
 func (c *Cloud) ProviderName() string { return ProviderName }
@@ -68,7 +85,7 @@ func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
 func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
 
 // LoadBalancer serves the service controller.
-func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.lb, true }
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.serialLB, true }
 
 // Routes is supported only when route tables are configured, so an empty
 // --cluster-cidr never matters on clusters that don't use cloud routes.

@@ -3,9 +3,10 @@ package aws
 import (
 	"net/url"
 	"regexp"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/clientopts"
 )
 
 // Section is the `aws:` section of the cloud-config.
@@ -29,14 +30,9 @@ type Section struct {
 	// AssumeRole, if RoleARN is set, assumes that role on top of the base
 	// credentials.
 	AssumeRole AssumeRole `yaml:"assumeRole"`
-	// RequestTimeout bounds every API call attempt (default 30s).
-	RequestTimeout time.Duration `yaml:"requestTimeout"`
-	// MaxAttempts is how often a throttled or failed call is tried in all,
-	// with exponential backoff (default 8).
-	MaxAttempts int `yaml:"maxAttempts"`
-	// InstanceCacheTTL bounds the age of the instance snapshot node lookups
-	// are served from (default 60s).
-	InstanceCacheTTL time.Duration `yaml:"instanceCacheTTL"`
+	// Options are the options every backend shares: requestTimeout,
+	// maxAttempts and instanceCacheTTL.
+	clientopts.Options `yaml:",inline"`
 }
 
 // SubnetSelection chooses load-balancer subnets. By default subnets are
@@ -83,15 +79,7 @@ func (s *Section) Routes() bool { return len(s.RouteTables.IDs) > 0 || s.RouteTa
 
 // SetDefaults implements config.Section.
 func (s *Section) SetDefaults() {
-	if s.RequestTimeout == 0 {
-		s.RequestTimeout = 30 * time.Second
-	}
-	if s.MaxAttempts == 0 {
-		s.MaxAttempts = 8
-	}
-	if s.InstanceCacheTTL == 0 {
-		s.InstanceCacheTTL = 60 * time.Second
-	}
+	s.Options.SetDefaults()
 	if s.AssumeRole.RoleARN != "" && s.AssumeRole.SessionName == "" {
 		s.AssumeRole.SessionName = "multicloud-ccm"
 	}
@@ -149,14 +137,6 @@ func (s *Section) Validate(path *field.Path) field.ErrorList {
 	if s.AssumeRole.RoleARN == "" && s.AssumeRole.ExternalID != "" {
 		errs = append(errs, field.Required(path.Child("assumeRole", "roleARN"), "externalID needs roleARN"))
 	}
-	if s.RequestTimeout < time.Second {
-		errs = append(errs, field.Invalid(path.Child("requestTimeout"), s.RequestTimeout.String(), "must be at least 1s"))
-	}
-	if s.MaxAttempts < 1 || s.MaxAttempts > 20 {
-		errs = append(errs, field.Invalid(path.Child("maxAttempts"), s.MaxAttempts, "must be between 1 and 20"))
-	}
-	if s.InstanceCacheTTL < time.Second || s.InstanceCacheTTL > 10*time.Minute {
-		errs = append(errs, field.Invalid(path.Child("instanceCacheTTL"), s.InstanceCacheTTL.String(), "must be between 1s and 10m"))
-	}
+	errs = append(errs, s.Options.Validate(path)...)
 	return errs
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -13,14 +12,13 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/snapshot"
 )
 
 const (
-	// missWindow is how long a lookup that missed the snapshot waits for
-	// others to share its DescribeInstances call. It is short against the
-	// node controllers' periods (seconds to minutes) and long enough to
-	// catch a burst of Nodes registering together.
-	missWindow = 30 * time.Millisecond
 	// maxLookupKeys caps the IDs or filter values in one call; EC2 allows
 	// 200 values per filter.
 	maxLookupKeys = 200
@@ -40,43 +38,65 @@ var liveInstanceStates = []string{
 }
 
 // instances implements cloudprovider.InstancesV2 from a bounded-age
-// snapshot of the cluster's instances, so that N Nodes cost one paginated
-// DescribeInstances per TTL rather than N calls.
+// snapshot of the cluster's instances (providers/internal/snapshot), so
+// that N Nodes cost one paginated DescribeInstances per TTL rather than N
+// calls, and lifecycle checks cost one batched DescribeInstances by ID per
+// check period for all NotReady Nodes together.
 type instances struct {
 	ec2       *ec2.Client
 	region    string
 	clusterID string
 	cfgVPC    string
 
-	cache *instanceCache
-	// byIDLookups asks EC2 directly about IDs the snapshot lacks, and
-	// confirms "gone" before InstanceExists says so. Results include
-	// terminated instances.
-	byIDLookups *batcher[ec2types.Instance]
-	// byNameLookups finds live instances by private DNS name for Nodes
-	// without a providerID.
-	byNameLookups *batcher[ec2types.Instance]
-	zones         *zoneIDCache
+	snap  *snapshot.Snapshot[ec2types.Instance]
+	zones *zoneIDCache
+	// nodes maps Node names to instance IDs through spec.providerID,
+	// once the manager has handed over its informers.
+	nodes *nodes.Lister
 
 	vpcMu       sync.Mutex
 	vpc         string
-	vpcDiscover single[string]
+	vpcDiscover flight.Group[string]
 }
 
 var _ cloudprovider.InstancesV2 = (*instances)(nil)
 
-func newInstances(api *clients, s *Section, clusterID string) *instances {
+func newInstances(api *clients, s *Section, clusterID string, lister *nodes.Lister, clk clock.PassiveClock) *instances {
 	in := &instances{
 		ec2:       api.ec2,
 		region:    s.Region,
 		clusterID: clusterID,
 		cfgVPC:    s.VPCID,
+		nodes:     lister,
 	}
-	in.cache = &instanceCache{clock: clock.RealClock{}, ttl: s.InstanceCacheTTL, list: in.listClusterInstances}
-	in.byIDLookups = newBatcher(missWindow, maxLookupKeys, in.describeByIDs)
-	in.byNameLookups = newBatcher(missWindow, maxLookupKeys, in.describeByNames)
-	in.zones = &zoneIDCache{ec2: api.ec2, clock: clock.RealClock{}, minRefetch: s.InstanceCacheTTL}
+	in.snap = snapshot.New(in.snapshotSource(), in.snapshotOptions(s, clk))
+	in.zones = &zoneIDCache{ec2: api.ec2, clock: clk, minRefetch: s.InstanceCacheTTL}
 	return in
+}
+
+// snapshotSource tells the snapshot how to list, look up and identify EC2
+// instances.
+func (in *instances) snapshotSource() snapshot.Source[ec2types.Instance] {
+	return snapshot.Source[ec2types.Instance]{
+		List:        in.listClusterInstances,
+		LookupIDs:   in.describeByIDs,
+		LookupNames: in.describeByNames,
+		ID:          func(i ec2types.Instance) string { return aws.ToString(i.InstanceId) },
+		Names:       func(i ec2types.Instance) []string { return []string{aws.ToString(i.PrivateDnsName)} },
+		Gone:        isTerminated,
+		ValidID:     instanceIDRE.MatchString,
+	}
+}
+
+// snapshotOptions: the listing is at most instanceCacheTTL old; lifecycle
+// checks also fetch every NotReady Node's instance.
+func (in *instances) snapshotOptions(s *Section, clk clock.PassiveClock) snapshot.Options {
+	return snapshot.Options{
+		TTL:     s.InstanceCacheTTL,
+		MaxKeys: maxLookupKeys,
+		Watch:   in.nodes.NotReadyInstanceIDs,
+		Clock:   clk,
+	}
 }
 
 // clusterTag is the tag key that marks the cluster's resources.
@@ -86,31 +106,40 @@ func (in *instances) clusterTag() string { return "kubernetes.io/cluster/" + in.
 // gone: it is terminated, or a DescribeInstances by its ID answers
 // InvalidInstanceID.NotFound. Anything else that goes wrong is an error,
 // because a wrong false deletes the Node.
+//
+// The node-lifecycle controller asks this (and InstanceShutdown) for every
+// NotReady Node every period, so the answer comes from a direct lookup at
+// most a few seconds old that serves all NotReady Nodes at once: a
+// terminated instance's Node goes within seconds, at one call per period.
 func (in *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
 	id, err := in.instanceIDForNode(ctx, node)
 	if err != nil {
 		return false, err
 	}
-	inst, found, err := in.lookupID(ctx, id)
+	inst, exists, err := in.snap.Recent(ctx, id)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("look up instance %s of node %s: %w", id, node.Name, err)
 	}
-	if !found || isTerminated(inst) {
-		klog.FromContext(ctx).Info("Instance is gone", "node", klog.KObj(node), "instanceID", id, "listedAsTerminated", found)
+	if !exists {
+		klog.FromContext(ctx).Info("Instance is gone", "node", klog.KObj(node), "instanceID", id, "listedAsTerminated", isTerminated(inst))
 		return false, nil
 	}
 	return true, nil
 }
 
-// InstanceShutdown reports whether the instance is stopped or stopping.
+// InstanceShutdown reports whether the instance is stopped or stopping,
+// from the same recent lookup as InstanceExists.
 func (in *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
 	id, err := in.instanceIDForNode(ctx, node)
 	if err != nil {
 		return false, err
 	}
-	inst, found, err := in.lookupID(ctx, id)
-	if err != nil || !found || inst.State == nil {
-		return false, err
+	inst, exists, err := in.snap.Recent(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("look up instance %s of node %s: %w", id, node.Name, err)
+	}
+	if !exists || inst.State == nil {
+		return false, nil
 	}
 	switch inst.State.Name {
 	case ec2types.InstanceStateNameStopped, ec2types.InstanceStateNameStopping:
@@ -126,11 +155,11 @@ func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*clou
 	if err != nil {
 		return nil, err
 	}
-	inst, found, err := in.lookupID(ctx, id)
+	inst, found, err := in.snap.Lookup(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if !found || isTerminated(inst) {
+	if !found {
 		return nil, fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
 	}
 	zone := ""
@@ -156,4 +185,10 @@ func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*clou
 		}
 	}
 	return md, nil
+}
+
+// isTerminated says EC2 lists the instance as terminated: gone for good,
+// though DescribeInstances shows it for about an hour.
+func isTerminated(inst ec2types.Instance) bool {
+	return inst.State != nil && inst.State.Name == ec2types.InstanceStateNameTerminated
 }

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/clientopts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 )
@@ -29,7 +31,7 @@ type testEnv struct {
 	sec   *Section
 	api   *clients
 	in    *instances
-	clock *clocktesting.FakePassiveClock
+	clock *clocktesting.FakeClock
 }
 
 // newTestEnv starts the emulator's default fixture (VPC, subnets in
@@ -51,18 +53,15 @@ func newTestEnv(t *testing.T, mod func(*Section)) *testEnv {
 		Endpoints:   Endpoints{EC2: srv.URL(), ELBv2: srv.URL()},
 		Credentials: Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "test-secret"},
 		// Fault tests must fail within seconds, not the 30s x 8 defaults.
-		RequestTimeout: time.Second,
-		MaxAttempts:    2,
+		Options: clientopts.Options{RequestTimeout: time.Second, MaxAttempts: 2},
 	}
 	if mod != nil {
 		mod(s)
 	}
 	s.SetDefaults()
 	api := testClients(t, t.Context(), s)
-	env := &testEnv{emu: emu, srv: srv, fx: emu.Fixture(), sec: s, api: api, clock: clocktesting.NewFakePassiveClock(time.Now())}
-	env.in = newInstances(api, s, testCluster)
-	env.in.cache.clock = env.clock
-	env.in.zones.clock = env.clock
+	env := &testEnv{emu: emu, srv: srv, fx: emu.Fixture(), sec: s, api: api, clock: clocktesting.NewFakeClock(time.Now())}
+	env.in = newInstances(api, s, testCluster, nodes.New(instanceIDFromProviderID), env.clock)
 	return env
 }
 

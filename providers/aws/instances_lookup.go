@@ -2,7 +2,6 @@ package aws
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/smithy-go"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
@@ -20,65 +18,50 @@ import (
 // from the snapshot where possible and with one batched call for the rest.
 // IDs that are unknown, terminated or malformed are absent from the map.
 func (in *instances) byIDs(ctx context.Context, ids []string) (map[string]ec2types.Instance, error) {
-	if err := in.cache.fresh(ctx); err != nil {
-		return nil, err
-	}
-	out := make(map[string]ec2types.Instance, len(ids))
-	var misses []string
-	for _, id := range ids {
-		if inst, ok := in.cache.byID(id); ok {
-			out[id] = inst
-		} else if instanceIDRE.MatchString(id) {
-			misses = append(misses, id)
-		}
-	}
-	if len(misses) == 0 {
-		return out, nil
-	}
-	found, err := in.byIDLookups.get(ctx, misses)
-	if err != nil {
-		return nil, err
-	}
-	live := make([]ec2types.Instance, 0, len(found))
-	for id, inst := range found {
-		if !isTerminated(inst) {
-			out[id] = inst
-			live = append(live, inst)
-		}
-	}
-	in.cache.add(live)
-	return out, nil
+	return in.snap.ByIDs(ctx, ids)
+}
+
+// lookupID returns the instance with that ID; found is false only when
+// EC2, asked directly about that ID, answered NotFound or terminated.
+func (in *instances) lookupID(ctx context.Context, id string) (ec2types.Instance, bool, error) {
+	return in.snap.Lookup(ctx, id)
 }
 
 // instanceIDForNode returns the ID of the Node's instance: from its
-// providerID, else from its name when that is an instance ID or a
-// resource-name hostname, else by looking its name up as a private DNS name.
-// A name that matches no live instance is an error wrapping
-// cloudprovider.InstanceNotFound; it is never proof that the instance is
-// gone.
+// providerID, else from the providerID the Node informer knows for that
+// name (routes get only a Node name), else from its name when that is an
+// instance ID or a resource-name hostname, else by looking its name up as
+// a private DNS name. A name that matches no live instance is an error
+// wrapping cloudprovider.InstanceNotFound; it is never proof that the
+// instance is gone.
 func (in *instances) instanceIDForNode(ctx context.Context, node *v1.Node) (string, error) {
 	if node.Spec.ProviderID != "" {
 		return instanceIDFromProviderID(node.Spec.ProviderID)
 	}
+	if id, ok := in.nodes.InstanceID(node.Name); ok {
+		return id, nil
+	}
 	if id := instanceIDFromNodeName(node.Name); id != "" {
 		return id, nil
 	}
-	if err := in.cache.fresh(ctx); err != nil {
-		return "", err
-	}
-	if inst, ok := in.cache.byName(node.Name); ok {
-		return aws.ToString(inst.InstanceId), nil
-	}
-	found, err := in.byNameLookups.get(ctx, []string{node.Name})
+	inst, found, err := in.snap.ByName(ctx, node.Name)
 	if err != nil {
 		return "", err
 	}
-	inst, ok := found[node.Name]
-	if !ok {
+	if !found {
 		return "", fmt.Errorf("no live instance has private DNS name %q: %w", node.Name, cloudprovider.InstanceNotFound)
 	}
-	in.cache.add([]ec2types.Instance{inst})
 	return aws.ToString(inst.InstanceId), nil
+}
+
+// nodeName is the name of the Node of an instance: the Node whose
+// providerID names it, else its private DNS name, which is what a kubelet
+// registers as by default.
+func (in *instances) nodeName(inst ec2types.Instance) string {
+	if name, ok := in.nodes.NodeName(aws.ToString(inst.InstanceId)); ok {
+		return name
+	}
+	return aws.ToString(inst.PrivateDnsName)
 }
 
 // instanceIDFromNodeName recognises node names that are themselves an
@@ -95,44 +78,23 @@ func instanceIDFromNodeName(name string) string {
 	return ""
 }
 
-// lookupID returns the instance with that ID. found is false only when EC2
-// answered a direct DescribeInstances by ID with NotFound. An instance the
-// snapshot lacks or holds as terminated is confirmed with a direct lookup,
-// so "gone" never comes from the cache alone.
-func (in *instances) lookupID(ctx context.Context, id string) (inst ec2types.Instance, found bool, err error) {
-	if err := in.cache.fresh(ctx); err != nil {
-		return inst, false, err
-	}
-	if inst, ok := in.cache.byID(id); ok && !isTerminated(inst) {
-		return inst, true, nil
-	}
-	res, err := in.byIDLookups.get(ctx, []string{id})
-	if err != nil {
-		return inst, false, err
-	}
-	inst, found = res[id]
-	if found && !isTerminated(inst) {
-		in.cache.add([]ec2types.Instance{inst})
-	}
-	return inst, found, nil
-}
-
 // vpcID is the cluster's VPC: the configured one, else the VPC most of the
 // cluster's instances are in, found once and kept.
 func (in *instances) vpcID(ctx context.Context) (string, error) {
 	if vpc := in.knownVPC(); vpc != "" {
 		return vpc, nil
 	}
-	return in.vpcDiscover.do(ctx, func(ctx context.Context) (string, error) {
+	return in.vpcDiscover.Do(ctx, "vpc", func(ctx context.Context) (string, error) {
 		if vpc := in.knownVPC(); vpc != "" {
 			return vpc, nil
 		}
-		if err := in.cache.fresh(ctx); err != nil {
+		all, err := in.snap.All(ctx)
+		if err != nil {
 			return "", fmt.Errorf("find the cluster's VPC: %w", err)
 		}
 		votes := map[string]int{}
 		best := ""
-		for _, inst := range in.cache.all() {
+		for _, inst := range all {
 			v := aws.ToString(inst.VpcId)
 			if v == "" {
 				continue
@@ -225,7 +187,7 @@ func (in *instances) describeByIDsInto(ctx context.Context, ids []string, out ma
 		}
 		return nil
 	}
-	if ec2ErrorCode(err) != "InvalidInstanceID.NotFound" {
+	if ec2ErrorCode(err) != errCodeInstanceNotFound {
 		return fmt.Errorf("describe instances %s: %w", summarize(ids), err)
 	}
 	if len(ids) == 1 {
@@ -271,16 +233,6 @@ func (in *instances) describeInstances(ctx context.Context, input *ec2.DescribeI
 		}
 	}
 	return list, nil
-}
-
-// ec2ErrorCode is the API error code of err, or "" if err is not an API
-// error (a timeout, a cancelled context).
-func ec2ErrorCode(err error) string {
-	var ae smithy.APIError
-	if errors.As(err, &ae) {
-		return ae.ErrorCode()
-	}
-	return ""
 }
 
 // summarize names a few keys for an error message without flooding it.

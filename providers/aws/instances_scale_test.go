@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/snapshot"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 )
 
@@ -59,19 +60,29 @@ func TestInstanceReadAmplification(t *testing.T) {
 	}
 	t.Logf("initializing 200 nodes: %v", env.srv.Calls())
 
-	before := env.describes()
-	for range 100 {
-		exists, err := env.in.InstanceExists(t.Context(), nodes[7])
-		if err != nil || !exists {
-			t.Fatalf("InstanceExists = %v, %v", exists, err)
+	// Lifecycle checks: all 200 Nodes NotReady (the Node informer's
+	// answer, stubbed here), each asked InstanceExists and
+	// InstanceShutdown per period: one batched lookup by ID per period.
+	useWatch(env, ids)
+	for period := range 3 {
+		before := env.describes()
+		for range 100 {
+			exists, err := env.in.InstanceExists(t.Context(), nodes[7])
+			if err != nil || !exists {
+				t.Fatalf("InstanceExists = %v, %v", exists, err)
+			}
 		}
-	}
-	forEach(t, 16, nodes, func(n *v1.Node) error {
-		_, err := env.in.InstanceShutdown(t.Context(), n)
-		return err
-	})
-	if n := env.describes() - before; n != 0 {
-		t.Errorf("100 InstanceExists and 200 InstanceShutdown within the TTL cost %d calls, want 0", n)
+		forEach(t, 16, nodes, func(n *v1.Node) error {
+			if _, err := env.in.InstanceExists(t.Context(), n); err != nil {
+				return err
+			}
+			_, err := env.in.InstanceShutdown(t.Context(), n)
+			return err
+		})
+		if n := env.describes() - before; n != 1 {
+			t.Errorf("period %d: 300 InstanceExists and 200 InstanceShutdown cost %d calls, want 1", period, n)
+		}
+		env.clock.Step(5 * time.Second)
 	}
 
 	// Nodes launched after the snapshot miss it; their name lookups are
@@ -81,7 +92,7 @@ func TestInstanceReadAmplification(t *testing.T) {
 	for _, id := range late {
 		lateNodes = append(lateNodes, env.nodeByName(t, id))
 	}
-	before = env.describes()
+	before := env.describes()
 	forEach(t, 16, lateNodes, func(n *v1.Node) error {
 		_, err := env.in.InstanceMetadata(t.Context(), n)
 		return err
@@ -96,7 +107,7 @@ func TestInstanceReadAmplification(t *testing.T) {
 	env.expire()
 	before = env.describes()
 	forEach(t, 16, nodes, func(n *v1.Node) error {
-		_, err := env.in.InstanceExists(t.Context(), n)
+		_, err := env.in.InstanceMetadata(t.Context(), n)
 		return err
 	})
 	if n := env.describes() - before; n != 1 {
@@ -104,11 +115,25 @@ func TestInstanceReadAmplification(t *testing.T) {
 	}
 }
 
+// useWatch makes the snapshot fetch ids with every lifecycle refresh, as
+// the Node informer's NotReady Nodes do in the manager.
+func useWatch(env *testEnv, ids []string) {
+	opts := env.in.snapshotOptions(env.sec, env.clock)
+	opts.Watch = func() []string { return ids }
+	env.in.snap = snapshot.New(env.in.snapshotSource(), opts)
+}
+
 // TestInstanceMissesAreBatched: instances the snapshot lacks (launched
 // after it was taken) are fetched together, and one that does not exist
 // does not spoil the batch for the others.
 func TestInstanceMissesAreBatched(t *testing.T) {
 	env := newTestEnv(t, nil)
+	// A loaded machine may start 62 goroutines more slowly than the
+	// production window; widen it so the test measures batching, not the
+	// scheduler.
+	opts := env.in.snapshotOptions(env.sec, env.clock)
+	opts.MissWindow = 200 * time.Millisecond
+	env.in.snap = snapshot.New(env.in.snapshotSource(), opts)
 	old := env.launch(t, cloudsimaws.LaunchSpec{Count: 3})
 	if _, err := env.in.byIDs(t.Context(), old); err != nil {
 		t.Fatal(err)
@@ -130,10 +155,6 @@ func TestInstanceMissesAreBatched(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A loaded machine may start 62 goroutines more slowly than the
-	// production window; widen it so the test measures batching, not the
-	// scheduler.
-	env.in.byIDLookups.window = 200 * time.Millisecond
 	before := env.describes()
 	var mu sync.Mutex
 	exists := map[string]bool{}
@@ -206,13 +227,18 @@ func TestInstanceGoneIsConfirmedDirectly(t *testing.T) {
 	if n := env.describes() - before; n != 0 {
 		t.Errorf("second lookup of a found instance cost %d calls, want 0", n)
 	}
-	// A terminated instance is confirmed every time it is asked about.
+	// Lifecycle answers are never older than a few seconds: the next
+	// period asks EC2 again, about both instances in one call.
+	env.clock.Step(snapshot.DefaultRecentAge + time.Second)
 	before = env.describes()
 	if exists, err := env.in.InstanceExists(t.Context(), env.nodeByProviderID(t, ids[1])); err != nil || exists {
 		t.Errorf("InstanceExists(terminated) = %v, %v", exists, err)
 	}
+	if exists, err := env.in.InstanceExists(t.Context(), env.nodeByProviderID(t, untagged[0])); err != nil || !exists {
+		t.Errorf("InstanceExists(untagged) = %v, %v", exists, err)
+	}
 	if n := env.describes() - before; n != 1 {
-		t.Errorf("terminated instance cost %d calls, want 1 direct lookup", n)
+		t.Errorf("a later period cost %d calls, want 1 direct lookup of both", n)
 	}
 }
 

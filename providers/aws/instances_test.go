@@ -4,11 +4,13 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/snapshot"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 )
@@ -170,49 +172,55 @@ func TestInstanceExistsNeverGoneOnErrors(t *testing.T) {
 			if err := env.srv.SetFault(f.fault("ec2:DescribeInstances")); err != nil {
 				t.Fatal(err)
 			}
-			// The snapshot cannot be listed.
+			// EC2 cannot be asked.
 			exists, err := env.in.InstanceExists(t.Context(), env.nodeByProviderID(t, ids[0]))
 			if err == nil || exists {
-				t.Errorf("with no snapshot: InstanceExists = %v, %v; want an error", exists, err)
+				t.Errorf("EC2 failing: InstanceExists = %v, %v; want an error", exists, err)
+			}
+			if shutdown, err := env.in.InstanceShutdown(t.Context(), env.nodeByProviderID(t, ids[0])); err == nil || shutdown {
+				t.Errorf("EC2 failing: InstanceShutdown = %v, %v; want an error", shutdown, err)
 			}
 
-			// Nodes asking right after a failed listing get its error
-			// without another call, so a struggling API is not piled on.
+			// Nodes asking right after a failed lookup get its error
+			// without another call, so a struggling API is not piled on
+			// by a pass over every NotReady Node.
 			before := env.describes()
 			exists, err = env.in.InstanceExists(t.Context(), env.nodeByProviderID(t, ids[1]))
 			if err == nil || exists || env.describes() != before {
-				t.Errorf("right after a failed listing: InstanceExists = %v, %v with %d calls; want the held error", exists, err, env.describes()-before)
+				t.Errorf("right after a failed lookup: InstanceExists = %v, %v with %d calls; want the held error", exists, err, env.describes()-before)
 			}
 
-			// The snapshot is fresh, but the instance is missing from it
-			// (untagged, or gone) and the confirming lookup fails.
+			// EC2 answers again: both instances exist.
 			env.srv.ClearFaults()
-			env.expire()
-			if _, err := env.in.byIDs(t.Context(), ids); err != nil {
-				t.Fatal(err)
+			env.clock.Step(2 * time.Second)
+			for _, id := range ids {
+				if exists, err := env.in.InstanceExists(t.Context(), env.nodeByProviderID(t, id)); err != nil || !exists {
+					t.Fatalf("InstanceExists(%s) = %v, %v", id, exists, err)
+				}
 			}
+
+			// One is removed for good, and EC2 fails again. Within a few
+			// seconds the last answer stands; after that every answer is
+			// an error, for the removed instance too: only EC2's own
+			// NotFound may say gone.
 			if err := env.emu.Terminate(ids[1]); err != nil {
 				t.Fatal(err)
 			}
 			if err := env.emu.Remove(ids[1]); err != nil {
 				t.Fatal(err)
 			}
-			env.expire()
-			if _, err := env.in.byIDs(t.Context(), ids[:1]); err != nil {
-				t.Fatal(err)
-			}
 			if err := env.srv.SetFault(f.fault("ec2:DescribeInstances")); err != nil {
 				t.Fatal(err)
 			}
-			for _, id := range []string{untagged[0], ids[1]} {
-				exists, err = env.in.InstanceExists(t.Context(), env.nodeByProviderID(t, ids[0]).DeepCopy())
-				if err != nil || !exists {
-					t.Errorf("cached instance: InstanceExists = %v, %v; want true from the snapshot", exists, err)
-				}
+			if exists, err := env.in.InstanceExists(t.Context(), env.nodeByProviderID(t, ids[0])); err != nil || !exists {
+				t.Errorf("within the recent window: InstanceExists = %v, %v; want the last answer", exists, err)
+			}
+			env.clock.Step(snapshot.DefaultRecentAge + time.Second)
+			for _, id := range []string{ids[0], ids[1], untagged[0]} {
 				node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Spec: v1.NodeSpec{ProviderID: "aws:////" + id}}
 				exists, err = env.in.InstanceExists(t.Context(), node)
 				if err == nil || exists {
-					t.Errorf("%s missing from the snapshot: InstanceExists = %v, %v; want an error", id, exists, err)
+					t.Errorf("%s while EC2 fails: InstanceExists = %v, %v; want an error", id, exists, err)
 				}
 			}
 		})

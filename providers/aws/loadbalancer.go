@@ -13,6 +13,10 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbrecords"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/ttlcache"
 )
 
 // instanceLookup is what load balancers need from the instances code:
@@ -43,49 +47,47 @@ type loadBalancers struct {
 	cfg       *Section
 	clusterID string
 	in        instanceLookup
-	clock     clock.PassiveClock
+	clock     clock.Clock
 
-	subnets ttlCache[[]string]
+	subnets *ttlcache.Cache[[]string]
 	// subnetFills shares one discovery among concurrent misses per key.
-	subnetFills keyedSingle[[]string]
+	subnetFills flight.Group[[]string]
 	// targets remembers, per target group ARN, the targets last confirmed
 	// registered, so a sync with an unchanged node set skips
 	// DescribeTargetHealth.
-	targets ttlCache[string]
+	targets *ttlcache.Cache[string]
 	// nodeRules remembers, per Service, the node security group inputs last
 	// reconciled, so a sync with unchanged node SGs skips reading them.
-	nodeRules ttlCache[string]
+	nodeRules *ttlcache.Cache[string]
 	// records remembers, per Service, what the last full sync established,
 	// so a node set change costs only the target calls it needs.
-	records lbRecords
-
-	// sgDeleteAttempts and sgDeleteDelay bound the wait for AWS to detach a
-	// deleted NLB from its security group. Past that the service controller
-	// retries with its own backoff rather than us holding its only worker.
-	sgDeleteAttempts int
-	sgDeleteDelay    time.Duration
+	records *lbrecords.Store[lbRecord]
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances) *loadBalancers {
+func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances, clk clock.Clock) *loadBalancers {
 	l := &loadBalancers{
-		api:              api,
-		cfg:              s,
-		clusterID:        clusterID,
-		clock:            clock.RealClock{},
-		sgDeleteAttempts: 3,
-		sgDeleteDelay:    2 * time.Second,
+		api:       api,
+		cfg:       s,
+		clusterID: clusterID,
 	}
 	// A nil *instances must stay a nil interface, so ensure reports it
 	// instead of panicking.
 	if in != nil {
 		l.in = in
 	}
-	l.subnets.ttl, l.targets.ttl, l.nodeRules.ttl = subnetCacheTTL, targetCacheTTL, nodeSGCacheTTL
-	l.subnets.clock, l.targets.clock, l.nodeRules.clock = l.clock, l.clock, l.clock
-	l.records.ttl, l.records.clock = lbRecordTTL, l.clock
+	l.setClock(clk)
 	return l
+}
+
+// setClock (re)builds the caches and records on clk; tests use a fake one.
+func (l *loadBalancers) setClock(clk clock.Clock) {
+	l.clock = clk
+	l.subnets = ttlcache.New[[]string](subnetCacheTTL, clk)
+	l.targets = ttlcache.New[string](targetCacheTTL, clk)
+	l.nodeRules = ttlcache.New[string](nodeSGCacheTTL, clk)
+	l.records = lbrecords.New[lbRecord](lbRecordTTL, clk)
 }
 
 // GetLoadBalancerName ignores clusterName (the --cluster-name flag): the

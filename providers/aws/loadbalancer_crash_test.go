@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -16,7 +17,10 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/smithy-go/middleware"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/cloud-provider/api"
+	"k8s.io/utils/clock"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 )
@@ -47,8 +51,7 @@ func (e *lbEnv) crashingAt(k int32) *loadBalancers {
 
 // restarted is a new controller on api, sharing nothing in memory with e.lb.
 func (e *lbEnv) restarted(api *clients) *loadBalancers {
-	l := newLoadBalancers(api, e.lb.cfg, lbTestCluster, newInstances(api, e.lb.cfg, lbTestCluster))
-	l.sgDeleteDelay = e.lb.sgDeleteDelay
+	l := newLoadBalancers(api, e.lb.cfg, lbTestCluster, newInstances(api, e.lb.cfg, lbTestCluster, nodes.New(instanceIDFromProviderID), clock.RealClock{}), clock.RealClock{})
 	return l
 }
 
@@ -187,8 +190,9 @@ func TestFailedCreateListenerThenRetry(t *testing.T) {
 }
 
 // TestDeleteWaitsForSecurityGroupRelease: while AWS still holds the
-// security group, delete returns an error for the controller to retry,
-// after a short bounded wait, and the retry finishes the job.
+// security group, delete asks the service controller to come back later
+// (an api.RetryError, without sleeping in its worker), and the retry
+// finishes the job.
 func TestDeleteWaitsForSecurityGroupRelease(t *testing.T) {
 	e := newLBEnv(t)
 	nodes := e.nodes(1)
@@ -199,13 +203,16 @@ func TestDeleteWaitsForSecurityGroupRelease(t *testing.T) {
 	// for a while in AWS.
 	blocker := e.nodes(1, e.fx.NodeSecurityGroupID, sgID)
 	e.srv.ResetCalls()
+	start := time.Now()
 	err := e.lb.EnsureLoadBalancerDeleted(e.ctx, "kubernetes", svc)
-	if err == nil || !strings.Contains(err.Error(), "will retry") {
-		t.Fatalf("delete with the group in use: %v", err)
+	var retry *api.RetryError
+	if !errors.As(err, &retry) || retry.RetryAfter() != sgReleaseRetry || !strings.Contains(err.Error(), sgID) {
+		t.Fatalf("delete with the group in use: %v, want a RetryError after %s naming %s", err, sgReleaseRetry, sgID)
 	}
-	if n := e.srv.CallCount("ec2:DeleteSecurityGroup"); n != e.lb.sgDeleteAttempts {
-		t.Errorf("%d DeleteSecurityGroup attempts, want %d", n, e.lb.sgDeleteAttempts)
+	if n := e.srv.CallCount("ec2:DeleteSecurityGroup"); n != 1 {
+		t.Errorf("%d DeleteSecurityGroup attempts, want 1: no waiting in the worker", n)
 	}
+	t.Logf("delete returned after %s", time.Since(start))
 	if _, exists, err := e.lb.GetLoadBalancer(e.ctx, "kubernetes", svc); !exists || err != nil {
 		t.Errorf("GetLoadBalancer must report the leftover group so cleanup is retried: %v %v", exists, err)
 	}

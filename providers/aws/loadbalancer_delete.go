@@ -24,8 +24,8 @@ func (l *loadBalancers) delete(ctx context.Context, svc *v1.Service) error {
 	logger := klog.FromContext(ctx)
 	// The record goes whatever the outcome: a failed delete may have
 	// removed any part of what it described.
-	op := l.records.begin(l.recordKey(svc))
-	defer l.records.end(op, nil)
+	op := l.records.Begin(l.recordKey(svc))
+	defer op.End(nil, op.Start)
 	st, err := l.load(ctx, svc, true)
 	if err != nil {
 		return err
@@ -54,7 +54,7 @@ func (l *loadBalancers) delete(ctx context.Context, svc *v1.Service) error {
 			return err
 		}
 	}
-	l.nodeRules.forget(serviceKey(svc))
+	l.nodeRules.Delete(serviceKey(svc))
 	return nil
 }
 

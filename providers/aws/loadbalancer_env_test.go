@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -16,7 +15,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/clientopts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 )
@@ -52,7 +54,7 @@ func newLBEnv(t *testing.T, tweak ...func(*Section)) *lbEnv {
 		Credentials: Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret"},
 		// One attempt: call counts are exact and injected failures act
 		// like a crash at that call.
-		MaxAttempts: 1,
+		Options: clientopts.Options{MaxAttempts: 1},
 	}
 	for _, f := range tweak {
 		f(s)
@@ -60,8 +62,7 @@ func newLBEnv(t *testing.T, tweak ...func(*Section)) *lbEnv {
 	s.SetDefaults()
 	_, ctx := ktesting.NewTestContext(t)
 	api := testClients(t, ctx, s)
-	lb := newLoadBalancers(api, s, lbTestCluster, newInstances(api, s, lbTestCluster))
-	lb.sgDeleteDelay = 10 * time.Millisecond
+	lb := newLoadBalancers(api, s, lbTestCluster, newInstances(api, s, lbTestCluster, nodes.New(instanceIDFromProviderID), clock.RealClock{}), clock.RealClock{})
 	return &lbEnv{t: t, ctx: ctx, emu: emu, srv: srv, fx: emu.Fixture(), api: api, lb: lb}
 }
 

@@ -63,10 +63,9 @@ func (e *lbEnv) checkTargets(svc *v1.Service, nodes []*v1.Node) {
 }
 
 // fakeClock puts all of l's caches and records on one fake clock.
-func fakeClock(l *loadBalancers) *clocktesting.FakePassiveClock {
-	c := clocktesting.NewFakePassiveClock(time.Now())
-	l.clock = c
-	l.subnets.clock, l.targets.clock, l.nodeRules.clock, l.records.clock = c, c, c, c
+func fakeClock(l *loadBalancers) *clocktesting.FakeClock {
+	c := clocktesting.NewFakeClock(time.Now())
+	l.setClock(c)
 	return c
 }
 
@@ -75,7 +74,7 @@ func TestUpdateWithRecordCostsOnlyTargetCalls(t *testing.T) {
 	nodes := e.nodes(3)
 	svc := lbService(nil, tcpPort(80, 30080))
 	e.ensure(svc, nodes)
-	if n := e.lb.records.size(); n != 1 {
+	if n := e.lb.records.Len(); n != 1 {
 		t.Fatalf("%d records after ensure, want 1", n)
 	}
 
@@ -204,7 +203,7 @@ func TestUpdateFallsBackWhenTargetGroupIsGone(t *testing.T) {
 		if n := e.srv.CallCount("elbv2:DescribeLoadBalancers"); n != 1 {
 			t.Errorf("%d DescribeLoadBalancers, want 1 (the full path)", n)
 		}
-		if n := e.lb.records.size(); n != 0 {
+		if n := e.lb.records.Len(); n != 0 {
 			t.Errorf("%d records kept for an incomplete load balancer", n)
 		}
 		e.ensure(svc, more)
@@ -331,7 +330,7 @@ func TestUpdateRecordDroppedOnError(t *testing.T) {
 	if got, want := e.calls(), map[string]int{"elbv2:RegisterTargets": 1}; !reflect.DeepEqual(got, want) {
 		t.Errorf("failed update: calls %v, want %v (no fallback)", got, want)
 	}
-	if n := e.lb.records.size(); n != 0 {
+	if n := e.lb.records.Len(); n != 0 {
 		t.Errorf("%d records kept after a failure", n)
 	}
 	// The controller's retry reads everything.
@@ -357,7 +356,7 @@ func TestUpdateRecordDroppedOnError(t *testing.T) {
 	if err := e.lb.EnsureLoadBalancerDeleted(e.ctx, "kubernetes", svc); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.lb.records.size(); n != 0 {
+	if n := e.lb.records.Len(); n != 0 {
 		t.Errorf("%d records after delete", n)
 	}
 	if err := e.lb.UpdateLoadBalancer(e.ctx, "kubernetes", svc, more); err == nil || !strings.Contains(err.Error(), "not found") {
@@ -408,56 +407,5 @@ func TestUpdateConcurrentServices(t *testing.T) {
 	}
 	for _, svc := range svcs {
 		e.checkTargets(svc, more)
-	}
-}
-
-func TestRecordsOverlappingOperations(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Now())
-	s := &lbRecords{ttl: lbRecordTTL, clock: clk}
-	rec := func() *lbRecord { return &lbRecord{at: clk.Now()} }
-
-	op := s.begin("a")
-	s.end(op, rec())
-	if op := s.begin("a"); op.rec == nil {
-		t.Error("record not kept")
-	} else {
-		// Taken out while in use: an overlapping operation doesn't see it.
-		if op2 := s.begin("a"); op2.rec != nil {
-			t.Error("record handed to two operations")
-		} else {
-			s.end(op2, rec())
-		}
-		s.end(op, rec())
-	}
-	if op := s.begin("a"); op.rec != nil {
-		t.Error("a record kept from overlapping operations")
-	} else {
-		s.end(op, nil)
-	}
-
-	// Another key is unaffected by a's operations.
-	opA, opB := s.begin("a"), s.begin("b")
-	s.end(opB, rec())
-	s.forget("a") // EnsureLoadBalancerDeleted while a's update runs
-	s.end(opA, rec())
-	if s.size() != 1 {
-		t.Errorf("%d records, want only b's", s.size())
-	}
-	if op := s.begin("b"); op.rec == nil {
-		t.Error("b's record lost")
-	} else {
-		s.end(op, op.rec)
-	}
-
-	// Expired records are not handed out, and are swept.
-	clk.SetTime(clk.Now().Add(lbRecordTTL + time.Second))
-	if op := s.begin("b"); op.rec != nil {
-		t.Error("expired record handed out")
-	} else {
-		s.end(op, nil)
-	}
-	s.end(s.begin("c"), rec())
-	if s.size() != 1 || len(s.busy) != 0 || len(s.dirty) != 0 {
-		t.Errorf("left %d records, %d busy, %d dirty", s.size(), len(s.busy), len(s.dirty))
 	}
 }

@@ -2,7 +2,6 @@ package aws
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
-	"github.com/aws/smithy-go"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -299,10 +297,4 @@ func equalSets(a, b map[string]bool) bool {
 		}
 	}
 	return true
-}
-
-// isAPIError reports whether err is the AWS API error with that code.
-func isAPIError(err error, code string) bool {
-	var ae smithy.APIError
-	return err != nil && errors.As(err, &ae) && ae.ErrorCode() == code
 }

@@ -33,20 +33,20 @@ func (l *loadBalancers) lbSubnets(ctx context.Context, opts *lbOptions, vpc stri
 		role = roleInternalELBTag
 	}
 	key := vpc + "/" + role
-	if ids, ok := l.subnets.get(key); ok {
+	if ids, ok := l.subnets.Get(key); ok {
 		return ids, nil
 	}
 	// Many Services created at once reach here together on an empty
 	// cache; one DescribeSubnets serves them all.
-	return l.subnetFills.do(ctx, key, func(ctx context.Context) ([]string, error) {
-		if ids, ok := l.subnets.get(key); ok {
+	return l.subnetFills.Do(ctx, key, func(ctx context.Context) ([]string, error) {
+		if ids, ok := l.subnets.Get(key); ok {
 			return ids, nil
 		}
 		ids, err := l.discoverSubnets(ctx, vpc, role)
 		if err != nil {
 			return nil, err
 		}
-		l.subnets.put(key, ids)
+		l.subnets.Set(key, ids)
 		return ids, nil
 	})
 }

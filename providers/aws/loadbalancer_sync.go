@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
@@ -31,15 +30,15 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	}
 	// Ensure never trusts the record; it reads everything and, once it
 	// has succeeded, leaves a record of what it established.
-	op := l.records.begin(l.recordKey(svc))
-	lb, rec, err := l.ensureFull(ctx, svc, opts, nodes, op.start)
-	l.records.end(op, rec)
+	op := l.records.Begin(l.recordKey(svc))
+	lb, rec, err := l.ensureFull(ctx, svc, opts, nodes)
+	op.End(rec, op.Start)
 	return lb, err
 }
 
 // ensureFull is ensure's every step. It returns the record of what it
 // established, or nil when it can't describe it exactly.
-func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node, at time.Time) (*elbv2types.LoadBalancer, *lbRecord, error) {
+func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node) (*elbv2types.LoadBalancer, *lbRecord, error) {
 	logger := klog.FromContext(ctx)
 	st, err := l.load(ctx, svc, true)
 	if err != nil {
@@ -124,7 +123,7 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 	if err := l.ensureNodeRules(ctx, svc, opts, sgID, sgNew, be); err != nil {
 		return nil, nil, err
 	}
-	rec := &lbRecord{at: at, lbARN: st.lbARN(), vpc: aws.ToString(st.lb.VpcId), tgs: make(map[portKey]*tgRecord, len(opts.ports))}
+	rec := &lbRecord{lbARN: st.lbARN(), vpc: aws.ToString(st.lb.VpcId), tgs: make(map[portKey]*tgRecord, len(opts.ports))}
 	for _, p := range opts.ports {
 		tg := tgs[p.key()]
 		registered, err := l.ensureTargets(ctx, tg, p.nodePort, be, created[p.key()])
@@ -215,33 +214,23 @@ func (l *loadBalancers) update(ctx context.Context, svc *v1.Service, opts *lbOpt
 		return errors.New("no instance lookup configured")
 	}
 	logger := klog.FromContext(ctx)
-	op := l.records.begin(l.recordKey(svc))
-	if rec := op.rec; rec != nil && rec.matches(opts) {
+	op := l.records.Begin(l.recordKey(svc))
+	if rec := op.Rec; rec != nil && rec.matches(opts) {
 		err := l.updateFromRecord(ctx, svc, opts, nodes, rec)
 		if err == nil {
-			l.records.end(op, rec)
+			klog.FromContext(ctx).V(4).Info("Updated load balancer from its record", "age", l.clock.Since(op.RecAt))
+			op.End(rec, op.RecAt)
 			return nil
 		}
 		if !staleRecord(err) {
-			l.records.end(op, nil)
+			op.End(nil, op.Start)
 			return err
 		}
 		logger.Info("Load balancer changed behind our back; reading it again", "err", err)
 	}
-	rec, err := l.updateFull(ctx, svc, opts, nodes, op.start)
-	l.records.end(op, rec)
+	rec, err := l.updateFull(ctx, svc, opts, nodes)
+	op.End(rec, op.Start)
 	return err
-}
-
-// staleRecord says err shows the record no longer describes the cloud:
-// what it names is gone or not what it was.
-func staleRecord(err error) bool {
-	for _, code := range []string{"TargetGroupNotFound", "LoadBalancerNotFound", "ValidationError", "InvalidTarget"} {
-		if isAPIError(err, code) {
-			return true
-		}
-	}
-	return false
 }
 
 // updateFromRecord changes targets by the difference between the backends
@@ -268,14 +257,13 @@ func (l *loadBalancers) updateFromRecord(ctx context.Context, svc *v1.Service, o
 		}
 		tg.registered = registered
 	}
-	klog.FromContext(ctx).V(4).Info("Updated load balancer from its record", "age", l.clock.Since(rec.at))
 	return nil
 }
 
 // updateFull is the update that trusts nothing but the caches: it reads
 // the load balancer and its target groups. It returns the record of what
 // it established, or nil when that is incomplete (a target group missing).
-func (l *loadBalancers) updateFull(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node, at time.Time) (*lbRecord, error) {
+func (l *loadBalancers) updateFull(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node) (*lbRecord, error) {
 	st, err := l.load(ctx, svc, true)
 	if err != nil {
 		return nil, err
@@ -306,7 +294,7 @@ func (l *loadBalancers) updateFull(ctx context.Context, svc *v1.Service, opts *l
 			lbSG = aws.ToString(sg.GroupId)
 		}
 	}
-	rec := &lbRecord{at: at, lbARN: st.lbARN(), vpc: aws.ToString(st.lb.VpcId), tgs: make(map[portKey]*tgRecord, len(opts.ports))}
+	rec := &lbRecord{lbARN: st.lbARN(), vpc: aws.ToString(st.lb.VpcId), tgs: make(map[portKey]*tgRecord, len(opts.ports))}
 	if lbSG != "" {
 		if err := l.ensureNodeRules(ctx, svc, opts, lbSG, false, be); err != nil {
 			return nil, err

@@ -11,18 +11,19 @@ import (
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
 )
 
 // Health check timing for every target group: a node leaves rotation after
 // two failed checks, 10 s apart. The timeout is explicit because ELBv2
 // requires it below the interval and its TCP default equals 10 s.
 const (
-	healthCheckInterval  = 10
-	healthCheckTimeout   = 6
-	healthyThreshold     = 2
-	unhealthyThreshold   = 2
-	healthCheckTraffic   = "traffic-port"
-	localHealthCheckPath = "/healthz"
+	healthCheckInterval = 10
+	healthCheckTimeout  = 6
+	healthyThreshold    = 2
+	unhealthyThreshold  = 2
+	healthCheckTraffic  = "traffic-port"
 )
 
 // portKey identifies a listener and its target group.
@@ -70,12 +71,12 @@ type healthCheckSpec struct {
 // traffic; otherwise any node can forward, and a TCP connect to the
 // NodePort is enough.
 func healthCheckFor(svc *v1.Service) healthCheckSpec {
-	if svc.Spec.ExternalTrafficPolicy == v1.ServiceExternalTrafficPolicyLocal && svc.Spec.HealthCheckNodePort != 0 {
+	if path, nodePort, local := svcopts.HealthCheck(svc); local {
 		return healthCheckSpec{
 			protocol: elbv2types.ProtocolEnumHttp,
-			port:     strconv.Itoa(int(svc.Spec.HealthCheckNodePort)),
-			path:     localHealthCheckPath,
-			nodePort: svc.Spec.HealthCheckNodePort,
+			port:     strconv.Itoa(int(nodePort)),
+			path:     path,
+			nodePort: nodePort,
 		}
 	}
 	return healthCheckSpec{protocol: elbv2types.ProtocolEnumTcp, port: healthCheckTraffic}
@@ -297,7 +298,7 @@ func (l *loadBalancers) deleteTargetGroups(ctx context.Context, st *lbState, nam
 		if err != nil && !isAPIError(err, "TargetGroupNotFound") {
 			return fmt.Errorf("delete target group %s: %w", name, err)
 		}
-		l.targets.forget(aws.ToString(tg.TargetGroupArn))
+		l.targets.Delete(aws.ToString(tg.TargetGroupArn))
 		delete(st.tgs, name)
 		klog.FromContext(ctx).Info("Deleted target group", "targetGroup", name)
 	}

@@ -112,7 +112,7 @@ func (l *loadBalancers) ensureTargets(ctx context.Context, tg elbv2types.TargetG
 	// A confirmed set without stopped instances is exactly what is
 	// registered. With them, which of them are registered (and on which
 	// port) is only known from a read.
-	if cached, ok := l.targets.get(arn); ok && cached == sig && len(be.keep) == 0 {
+	if cached, ok := l.targets.Get(arn); ok && cached == sig && len(be.keep) == 0 {
 		return want, nil
 	}
 	have := map[target]bool{}
@@ -137,7 +137,7 @@ func (l *loadBalancers) ensureTargets(ctx context.Context, tg elbv2types.TargetG
 	if err != nil {
 		return nil, err
 	}
-	l.targets.put(arn, sig)
+	l.targets.Set(arn, sig)
 	return registered, nil
 }
 
@@ -179,7 +179,7 @@ func (l *loadBalancers) changeTargets(ctx context.Context, tgARN *string, tgName
 	sortTargets(add)
 	sortTargets(remove)
 	// Whatever happens next, the confirmed set no longer is.
-	l.targets.forget(aws.ToString(tgARN))
+	l.targets.Delete(aws.ToString(tgARN))
 	for start := 0; start < len(add); start += registerBatch {
 		batch := add[start:min(start+registerBatch, len(add))]
 		if _, err := l.api.elbv2.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: tgARN, Targets: batch}); err != nil {

@@ -13,7 +13,9 @@ import (
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/utils/clock"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/ttlcache"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 )
@@ -101,7 +103,7 @@ func TestEnsureLoadBalancerCreates(t *testing.T) {
 		t.Errorf("re-ensure with the same nodes read target health %d times", n)
 	}
 	// A fresh controller (no caches) reads more but still changes nothing.
-	fresh := newLoadBalancers(e.api, e.lb.cfg, lbTestCluster, e.lb.in.(*instances))
+	fresh := newLoadBalancers(e.api, e.lb.cfg, lbTestCluster, e.lb.in.(*instances), clock.RealClock{})
 	e.srv.ResetCalls()
 	if _, err := fresh.EnsureLoadBalancer(e.ctx, "kubernetes", svc, nodes); err != nil {
 		t.Fatal(err)
@@ -154,7 +156,7 @@ func TestNodeSetChanges(t *testing.T) {
 	if err := e.emu.Stop(nodeIDs(more[:1])...); err != nil {
 		t.Fatal(err)
 	}
-	e.lb.targets = ttlCache[string]{ttl: targetCacheTTL, clock: e.lb.clock} // force a read
+	e.lb.targets = ttlcache.New[string](targetCacheTTL, e.lb.clock) // force a read
 	e.srv.ResetCalls()
 	if err := e.lb.UpdateLoadBalancer(e.ctx, "kubernetes", svc, more); err != nil {
 		t.Fatal(err)
@@ -490,7 +492,7 @@ func TestBadAnnotationsCreateNothing(t *testing.T) {
 		{ann: map[string]string{string(annotationSubnets): "subnet-0123456789abcdef0"}, want: string(annotationSubnets)},
 		{ann: map[string]string{string(annotationSubnets): lbTestCluster + "-public-" + e.emu.Zones()[0] + "," + lbTestCluster + "-private-" + e.emu.Zones()[0]}, want: string(annotationSubnets)},
 		{ann: map[string]string{string(annotationSourceRanges): "10.0.0.0/8,everywhere"}, want: string(annotationSourceRanges)},
-		{ranges: []string{"10.0.0.0/33"}, want: "spec.loadBalancerSourceRanges"},
+		{ranges: []string{"10.0.0.0/33"}, want: "LoadBalancerSourceRanges"},
 	} {
 		svc := lbService(tc.ann)
 		svc.Spec.LoadBalancerSourceRanges = tc.ranges

@@ -17,6 +17,8 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
 )
 
 // createTablesMaxAge is how old the route tables CreateRoute decides from
@@ -38,7 +40,7 @@ type routes struct {
 	tableIDs []string
 	discover bool
 
-	fetch single[[]ec2types.RouteTable]
+	fetch flight.Group[[]ec2types.RouteTable]
 
 	mu       sync.Mutex
 	tables   []ec2types.RouteTable
@@ -124,8 +126,13 @@ func (r *routes) ListRoutes(ctx context.Context, clusterName string) ([]*cloudpr
 			}
 			// An instance EC2 no longer knows gets no Node name, which makes
 			// the route controller delete the route if it is in the
-			// cluster CIDR.
-			node := aws.ToString(live[id].PrivateDnsName)
+			// cluster CIDR. A live one is named after the Node whose
+			// providerID names it (kubelets that set their own providerID
+			// may pick any name), else its private DNS name.
+			node := ""
+			if inst, ok := live[id]; ok {
+				node = r.in.nodeName(inst)
+			}
 			out = append(out, &cloudprovider.Route{Name: cidr, TargetNode: types.NodeName(node), DestinationCIDR: cidr})
 		}
 	}
@@ -149,7 +156,7 @@ func (r *routes) CreateRoute(ctx context.Context, clusterName, nameHint string, 
 	if err != nil {
 		return fmt.Errorf("create route %s to node %s: %w", cidr, route.TargetNode, err)
 	}
-	if !found || isTerminated(inst) {
+	if !found {
 		return fmt.Errorf("create route %s to node %s: instance %s: %w", cidr, route.TargetNode, id, cloudprovider.InstanceNotFound)
 	}
 	tables, err := r.routeTables(ctx, createTablesMaxAge)
@@ -271,6 +278,9 @@ func (r *routes) matches(ctx context.Context, existing ec2types.Route, route *cl
 		return false, nil
 	}
 	id := aws.ToString(existing.InstanceId)
+	if nodeID, ok := r.in.nodes.InstanceID(string(route.TargetNode)); ok {
+		return nodeID == id, nil
+	}
 	if string(route.TargetNode) == id || instanceIDFromNodeName(string(route.TargetNode)) == id {
 		return true, nil
 	}
@@ -283,5 +293,5 @@ func (r *routes) matches(ctx context.Context, existing ec2types.Route, route *cl
 		// ListRoutes reported it without a Node for this reason.
 		return route.TargetNode == "", nil
 	}
-	return aws.ToString(inst.PrivateDnsName) == string(route.TargetNode), nil
+	return r.in.nodeName(inst) == string(route.TargetNode), nil
 }

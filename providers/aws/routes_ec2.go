@@ -26,7 +26,7 @@ func (r *routes) routeTables(ctx context.Context, maxAge time.Duration) ([]ec2ty
 	if tables != nil && maxAge > 0 && r.clock.Since(at) <= maxAge {
 		return tables, nil
 	}
-	return r.fetch.do(ctx, r.describeTables)
+	return r.fetch.Do(ctx, "tables", r.describeTables)
 }
 
 func (r *routes) describeTables(ctx context.Context) ([]ec2types.RouteTable, error) {

@@ -143,6 +143,11 @@ type Snapshot[T any] struct {
 	recentMu sync.Mutex
 	recent   map[string]recentEntry[T]
 	asked    map[string]time.Time
+	// recentFailedAt and recentFailure hold a failed refresh for
+	// refreshErrorHold, so the lifecycle controller's pass over many
+	// NotReady Nodes costs one failed call, not one per Node.
+	recentFailedAt time.Time
+	recentFailure  error
 }
 
 // listing is the cluster's live instances as one listing saw them, plus
@@ -407,6 +412,12 @@ func (s *Snapshot[T]) Recent(ctx context.Context, id string) (inst T, exists boo
 			s.observe(round == 0)
 			return e.inst, e.known && !s.gone(e.inst), nil
 		}
+		s.recentMu.Lock()
+		failedAt, failure := s.recentFailedAt, s.recentFailure
+		s.recentMu.Unlock()
+		if failure != nil && s.opts.Clock.Since(failedAt) < refreshErrorHold {
+			return inst, false, failure
+		}
 		if _, err := s.refresh.Do(ctx, "recent", s.refreshRecent); err != nil {
 			return inst, false, err
 		}
@@ -427,8 +438,15 @@ func (s *Snapshot[T]) recentEntry(id string) (recentEntry[T], bool) {
 	return e, ok
 }
 
-// refreshRecent looks up every ID asked lately, and the watched ones.
+// refreshRecent looks up every ID asked lately, and the watched ones. It
+// first waits MissWindow, so that checks arriving together (a lifecycle
+// controller with several workers) join this refresh instead of the next.
 func (s *Snapshot[T]) refreshRecent(ctx context.Context) (struct{}, error) {
+	select {
+	case <-time.After(s.opts.MissWindow):
+	case <-ctx.Done():
+		return struct{}{}, ctx.Err()
+	}
 	clk := s.opts.Clock
 	start := clk.Now()
 	s.recentMu.Lock()
@@ -457,15 +475,25 @@ func (s *Snapshot[T]) refreshRecent(ctx context.Context) (struct{}, error) {
 	ids = slices.Compact(ids)
 	for chunk := range slices.Chunk(ids, s.opts.MaxKeys) {
 		found, err := s.src.LookupIDs(ctx, chunk)
+		s.recentMu.Lock()
 		if err != nil {
+			s.recentFailedAt, s.recentFailure = clk.Now(), err
+			s.recentMu.Unlock()
 			return struct{}{}, err
 		}
-		s.recentMu.Lock()
+		s.recentFailure = nil
+		live := make([]T, 0, len(found))
 		for _, id := range chunk {
 			inst, ok := found[id]
 			s.recent[id] = recentEntry[T]{at: start, inst: inst, known: ok}
+			if ok && !s.gone(inst) {
+				live = append(live, inst)
+			}
 		}
 		s.recentMu.Unlock()
+		// Instances the listing lacks (untagged, launched since) are
+		// then found there too.
+		s.Add(live...)
 	}
 	return struct{}{}, nil
 }

@@ -351,3 +351,32 @@ func TestByNameFallsBackToLookup(t *testing.T) {
 		t.Error("found instance not added to the listing")
 	}
 }
+
+// While the cloud fails, a pass over many NotReady Nodes costs one failed
+// call, not one per Node; every Node gets the error, none "gone".
+func TestRecentHoldsAFailureBriefly(t *testing.T) {
+	c := newCloud(50)
+	s, clk := newSnap(c, Options{})
+	c.fail = errors.New("RequestLimitExceeded")
+	for i := range 50 {
+		if _, ok, err := s.Recent(t.Context(), fmt.Sprintf("i-%04d", i)); ok || err == nil {
+			t.Fatalf("exists=%v err=%v during a failure", ok, err)
+		}
+	}
+	if n := c.idCalls.Load(); n != 1 {
+		t.Errorf("%d calls for a pass over 50 Nodes while failing, want 1", n)
+	}
+	c.fail = nil
+	clk.SetTime(clk.Now().Add(refreshErrorHold))
+	if _, ok, err := s.Recent(t.Context(), "i-0003"); !ok || err != nil {
+		t.Fatalf("after the hold: %v %v", ok, err)
+	}
+	// Lookups by ID then cost only the listing.
+	before := c.idCalls.Load() + c.lists.Load()
+	if got, err := s.ByIDs(t.Context(), []string{"i-0003", "i-0049"}); err != nil || len(got) != 2 {
+		t.Fatal(got, err)
+	}
+	if n := c.idCalls.Load() + c.lists.Load() - before; n != 1 {
+		t.Errorf("%d calls, want just the listing", n)
+	}
+}

@@ -11,8 +11,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 )
+
+// sgReleaseRetry is when to try deleting a load balancer's security group
+// again while AWS still holds the deleted NLB's network interfaces in it.
+const sgReleaseRetry = 5 * time.Second
 
 // The security group design: each NLB gets a security group of its own,
 // created, tagged and deleted by us. Its ingress is exactly the listener
@@ -258,10 +263,10 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 	want := nodePortRules(opts, lbSG)
 	sig := nodeRuleSignature(lbSG, want, be)
 	key := serviceKey(svc)
-	if cached, ok := l.nodeRules.get(key); ok && cached == sig {
+	if cached, ok := l.nodeRules.Get(key); ok && cached == sig {
 		return nil
 	}
-	l.nodeRules.forget(key)
+	l.nodeRules.Delete(key)
 	desc := nodeRuleDescription(l.clusterID, svc)
 	var holders []ec2types.SecurityGroup
 	if !newSG {
@@ -316,7 +321,7 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 			return err
 		}
 	}
-	l.nodeRules.put(key, sig)
+	l.nodeRules.Set(key, sig)
 	return nil
 }
 
@@ -403,9 +408,10 @@ func nodeRuleSignature(lbSG string, want map[sgRule]bool, be *backendSet) string
 
 // deleteLBSecurityGroup revokes our rules that reference the load balancer
 // security group, then deletes it. AWS refuses with DependencyViolation
-// until it has released the deleted NLB's network interfaces; after a short
-// bounded wait the error goes back to the service controller, which
-// retries with backoff.
+// until it has released the deleted NLB's network interfaces, which takes
+// seconds to minutes; rather than sleep in the service controller's worker
+// (holding up every other Service), that becomes an api.RetryError, and
+// the controller calls again after sgReleaseRetry without an error Event.
 func (l *loadBalancers) deleteLBSecurityGroup(ctx context.Context, svc *v1.Service, sg *ec2types.SecurityGroup) error {
 	id := aws.ToString(sg.GroupId)
 	desc := nodeRuleDescription(l.clusterID, svc)
@@ -419,25 +425,15 @@ func (l *loadBalancers) deleteLBSecurityGroup(ctx context.Context, svc *v1.Servi
 			return err
 		}
 	}
-	l.nodeRules.forget(serviceKey(svc))
-	var lastErr error
-	for attempt := 0; attempt < l.sgDeleteAttempts; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(l.sgDeleteDelay * time.Duration(attempt)):
-			}
-		}
-		_, err := l.api.ec2.DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(id)})
-		if err == nil || isAPIError(err, "InvalidGroup.NotFound") {
-			klog.FromContext(ctx).Info("Deleted load balancer security group", "securityGroup", id)
-			return nil
-		}
-		if !isAPIError(err, "DependencyViolation") {
-			return fmt.Errorf("delete security group %s: %w", id, err)
-		}
-		lastErr = err
+	l.nodeRules.Delete(serviceKey(svc))
+	_, err = l.api.ec2.DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(id)})
+	switch {
+	case err == nil || isAPIError(err, "InvalidGroup.NotFound"):
+		klog.FromContext(ctx).Info("Deleted load balancer security group", "securityGroup", id)
+		return nil
+	case isAPIError(err, "DependencyViolation"):
+		return api.NewRetryError(fmt.Sprintf("security group %s is still in use by the deleted load balancer's network interfaces; AWS releases them within minutes", id), sgReleaseRetry)
+	default:
+		return fmt.Errorf("delete security group %s: %w", id, err)
 	}
-	return fmt.Errorf("security group %s is still in use by the deleted load balancer; will retry: %w", id, lastErr)
 }

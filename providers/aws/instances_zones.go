@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
 )
 
 // zoneIDCache maps zone names (eu-west-1a) to zone IDs (euw1-az1) for the
@@ -22,7 +24,7 @@ type zoneIDCache struct {
 	clock      clock.PassiveClock
 	minRefetch time.Duration
 
-	fetch single[map[string]string]
+	fetch flight.Group[map[string]string]
 
 	mu        sync.Mutex
 	ids       map[string]string
@@ -34,7 +36,7 @@ func (z *zoneIDCache) zoneID(ctx context.Context, zone string) (string, error) {
 	if id, ok, recent := z.cached(zone); ok || recent {
 		return id, nil
 	}
-	ids, err := z.fetch.do(ctx, func(ctx context.Context) (map[string]string, error) {
+	ids, err := z.fetch.Do(ctx, "zones", func(ctx context.Context) (map[string]string, error) {
 		z.mu.Lock()
 		ids, recent := z.ids, z.ids != nil && z.clock.Since(z.fetchedAt) < z.minRefetch
 		z.mu.Unlock()
