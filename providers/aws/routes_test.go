@@ -7,7 +7,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
@@ -248,5 +252,41 @@ func TestRoutesDiscoveredTables(t *testing.T) {
 	}
 	if got := listRoutes(t, r); len(got) != 0 {
 		t.Errorf("ListRoutes after delete = %+v", got)
+	}
+}
+
+// TestRoutesForNodesNamedUnlikeTheirInstance: kubelets that set their own
+// providerID may register under any name. The route must still go to that
+// Node's instance, and ListRoutes must report it under that Node's name,
+// or the route controller would delete and re-create it forever.
+func TestRoutesForNodesNamedUnlikeTheirInstance(t *testing.T) {
+	env, r, _, ids := routesEnv(t, func(fx cloudsimaws.Fixture, s *Section) { s.RouteTables.IDs = []string{fx.RouteTableID} })
+	info := env.info(t, ids[1])
+	custom := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "worker-blue-7"},
+		Spec:       v1.NodeSpec{ProviderID: providerID(info.Zone, ids[1]), PodCIDR: "10.244.7.0/24"},
+	}
+	client := fake.NewClientset(custom)
+	f := informers.NewSharedInformerFactory(client, 0)
+	env.in.nodes.SetInformers(f)
+	f.Start(t.Context().Done())
+	f.WaitForCacheSync(t.Context().Done())
+
+	route := &cloudprovider.Route{TargetNode: "worker-blue-7", DestinationCIDR: "10.244.7.0/24"}
+	if err := r.CreateRoute(t.Context(), testCluster, "hint", route); err != nil {
+		t.Fatalf("CreateRoute to a Node named unlike its instance: %v", err)
+	}
+	if got := env.tableRoutes()[env.fx.RouteTableID]["10.244.7.0/24"]; got != "10.244.7.0/24 via "+ids[1] {
+		t.Fatalf("route = %q, want via %s", got, ids[1])
+	}
+	want := []cloudprovider.Route{{Name: "10.244.7.0/24", TargetNode: "worker-blue-7", DestinationCIDR: "10.244.7.0/24"}}
+	if got := listRoutes(t, r); !reflect.DeepEqual(got, want) {
+		t.Errorf("ListRoutes = %+v, want %+v", got, want)
+	}
+	if err := r.DeleteRoute(t.Context(), testCluster, route); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.tableRoutes()[env.fx.RouteTableID]["10.244.7.0/24"]; got != "" {
+		t.Errorf("route left after DeleteRoute: %q", got)
 	}
 }
