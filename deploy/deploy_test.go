@@ -168,7 +168,8 @@ func TestManifestsNamespaces(t *testing.T) {
 
 // TestClusterRoleMatchesUpstream pins the ClusterRole to the upstream
 // cloud-controller-manager documentation, plus services/status (the service
-// controller patches Service status through that subresource).
+// controller patches Service status through that subresource) and GET on
+// /metrics (reading the cloud API metrics with the CCM's own token).
 func TestClusterRoleMatchesUpstream(t *testing.T) {
 	ms := loadManifests(t)
 	var role rbacv1.ClusterRole
@@ -185,12 +186,21 @@ func TestClusterRoleMatchesUpstream(t *testing.T) {
 		"endpoints":         {"create", "get", "list", "update", "watch"},
 	}
 	got := map[string][]string{}
+	metricsRules := 0
 	for i, r := range role.Rules {
+		if len(r.NonResourceURLs) != 0 {
+			metricsRules++
+			if !slices.Equal(r.NonResourceURLs, []string{"/metrics"}) || !slices.Equal(r.Verbs, []string{"get"}) ||
+				len(r.APIGroups) != 0 || len(r.Resources) != 0 || len(r.ResourceNames) != 0 {
+				t.Errorf("rule %d: %+v, want only nonResourceURLs [/metrics] with verbs [get]", i, r)
+			}
+			continue
+		}
 		if !slices.Equal(r.APIGroups, []string{""}) {
 			t.Errorf("rule %d: apiGroups %q, want the core group only", i, r.APIGroups)
 		}
-		if len(r.ResourceNames) != 0 || len(r.NonResourceURLs) != 0 {
-			t.Errorf("rule %d: unexpected resourceNames/nonResourceURLs", i)
+		if len(r.ResourceNames) != 0 {
+			t.Errorf("rule %d: unexpected resourceNames", i)
 		}
 		for _, res := range r.Resources {
 			got[res] = append(got[res], r.Verbs...)
@@ -209,6 +219,9 @@ func TestClusterRoleMatchesUpstream(t *testing.T) {
 		if _, ok := want[res]; !ok {
 			t.Errorf("unexpected resource %s (verbs %q)", res, verbs)
 		}
+	}
+	if metricsRules != 1 {
+		t.Errorf("%d nonResourceURLs rules, want exactly one for GET /metrics", metricsRules)
 	}
 	if role.AggregationRule != nil {
 		t.Error("ClusterRole must not aggregate other roles")

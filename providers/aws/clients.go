@@ -58,6 +58,8 @@ func newClients(ctx context.Context, s *Section) (*clients, error) {
 	// Wrapped after loading: the CA bundle handling needs the buildable
 	// client itself.
 	cfg.HTTPClient = ownRequestBodies(cfg.HTTPClient)
+	// Every client built from cfg, STS included, counts each attempt on /metrics.
+	cfg.APIOptions = append(cfg.APIOptions, recordCloudMetrics)
 	if ar := s.AssumeRole; ar.RoleARN != "" {
 		stsClient := sts.NewFromConfig(cfg, func(o *sts.Options) {
 			if s.Endpoints.STS != "" {

@@ -1,0 +1,83 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics"
+)
+
+// providerLabel is the provider label of this backend's cloud API metrics.
+const providerLabel = "aws"
+
+// recordCloudMetrics is an aws.Config APIOptions entry that reports every
+// HTTP attempt of every SDK client to the manager's /metrics.
+func recordCloudMetrics(stack *middleware.Stack) error {
+	return addCloudMetrics(stack, cloudmetrics.Default())
+}
+
+// addCloudMetrics places the metrics middleware in the Finalize step right
+// after the SDK's retry middleware, the part of the stack that runs once
+// per attempt: a call throttled twice and then served counts three, as the
+// cloud counted it, and each attempt carries its own status code.
+func addCloudMetrics(stack *middleware.Stack, rec *cloudmetrics.Recorder) error {
+	m := &cloudMetrics{rec: rec}
+	if err := stack.Finalize.Insert(m, (&retry.Attempt{}).ID(), middleware.After); err != nil {
+		// A stack without the retry middleware makes one attempt per call;
+		// anywhere in Finalize then sees exactly that attempt.
+		return stack.Finalize.Add(m, middleware.After)
+	}
+	return nil
+}
+
+// cloudMetrics is the Finalize middleware that records one attempt.
+type cloudMetrics struct{ rec *cloudmetrics.Recorder }
+
+// throttles is the SDK's own notion of a throttling error (RequestLimitExceeded,
+// Throttling, ...), the one its standard retryer backs off on.
+var throttles = retry.IsErrorThrottles(retry.DefaultThrottles)
+
+func (*cloudMetrics) ID() string { return "MulticloudCCMCloudMetrics" }
+
+func (m *cloudMetrics) HandleFinalize(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (
+	middleware.FinalizeOutput, middleware.Metadata, error,
+) {
+	start := time.Now()
+	out, md, err := next.HandleFinalize(ctx, in)
+	d := time.Since(start)
+
+	// The SDK keeps each attempt's raw response in the metadata, next to an
+	// API error too; the ResponseError is the fallback for a stack without
+	// that middleware.
+	status := 0
+	if resp, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response); ok && resp != nil {
+		status = resp.StatusCode
+	} else if re := (*smithyhttp.ResponseError)(nil); errors.As(err, &re) && re.Response != nil {
+		status = re.Response.StatusCode
+	}
+	throttled := err != nil && throttles.IsErrorThrottle(err) == aws.TrueTernary
+	m.rec.Observe(providerLabel, serviceLabel(awsmiddleware.GetServiceID(ctx)), awsmiddleware.GetOperationName(ctx),
+		cloudmetrics.Code(status, err), d, throttled)
+	return out, md, err
+}
+
+// serviceLabel shortens the SDK's service IDs to the names operators and
+// the AWS CLI use ("Elastic Load Balancing v2" -> "elbv2"). Service IDs
+// come from the SDK's generated clients, so the set stays small.
+func serviceLabel(serviceID string) string {
+	switch serviceID {
+	case "Elastic Load Balancing v2":
+		return "elbv2"
+	case "Elastic Load Balancing":
+		return "elb"
+	}
+	return strings.ReplaceAll(strings.ToLower(serviceID), " ", "-")
+}
