@@ -40,8 +40,11 @@ type Section struct {
 // kubernetes.io/role/internal-elb (internal) together with the cluster tag,
 // one per zone, like the upstream AWS CCM.
 type SubnetSelection struct {
-	// Public and Internal, when set, replace discovery for that scheme.
-	Public   []string `yaml:"public"`
+	// Public lists the subnet IDs (one per zone) internet-facing NLBs are
+	// placed in, instead of discovered ones.
+	Public []string `yaml:"public"`
+	// Internal lists the subnet IDs (one per zone) internal NLBs are
+	// placed in, instead of discovered ones.
 	Internal []string `yaml:"internal"`
 }
 
@@ -55,22 +58,33 @@ type RouteTableSelection struct {
 
 // Endpoints are optional per-service endpoint URLs.
 type Endpoints struct {
-	EC2   string `yaml:"ec2"`
+	// EC2 is the EC2 endpoint URL, e.g. a VPC interface endpoint.
+	EC2 string `yaml:"ec2"`
+	// ELBv2 is the Elastic Load Balancing v2 endpoint URL.
 	ELBv2 string `yaml:"elbv2"`
-	STS   string `yaml:"sts"`
+	// STS is the STS endpoint URL assumeRole uses.
+	STS string `yaml:"sts"`
 }
 
 // Credentials are optional static credentials.
 type Credentials struct {
-	AccessKeyID     string `yaml:"accessKeyID"`
+	// AccessKeyID is the access key ID; set with secretAccessKey.
+	AccessKeyID string `yaml:"accessKeyID"`
+	// SecretAccessKey is the secret access key.
 	SecretAccessKey string `yaml:"secretAccessKey" secret:"true"`
-	SessionToken    string `yaml:"sessionToken" secret:"true"`
+	// SessionToken is the session token of temporary credentials.
+	SessionToken string `yaml:"sessionToken" secret:"true"`
 }
 
 // AssumeRole configures an STS AssumeRole on top of the base credentials.
 type AssumeRole struct {
-	RoleARN     string `yaml:"roleARN"`
-	ExternalID  string `yaml:"externalID" secret:"true"`
+	// RoleARN is the IAM role to assume, e.g.
+	// arn:aws:iam::123456789012:role/ccm.
+	RoleARN string `yaml:"roleARN"`
+	// ExternalID is the external ID the role's trust policy demands.
+	ExternalID string `yaml:"externalID" secret:"true"`
+	// SessionName names the assumed-role session in CloudTrail
+	// (default multicloud-ccm when roleARN is set).
 	SessionName string `yaml:"sessionName"`
 }
 

@@ -92,10 +92,11 @@ func (in *instances) snapshotSource() snapshot.Source[ec2types.Instance] {
 // checks also fetch every NotReady Node's instance.
 func (in *instances) snapshotOptions(s *Section, clk clock.PassiveClock) snapshot.Options {
 	return snapshot.Options{
-		TTL:     s.InstanceCacheTTL,
-		MaxKeys: maxLookupKeys,
-		Watch:   in.nodes.NotReadyInstanceIDs,
-		Clock:   clk,
+		Provider: ProviderName,
+		TTL:      s.InstanceCacheTTL,
+		MaxKeys:  maxLookupKeys,
+		Watch:    in.nodes.NotReadyInstanceIDs,
+		Clock:    clk,
 	}
 }
 

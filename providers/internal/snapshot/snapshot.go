@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/batch"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
 )
 
@@ -82,8 +83,12 @@ type Options struct {
 	// first check period after many Nodes go NotReady costs one call, not
 	// one per Node. Optional.
 	Watch func() []string
+	// Provider names the backend in the instance snapshot metrics
+	// (multicloud_ccm_instance_snapshot_lookups_total); empty records
+	// none.
+	Provider string
 	// Observe is told, for every lookup, whether memory answered it
-	// (hit) or the cloud had to be asked (miss). Optional; for metrics.
+	// (hit) or the cloud had to be asked (miss). Optional; for tests.
 	Observe func(hit bool)
 	// Clock, default the real one.
 	Clock clock.PassiveClock
@@ -181,6 +186,9 @@ func New[T any](src Source[T], o Options) *Snapshot[T] {
 func (s *Snapshot[T]) gone(inst T) bool { return s.src.Gone != nil && s.src.Gone(inst) }
 
 func (s *Snapshot[T]) observe(hit bool) {
+	if s.opts.Provider != "" {
+		cloudmetrics.SnapshotLookup(s.opts.Provider, hit)
+	}
 	if s.opts.Observe != nil {
 		s.opts.Observe(hit)
 	}
