@@ -113,13 +113,9 @@ func (in *instances) clusterTag() string { return "kubernetes.io/cluster/" + in.
 // most a few seconds old that serves all NotReady Nodes at once: a
 // terminated instance's Node goes within seconds, at one call per period.
 func (in *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
-	id, err := in.instanceIDForNode(ctx, node)
+	id, inst, exists, err := in.recent(ctx, node)
 	if err != nil {
 		return false, err
-	}
-	inst, exists, err := in.snap.Recent(ctx, id)
-	if err != nil {
-		return false, fmt.Errorf("look up instance %s of node %s: %w", id, node.Name, err)
 	}
 	if !exists {
 		klog.FromContext(ctx).Info("Instance is gone", "node", klog.KObj(node), "instanceID", id, "listedAsTerminated", isTerminated(inst))
@@ -131,13 +127,9 @@ func (in *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, e
 // InstanceShutdown reports whether the instance is stopped or stopping,
 // from the same recent lookup as InstanceExists.
 func (in *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
-	id, err := in.instanceIDForNode(ctx, node)
+	_, inst, exists, err := in.recent(ctx, node)
 	if err != nil {
 		return false, err
-	}
-	inst, exists, err := in.snap.Recent(ctx, id)
-	if err != nil {
-		return false, fmt.Errorf("look up instance %s of node %s: %w", id, node.Name, err)
 	}
 	if !exists || inst.State == nil {
 		return false, nil
@@ -147,6 +139,18 @@ func (in *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool,
 		return true, nil
 	}
 	return false, nil
+}
+
+// recent is the Node's instance as EC2 described it a few seconds ago at
+// most, for the lifecycle checks.
+func (in *instances) recent(ctx context.Context, node *v1.Node) (id string, inst ec2types.Instance, exists bool, err error) {
+	if id, err = in.instanceIDForNode(ctx, node); err != nil {
+		return "", inst, false, err
+	}
+	if inst, exists, err = in.snap.Recent(ctx, id); err != nil {
+		return id, inst, false, fmt.Errorf("look up instance %s of node %s: %w", id, node.Name, err)
+	}
+	return id, inst, exists, nil
 }
 
 // InstanceMetadata describes the instance for the Node's spec, labels and

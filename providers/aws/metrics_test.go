@@ -9,6 +9,7 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/clientopts"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
@@ -69,8 +70,7 @@ func TestCloudMetricsMatchTheCloudsCounts(t *testing.T) {
 		Credentials: Credentials{AccessKeyID: "AKIDMETRICS", SecretAccessKey: "metrics-secret-value"},
 		// Long enough for a served call under -race, short enough that
 		// the hung attempt ends quickly.
-		RequestTimeout: time.Second,
-		MaxAttempts:    4,
+		Options: clientopts.Options{RequestTimeout: time.Second, MaxAttempts: 4},
 	}
 	s.SetDefaults()
 	api, err := newClients(t.Context(), s)
