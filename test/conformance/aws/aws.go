@@ -53,10 +53,12 @@ func (Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cloud{emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts}, nil
+	return &Cloud{emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts}, nil
 }
 
-type cloud struct {
+// Cloud is one AWS emulator behind the adapter. AWS-only tests reach the
+// emulator through it (Emulator, Fixture).
+type Cloud struct {
 	emu       *cloudsimaws.Emulator
 	srv       *cloudsim.Server
 	fx        cloudsimaws.Fixture
@@ -64,19 +66,19 @@ type cloud struct {
 	opts      conformance.Options
 }
 
-var _ conformance.Cloud = (*cloud)(nil)
+var _ conformance.Cloud = (*Cloud)(nil)
 
-func (c *cloud) Server() *cloudsim.Server { return c.srv }
-func (c *cloud) Close() error             { return c.srv.Close() }
+func (c *Cloud) Server() *cloudsim.Server { return c.srv }
+func (c *Cloud) Close() error             { return c.srv.Close() }
 
 // Emulator exposes the AWS emulator to AWS-only tests (TestAWS), which
 // check what no other cloud has: listeners, security-group rules, subnets.
-func (c *cloud) Emulator() *cloudsimaws.Emulator { return c.emu }
+func (c *Cloud) Emulator() *cloudsimaws.Emulator { return c.emu }
 
 // Fixture is the emulator's network fixture, for AWS-only tests.
-func (c *cloud) Fixture() cloudsimaws.Fixture { return c.fx }
+func (c *Cloud) Fixture() cloudsimaws.Fixture { return c.fx }
 
-func (c *cloud) Config() conformance.CloudConfig {
+func (c *Cloud) Config() conformance.CloudConfig {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  region: %s\n  vpcID: %s\n", region, c.fx.VPCID)
 	if c.opts.Routes {
@@ -92,22 +94,22 @@ func (c *cloud) Config() conformance.CloudConfig {
 	return conformance.CloudConfig{Provider: "aws", ClusterID: c.clusterID, Section: b.String(), Secrets: []string{secretAccessKey}}
 }
 
-func (c *cloud) ExtraArgs() []string         { return nil }
-func (c *cloud) Zones() []string             { return c.emu.Zones() }
-func (c *cloud) Region() string              { return c.emu.Region() }
-func (c *cloud) DefaultInstanceType() string { return "m5.large" }
-func (c *cloud) ReadFaultOp() string         { return cloudsim.ReadOps }
-func (c *cloud) ForeignProviderID() string {
+func (c *Cloud) ExtraArgs() []string         { return nil }
+func (c *Cloud) Zones() []string             { return c.emu.Zones() }
+func (c *Cloud) Region() string              { return c.emu.Region() }
+func (c *Cloud) DefaultInstanceType() string { return "m5.large" }
+func (c *Cloud) ReadFaultOp() string         { return cloudsim.ReadOps }
+func (c *Cloud) ForeignProviderID() string {
 	return "gce://conformance-project/europe-west1-b/foreign-node"
 }
-func (c *cloud) Inventory() []cloudsim.Resource { return c.srv.Resources() }
+func (c *Cloud) Inventory() []cloudsim.Resource { return c.srv.Resources() }
 
 // MalformedAnnotation: "maybe" is neither a boolean nor a CIDR.
-func (c *cloud) MalformedAnnotation() (string, string) {
+func (c *Cloud) MalformedAnnotation() (string, string) {
 	return "service.beta.kubernetes.io/aws-load-balancer-internal", "maybe"
 }
 
-func (c *cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {
+func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {
 	it := spec.InstanceType
 	if it == "" {
 		it = c.DefaultInstanceType()
@@ -128,11 +130,11 @@ func (c *cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, err
 	return conformance.Instance{ID: info.ID, NodeName: info.PrivateDNSName, Zone: info.Zone}, nil
 }
 
-func (c *cloud) Stop(id string) error      { return c.emu.Stop(id) }
-func (c *cloud) Start(id string) error     { return c.emu.Start(id) }
-func (c *cloud) Terminate(id string) error { return c.emu.Terminate(id) }
+func (c *Cloud) Stop(id string) error      { return c.emu.Stop(id) }
+func (c *Cloud) Start(id string) error     { return c.emu.Start(id) }
+func (c *Cloud) Terminate(id string) error { return c.emu.Terminate(id) }
 
-func (c *cloud) KubeletProviderID(id string) (string, error) {
+func (c *Cloud) KubeletProviderID(id string) (string, error) {
 	info, ok := c.emu.Instance(id)
 	if !ok {
 		return "", fmt.Errorf("unknown instance %s", id)
@@ -140,7 +142,7 @@ func (c *cloud) KubeletProviderID(id string) (string, error) {
 	return "aws:///" + info.Zone + "/" + info.ID, nil
 }
 
-func (c *cloud) ExpectedNode(id string) (conformance.NodeExpectation, error) {
+func (c *Cloud) ExpectedNode(id string) (conformance.NodeExpectation, error) {
 	info, ok := c.emu.Instance(id)
 	if !ok {
 		return conformance.NodeExpectation{}, fmt.Errorf("unknown instance %s", id)
@@ -172,7 +174,7 @@ func (c *cloud) ExpectedNode(id string) (conformance.NodeExpectation, error) {
 // per port. The resource listing does not link listeners to target groups,
 // so every NLB of the Service is given the union of its target groups'
 // targets; with the single NLB a healthy Service has, that is exact.
-func (c *cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalancer {
+func (c *Cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalancer {
 	key := svc.String()
 	inv := c.emu.Resources()
 	var out []conformance.LoadBalancer
@@ -230,7 +232,7 @@ func (c *cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalanc
 // ServiceResources: everything tagged for the Service, their listeners,
 // targets and rules, and the rules on the node security group that admit
 // the Service's own security group.
-func (c *cloud) ServiceResources(svc types.NamespacedName) []cloudsim.Resource {
+func (c *Cloud) ServiceResources(svc types.NamespacedName) []cloudsim.Resource {
 	key := svc.String()
 	inv := c.emu.Resources()
 	owned := map[string]bool{}
@@ -265,7 +267,7 @@ func (c *cloud) ServiceResources(svc types.NamespacedName) []cloudsim.Resource {
 
 // PodRoutes: routes in the cluster's route table that target an instance.
 // Resource names are "<destination> via <target>".
-func (c *cloud) PodRoutes() map[string]string {
+func (c *Cloud) PodRoutes() map[string]string {
 	out := map[string]string{}
 	for _, r := range c.emu.Resources() {
 		if r.Kind != cloudsimaws.KindRoute || r.Parent != c.fx.RouteTableID {
