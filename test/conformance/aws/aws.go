@@ -21,11 +21,11 @@ import (
 
 const (
 	region = "eu-west-1"
-	// accessKeyID and secretAccessKey are fake static credentials: the
+	// accessKeyID and SecretAccessKey are fake static credentials: the
 	// emulator does not check signatures, but the secret must still never
-	// show up in the manager's output.
+	// show up in the manager's output (or the demo's report).
 	accessKeyID     = "AKIACONFORMANCE00000"
-	secretAccessKey = "conformance-secret-9f3e1c"
+	SecretAccessKey = "conformance-secret-9f3e1c"
 	// serviceTag is the tag providers/aws puts on everything it creates
 	// for a Service, valued "<namespace>/<name>".
 	serviceTag = "kubernetes.io/service-name"
@@ -85,13 +85,13 @@ func (c *Cloud) Config() conformance.CloudConfig {
 		fmt.Fprintf(&b, "  routeTables: {ids: [%s]}\n", c.fx.RouteTableID)
 	}
 	fmt.Fprintf(&b, "  endpoints: {ec2: %q, elbv2: %q}\n", c.srv.URL(), c.srv.URL())
-	fmt.Fprintf(&b, "  credentials: {accessKeyID: %s, secretAccessKey: %s}\n", accessKeyID, secretAccessKey)
+	fmt.Fprintf(&b, "  credentials: {accessKeyID: %s, secretAccessKey: %s}\n", accessKeyID, SecretAccessKey)
 	if c.opts.QuickErrors {
 		// The default 8 attempts with backoff can hold one call for most
 		// of a minute; 3 attempts of at most 5 s surface a fault quickly.
 		b.WriteString("  requestTimeout: 5s\n  maxAttempts: 3\n")
 	}
-	return conformance.CloudConfig{Provider: "aws", ClusterID: c.clusterID, Section: b.String(), Secrets: []string{secretAccessKey}}
+	return conformance.CloudConfig{Provider: "aws", ClusterID: c.clusterID, Section: b.String(), Secrets: []string{SecretAccessKey}}
 }
 
 func (c *Cloud) ExtraArgs() []string         { return nil }
