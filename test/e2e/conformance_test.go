@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
@@ -285,7 +286,7 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("foreign node: %v", err)
 	}
-	if ccmproc.Initialized(n) || !ccmproc.HasTaint(n, "node.cloudprovider.kubernetes.io/uninitialized") {
+	if ccmproc.Initialized(n) || !ccmproc.HasTaint(n, cloudproviderapi.TaintExternalCloudProvider) {
 		t.Errorf("node with foreign providerID was initialized: %s", describeNode(n))
 	}
 	if n.Spec.ProviderID != s.cloud.ForeignProviderID() {
@@ -368,14 +369,14 @@ func (s *suiteCloud) stoppedInstance(t *testing.T) {
 	setReady(t, inst.NodeName, corev1.ConditionFalse)
 	start := time.Now()
 	if !within(t, start, lifecycleBound, "shutdown taint on the stopped instance's node",
-		hasTaintCond(inst.NodeName, "node.cloudprovider.kubernetes.io/shutdown", true)) {
+		hasTaintCond(inst.NodeName, cloudproviderapi.TaintNodeShutdown, true)) {
 		return
 	}
 	if err := s.cloud.Start(inst.ID); err != nil {
 		t.Fatal(err)
 	}
 	setReady(t, inst.NodeName, corev1.ConditionTrue)
-	poll(t, converge, "shutdown taint removed after start", hasTaintCond(inst.NodeName, "node.cloudprovider.kubernetes.io/shutdown", false))
+	poll(t, converge, "shutdown taint removed after start", hasTaintCond(inst.NodeName, cloudproviderapi.TaintNodeShutdown, false))
 	if _, err := getNode(context.Background(), inst.NodeName); err != nil {
 		t.Errorf("a stopped-then-started instance's node: %v", err)
 	}
@@ -671,9 +672,9 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 	}
 	before := s.cloud.Inventory()
 
-	web := types.NamespacedName{Namespace: confNS, Name: "conf-web"}
+	// web lives through the subtests below, so its cleanup is the group's.
+	web := createService(t, lbService("conf-web", 80, 443))
 	t.Run("gets an address and the nodes as backends", func(t *testing.T) {
-		createService(t, lbService(web.Name, 80, 443))
 		waitService(t, web, "an address", hasAddress)
 		s.waitLB(t, web, []int32{80, 443}, n1, n2)
 	})
