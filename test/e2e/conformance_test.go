@@ -414,6 +414,7 @@ func (s *suiteCloud) faultyReads(t *testing.T, kind string) {
 		spec.FailNext = 1 << 30
 	}
 	logFrom := len(s.ccm.log.String())
+	callsBefore := s.cloud.Server().CallCount(spec.Op)
 	if err := s.cloud.Server().SetFault(spec); err != nil {
 		t.Fatal(err)
 	}
@@ -444,9 +445,9 @@ func (s *suiteCloud) faultyReads(t *testing.T, kind string) {
 	if want := "error checking if node " + notReady.NodeName; !strings.Contains(s.ccm.log.String()[logFrom:], want) {
 		t.Errorf("the lifecycle controller never saw the %s reads (no %q in the manager's log during the fault)", kind, want)
 	}
-	calls := s.cloud.Server().CallCount(spec.Op)
+	calls := s.cloud.Server().CallCount(spec.Op) - callsBefore
 	clear()
-	t.Logf("%d read calls during and before the fault", calls)
+	t.Logf("%d cloud reads answered %s during the %v fault", calls, kind, faultWindow)
 
 	setReady(t, notReady.NodeName, corev1.ConditionTrue)
 	n := waitInitialized(t, late.NodeName)
