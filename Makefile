@@ -51,11 +51,15 @@ lint:
 clean:
 	rm -rf bin/multicloud-ccm
 
-# The sandbox: control plane + AWS emulator + the CCM, on loopback.
+# Which emulated cloud demo and bench run against: any cloud with a
+# conformance adapter in test/conformance/clouds.
+CLOUD     ?= aws
+
+# The sandbox: control plane + the CLOUD's emulator + the CCM, on loopback.
 # `make demo ONCE=1` prints the report and exits.
 .PHONY: demo
 demo:
-	$(GO) run ./test/sandbox/demo $(if $(ONCE),-once)
+	$(GO) run ./test/sandbox/demo -cloud $(CLOUD) $(if $(ONCE),-once)
 
 # docs/reference/<cloud>.md from the backends' doc comments (hack/refdocs);
 # the freshness test in hack/refdocs fails `make test` when they are stale.
@@ -63,8 +67,8 @@ demo:
 docs:
 	$(GO) generate ./docs
 
-# Scale benchmarks of the AWS backend against the emulator (minutes); see
-# README "Performance".
+# Scale benchmarks of the CLOUD's backend against its emulator (minutes);
+# see README "Performance".
 .PHONY: bench
 bench: controlplane
-	$(GO) test ./test/bench -run '^$$' -bench . -benchtime 1x -timeout 60m
+	CLOUD=$(CLOUD) $(GO) test ./test/bench -run '^$$' -bench . -benchtime 1x -timeout 60m

@@ -1,8 +1,10 @@
-// Package bench measures the AWS backend at scale against the emulator with
+// Package bench measures a backend at scale against its emulator with
 // injected latency, running the real binary against a real kube-apiserver.
-// It is a Go benchmark so it never runs in `make test`:
+// The cloud comes through its conformance adapter (test/conformance/clouds),
+// named by $CLOUD (default aws). It is a Go benchmark so it never runs in
+// `make test`:
 //
-//	make bench            (go test ./test/bench -run '^$' -bench . -benchtime 1x -timeout 60m)
+//	make bench [CLOUD=aws] (CLOUD=... go test ./test/bench -run '^$' -bench . -benchtime 1x -timeout 60m)
 //
 // It prints a table; the README's Performance section quotes it.
 package bench
@@ -12,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -27,7 +31,8 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
-	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/clouds"
 	"github.com/multicloud-ccm/multicloud-ccm/test/controlplane"
 )
 
@@ -40,17 +45,19 @@ const (
 // world is one control plane, one emulator and one CCM process.
 type world struct {
 	cp     *controlplane.ControlPlane
-	emu    *cloudsimaws.Emulator
+	cloud  conformance.Cloud
 	srv    *cloudsim.Server
 	ccm    *ccmproc.Process
 	client kubernetes.Interface
 	dir    string
 	nodes  []string
+	// ids maps node name to instance ID.
+	ids map[string]string
 }
 
 func newWorld(b *testing.B, binary string, extraArgs ...string) *world {
 	b.Helper()
-	w := &world{dir: b.TempDir()}
+	w := &world{dir: b.TempDir(), ids: map[string]string{}}
 	var err error
 	logf, _ := os.Create(filepath.Join(w.dir, "controlplane.log"))
 	if w.cp, err = controlplane.Start(controlplane.Options{Output: logf}); err != nil {
@@ -63,32 +70,29 @@ func newWorld(b *testing.B, binary string, extraArgs ...string) *world {
 	fast.QPS, fast.Burst = 2000, 4000
 	w.client = kubernetes.NewForConfigOrDie(fast)
 
-	w.emu = cloudsimaws.NewDefault(cloudsimaws.Config{Region: "eu-west-1", ClusterID: clusterID})
-	if w.srv, err = cloudsim.Start(w.emu); err != nil {
+	adapter, err := clouds.Get(os.Getenv("CLOUD"))
+	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = w.srv.Close() })
-	fx := w.emu.Fixture()
+	// Routes stay off: the benchmarks measure nodes and load balancers.
+	if w.cloud, err = adapter.Start(conformance.Options{ClusterID: clusterID}); err != nil {
+		b.Fatal(err)
+	}
+	w.srv = w.cloud.Server()
+	b.Cleanup(func() { _ = w.cloud.Close() })
 
 	kubeconfig, err := w.cp.CCMKubeconfig(context.Background(), 4*time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg := filepath.Join(w.dir, "cloud-config.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(`apiVersion: multicloud-ccm.io/v1alpha1
-kind: CloudConfig
-provider: aws
-clusterID: %s
-aws:
-  region: eu-west-1
-  vpcID: %s
-  endpoints: {ec2: %q, elbv2: %q}
-  credentials: {accessKeyID: AKIABENCH00000000000, secretAccessKey: bench-secret}
-`, clusterID, fx.VPCID, w.srv.URL(), w.srv.URL())), 0o600)
+	if err := os.WriteFile(cfg, []byte(w.cloud.Config().YAML()), 0o600); err != nil {
+		b.Fatal(err)
+	}
 	logFile, _ := os.Create(filepath.Join(w.dir, "ccm.log"))
 	w.ccm, err = ccmproc.Start(ccmproc.Options{
 		Binary: binary, CloudConfig: cfg, Kubeconfig: kubeconfig,
-		Args:   append([]string{"--configure-cloud-routes=false", "--v=1"}, extraArgs...),
+		Args:   append(append([]string{"--configure-cloud-routes=false", "--v=1"}, w.cloud.ExtraArgs()...), extraArgs...),
 		Output: logFile,
 	})
 	if err != nil {
@@ -103,22 +107,19 @@ aws:
 	return w
 }
 
-// launch starts n instances and returns their private DNS names.
+// launch starts n instances, spread over the zones, and returns the
+// names their kubelets would register.
 func (w *world) launch(b *testing.B, n int) []string {
 	b.Helper()
-	fx := w.emu.Fixture()
+	zones := w.cloud.Zones()
 	var names []string
-	for n > 0 {
-		batch := min(n, 1000)
-		ids, err := w.emu.Launch(cloudsimaws.LaunchSpec{Count: batch, Tags: map[string]string{fx.ClusterTagKey: "owned"}})
+	for i := range n {
+		inst, err := w.cloud.Launch(conformance.InstanceSpec{Zone: zones[(len(w.ids)+i)%len(zones)]})
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, id := range ids {
-			info, _ := w.emu.Instance(id)
-			names = append(names, info.PrivateDNSName)
-		}
-		n -= batch
+		names = append(names, inst.NodeName)
+		w.ids[inst.NodeName] = inst.ID
 	}
 	return names
 }
@@ -178,15 +179,9 @@ func (w *world) waitFor(b *testing.B, timeout time.Duration, cond func(context.C
 	}
 }
 
-func (w *world) reads() int {
-	total := 0
-	for op, n := range w.srv.Calls() {
-		if !w.emu.Mutating(op) {
-			total += n
-		}
-	}
-	return total
-}
+func (w *world) reads() int { return w.srv.CallCount(cloudsim.ReadOps) }
+
+func (w *world) mutating(op string) bool { return w.srv.Cloud().Mutating(op) }
 
 func buildBinary(b *testing.B) string {
 	b.Helper()
@@ -236,7 +231,12 @@ func callsByOp(calls map[string]int, filter func(string) bool) string {
 	var ops []string
 	for op, n := range calls {
 		if n > 0 && filter(op) {
-			ops = append(ops, fmt.Sprintf("%s %d", strings.TrimPrefix(strings.TrimPrefix(op, "ec2:"), "elbv2:"), n))
+			// Operations are "<service>:<Action>"; the action reads best.
+			_, action, _ := strings.Cut(op, ":")
+			if action == "" {
+				action = op
+			}
+			ops = append(ops, fmt.Sprintf("%s %d", action, n))
 		}
 	}
 	sort.Strings(ops)
@@ -257,7 +257,7 @@ func BenchmarkNodes(b *testing.B) {
 		w.waitInitialized(b, len(names), 10*time.Minute)
 		elapsed := time.Since(start)
 		record(b, "1000 Nodes registered at once (50 ms/call)", "time until all initialized", elapsed.Round(100*time.Millisecond).String(), "<= 30s")
-		record(b, "1000 Nodes registered at once (50 ms/call)", "DescribeInstances calls", fmt.Sprint(w.srv.CallCount("ec2:DescribeInstances")), "<= 15 read calls")
+		record(b, "1000 Nodes registered at once (50 ms/call)", "read calls by operation", callsByOp(w.srv.Calls(), func(op string) bool { return !w.mutating(op) }), "<= 15 read calls")
 		record(b, "1000 Nodes registered at once (50 ms/call)", "all cloud read calls", fmt.Sprint(w.reads()), "<= 15")
 		b.ReportMetric(elapsed.Seconds(), "s-init-1000")
 
@@ -339,8 +339,8 @@ func BenchmarkLoadBalancers(b *testing.B) {
 		elapsed := time.Since(start)
 		calls := w.srv.Calls()
 		record(b, "200 LB Services at once (50 ms reads, 200 ms writes)", "time until all have an address", elapsed.Round(100*time.Millisecond).String(), "")
-		record(b, "200 LB Services at once (50 ms reads, 200 ms writes)", "mutating calls", callsByOp(calls, w.emu.Mutating), "")
-		record(b, "200 LB Services at once (50 ms reads, 200 ms writes)", "read calls", callsByOp(calls, func(op string) bool { return !w.emu.Mutating(op) }), "")
+		record(b, "200 LB Services at once (50 ms reads, 200 ms writes)", "mutating calls", callsByOp(calls, w.mutating), "")
+		record(b, "200 LB Services at once (50 ms reads, 200 ms writes)", "read calls", callsByOp(calls, func(op string) bool { return !w.mutating(op) }), "")
 		b.ReportMetric(elapsed.Seconds(), "s-200-lbs")
 
 		time.Sleep(5 * time.Second)
@@ -349,9 +349,17 @@ func BenchmarkLoadBalancers(b *testing.B) {
 		start = time.Now()
 		w.register(b, extra)
 		w.waitInitialized(b, nodes+1, 5*time.Minute)
+		newID := w.ids[extra[0]]
 		w.waitFor(b, 30*time.Minute, func(context.Context) (bool, string) {
-			n := w.srv.CallCount("elbv2:RegisterTargets")
-			return n >= services, fmt.Sprintf("%d/%d target groups updated", n, services)
+			n := 0
+			for s := 0; s < services; s++ {
+				for _, lb := range w.cloud.LoadBalancers(types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("svc-%03d", s)}) {
+					if slices.Contains(lb.Backends, newID) && len(lb.Inconsistent) == 0 {
+						n++
+					}
+				}
+			}
+			return n >= services, fmt.Sprintf("%d/%d load balancers have the new node", n, services)
 		})
 		elapsed = time.Since(start)
 		time.Sleep(5 * time.Second)
@@ -361,6 +369,6 @@ func BenchmarkLoadBalancers(b *testing.B) {
 			total += n
 		}
 		record(b, "1 node added with 200 LB Services", "calls used", fmt.Sprintf("%d (%s)", total, callsByOp(calls, func(string) bool { return true })), "")
-		record(b, "1 node added with 200 LB Services", "time until every target group has it", elapsed.Round(100*time.Millisecond).String(), "")
+		record(b, "1 node added with 200 LB Services", "time until every load balancer has it", elapsed.Round(100*time.Millisecond).String(), "")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,26 +17,15 @@ import (
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	cloudproviderapi "k8s.io/cloud-provider/api"
 
-	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+	confaws "github.com/multicloud-ccm/multicloud-ccm/test/conformance/aws"
 )
-
-// awsEnv is one AWS emulator plus one CCM (the release build) pointed at
-// it, shared by the AWS scenarios, which run in order.
-type awsEnv struct {
-	emu *cloudsimaws.Emulator
-	srv *cloudsim.Server
-	fx  cloudsimaws.Fixture
-	ccm *ccmProcess
-	// instances maps node name (private DNS name) to instance ID.
-	instances map[string]string
-}
 
 var (
 	releaseBinaryOnce sync.Once
@@ -56,61 +46,26 @@ func release(t *testing.T) string {
 	return releaseBinary
 }
 
-const awsCluster = "e2e-aws"
+// awsEnv is the AWS emulator (through its conformance adapter) plus one
+// manager pointed at it. What every cloud must do is TestConformance's;
+// TestAWS checks only what is AWS's own: the exact NLB, listeners and
+// target groups, security-group rules, the internal scheme and subnets,
+// the Local health check, source/dest check on route targets.
+type awsEnv struct {
+	*suiteCloud
+	emu *cloudsimaws.Emulator
+	srv *cloudsim.Server
+	fx  cloudsimaws.Fixture
+}
 
 func startAWS(t *testing.T) *awsEnv {
 	t.Helper()
-	e := &awsEnv{instances: map[string]string{}}
-	e.emu = cloudsimaws.NewDefault(cloudsimaws.Config{Region: "eu-west-1", ClusterID: awsCluster})
-	var err error
-	if e.srv, err = cloudsim.Start(e.emu); err != nil {
-		t.Fatal(err)
+	s := startSuiteCloud(t, confaws.Adapter{}, "aws-only")
+	c, ok := s.cloud.(*confaws.Cloud)
+	if !ok {
+		t.Fatalf("the aws adapter returned %T", s.cloud)
 	}
-	t.Cleanup(func() { _ = e.srv.Close() })
-	e.fx = e.emu.Fixture()
-	cfg := writeFile(t, "aws-cloud-config.yaml", fmt.Sprintf(`apiVersion: multicloud-ccm.io/v1alpha1
-kind: CloudConfig
-provider: aws
-clusterID: %s
-aws:
-  region: eu-west-1
-  vpcID: %s
-  routeTables: {ids: [%s]}
-  endpoints: {ec2: %q, elbv2: %q}
-  credentials: {accessKeyID: AKIAE2ETEST000000000, secretAccessKey: %s}
-  requestTimeout: 5s
-  maxAttempts: 3
-  instanceCacheTTL: 10s
-`, awsCluster, e.fx.VPCID, e.fx.RouteTableID, e.srv.URL(), e.srv.URL(), fakeSecret))
-	// Leader election is covered by TestManager; here it would only add a
-	// wait for TestManager's last Lease to expire.
-	e.ccm = startCCM(t, "ccm-aws", release(t), cfg,
-		"--leader-elect=false",
-		"--cluster-cidr=10.244.0.0/16", "--configure-cloud-routes=true", "--allocate-node-cidrs=false",
-		"--node-monitor-period=1s", "--route-reconciliation-period=2s")
-	return e
-}
-
-// launchNode launches an instance and registers its Node like a
-// --cloud-provider=external kubelet: named by private DNS name, tainted,
-// no providerID.
-func (e *awsEnv) launchNode(t *testing.T, zone string, podCIDR string) string {
-	t.Helper()
-	ids, err := e.emu.Launch(cloudsimaws.LaunchSpec{Zone: zone, InstanceType: "m5.xlarge", PublicIP: true,
-		Tags: map[string]string{e.fx.ClusterTagKey: "owned"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, _ := e.emu.Instance(ids[0])
-	e.instances[info.PrivateDNSName] = ids[0]
-	node := ccmproc.KubeletNode(info.PrivateDNSName, podCIDR)
-	if _, err := env.admin.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = env.admin.CoreV1().Nodes().Delete(context.Background(), info.PrivateDNSName, metav1.DeleteOptions{})
-	})
-	return info.PrivateDNSName
+	return &awsEnv{suiteCloud: s, emu: c.Emulator(), srv: c.Server(), fx: c.Fixture()}
 }
 
 // resources returns the emulator's resources of a kind, optionally only
@@ -144,14 +99,10 @@ func (e *awsEnv) targetsOf(service string) map[string][]string {
 }
 
 // waitTargets waits until the Service has tgs target groups and each holds
-// exactly the instances of the named nodes.
-func (e *awsEnv) waitTargets(t *testing.T, service string, tgs int, nodes ...string) {
+// exactly the given instances.
+func (e *awsEnv) waitTargets(t *testing.T, service string, tgs int, ids ...string) {
 	t.Helper()
-	var want []string
-	for _, n := range nodes {
-		want = append(want, e.instances[n])
-	}
-	sort.Strings(want)
+	want := slices.Sorted(slices.Values(ids))
 	poll(t, 60*time.Second, fmt.Sprintf("%d target groups with targets %v", tgs, want), func(context.Context) (bool, string, error) {
 		targets := e.targetsOf(service)
 		ok := len(targets) == tgs
@@ -177,88 +128,26 @@ func (e *awsEnv) listenerPorts(service string) []string {
 	return out
 }
 
-func setReady(t *testing.T, name string, status corev1.ConditionStatus) {
-	t.Helper()
-	ctx := context.Background()
-	n, err := env.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, LastHeartbeatTime: now, LastTransitionTime: now, Reason: "KubeletNotReady"}}
-	if _, err := env.admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func waitService(t *testing.T, ns, name string, what string, cond func(*corev1.Service) (bool, string)) *corev1.Service {
-	t.Helper()
-	var svc *corev1.Service
-	poll(t, 60*time.Second, what, func(ctx context.Context) (bool, string, error) {
-		s, err := env.admin.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		svc = s
-		ok, seen := cond(s)
-		return ok, seen, nil
-	})
-	return svc
-}
-
 func TestAWS(t *testing.T) {
 	e := startAWS(t)
 	ctx := context.Background()
-	zones := e.emu.Zones()
-	n1 := e.launchNode(t, zones[0], "10.244.1.0/24")
-	n2 := e.launchNode(t, zones[1], "10.244.2.0/24")
-
-	t.Run("nodes are initialized from EC2", func(t *testing.T) {
-		for _, name := range []string{n1, n2} {
-			poll(t, 60*time.Second, "node "+name+" initialized", func(ctx context.Context) (bool, string, error) {
-				n, err := env.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					return false, "", err
-				}
-				return ccmproc.Initialized(n) && len(n.Status.Addresses) >= 4,
-					fmt.Sprintf("providerID=%q taints=%v addresses=%v", n.Spec.ProviderID, n.Spec.Taints, n.Status.Addresses), nil
-			})
-			n, _ := env.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			info, _ := e.emu.Instance(e.instances[name])
-			if want := "aws:///" + info.Zone + "/" + info.ID; n.Spec.ProviderID != want {
-				t.Errorf("providerID = %q, want %q", n.Spec.ProviderID, want)
-			}
-			for k, v := range map[string]string{
-				corev1.LabelInstanceTypeStable: "m5.xlarge",
-				corev1.LabelTopologyZone:       info.Zone,
-				corev1.LabelTopologyRegion:     "eu-west-1",
-			} {
-				if n.Labels[k] != v {
-					t.Errorf("%s label %s = %q, want %q", name, k, n.Labels[k], v)
-				}
-			}
-			if n.Labels["topology.k8s.aws/zone-id"] == "" {
-				t.Errorf("%s has no topology.k8s.aws/zone-id label: %v", name, n.Labels)
-			}
-			addrs := map[corev1.NodeAddressType]string{}
-			for _, a := range n.Status.Addresses {
-				addrs[a.Type] = a.Address
-			}
-			if addrs[corev1.NodeInternalIP] != info.PrivateIP || addrs[corev1.NodeExternalIP] != info.PublicIP ||
-				addrs[corev1.NodeInternalDNS] != info.PrivateDNSName || addrs[corev1.NodeHostName] != info.PrivateDNSName {
-				t.Errorf("%s addresses = %v, instance %+v", name, n.Status.Addresses, info)
-			}
+	zones := e.cloud.Zones()
+	i1 := e.launchNode(t, zones[0], "aws-1", "10.244.1.0/24")
+	i2 := e.launchNode(t, zones[1], "aws-2", "10.244.2.0/24")
+	for _, i := range []conformance.Instance{i1, i2} {
+		n := waitInitialized(t, i.NodeName)
+		if n.Labels["topology.k8s.aws/zone-id"] == "" {
+			t.Errorf("%s has no topology.k8s.aws/zone-id label: %v", i.NodeName, n.Labels)
 		}
-	})
+	}
 
-	t.Run("routes follow pod CIDRs", func(t *testing.T) {
+	t.Run("route targets have their source/dest check off", func(t *testing.T) {
 		poll(t, 60*time.Second, "a route per node", func(context.Context) (bool, string, error) {
-			got := e.podRoutes()
-			return len(got) == 2 && strings.Contains(strings.Join(got, ","), "10.244.1.0/24 via "+e.instances[n1]) &&
-				strings.Contains(strings.Join(got, ","), "10.244.2.0/24 via "+e.instances[n2]), strings.Join(got, ","), nil
+			got := e.cloud.PodRoutes()
+			return got["10.244.1.0/24"] == i1.ID && got["10.244.2.0/24"] == i2.ID, fmt.Sprint(got), nil
 		})
-		// Route targets must forward pod traffic: source/dest check off.
-		out, err := e.ec2(t).DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{e.instances[n1], e.instances[n2]}})
+		// Route targets must forward pod traffic.
+		out, err := e.ec2(t).DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{i1.ID, i2.ID}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,18 +179,18 @@ func TestAWS(t *testing.T) {
 		if _, err := env.admin.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		got := waitService(t, ns, svcName, "NLB hostname in status", func(s *corev1.Service) (bool, string) {
+		got := waitService(t, types.NamespacedName{Namespace: ns, Name: svcName}, "NLB hostname in status", func(s *corev1.Service) (bool, string) {
 			ing := s.Status.LoadBalancer.Ingress
 			return len(ing) == 1 && strings.HasSuffix(ing[0].Hostname, ".elb.eu-west-1.amazonaws.com"), fmt.Sprint(ing)
 		})
 		lbs := e.resources(cloudsimaws.KindLoadBalancer, svcKey)
-		if len(lbs) != 1 || lbs[0].Tags["kubernetes.io/cluster/"+awsCluster] != "owned" {
+		if len(lbs) != 1 || lbs[0].Tags[e.fx.ClusterTagKey] != "owned" {
 			t.Fatalf("load balancers for %s: %+v", svcKey, lbs)
 		}
 		if ports := e.listenerPorts(svcKey); strings.Join(ports, ",") != "TCP:443,TCP:80" {
 			t.Errorf("listeners = %v", ports)
 		}
-		e.waitTargets(t, svcKey, 2, n1, n2)
+		e.waitTargets(t, svcKey, 2, i1.ID, i2.ID)
 		sgs := e.resources(cloudsimaws.KindSecurityGroup, svcKey)
 		if len(sgs) != 1 {
 			t.Fatalf("security groups for %s: %+v", svcKey, sgs)
@@ -332,20 +221,7 @@ func TestAWS(t *testing.T) {
 		}
 	})
 
-	t.Run("targets follow nodes joining and leaving", func(t *testing.T) {
-		n3 := e.launchNode(t, zones[2], "10.244.3.0/24")
-		e.waitTargets(t, svcKey, 2, n1, n2, n3)
-		if err := env.admin.CoreV1().Nodes().Delete(ctx, n3, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		e.waitTargets(t, svcKey, 2, n1, n2)
-		poll(t, 60*time.Second, "route of the removed node deleted", func(context.Context) (bool, string, error) {
-			got := strings.Join(e.podRoutes(), ",")
-			return !strings.Contains(got, "10.244.3.0/24"), got, nil
-		})
-	})
-
-	t.Run("listeners and target groups follow port changes", func(t *testing.T) {
+	t.Run("a port change leaves one listener and one target group", func(t *testing.T) {
 		s, err := env.admin.CoreV1().Services(ns).Get(ctx, svcName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -375,7 +251,7 @@ func TestAWS(t *testing.T) {
 		if _, err := env.admin.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		got := waitService(t, ns, "internal", "internal NLB hostname", func(s *corev1.Service) (bool, string) {
+		got := waitService(t, types.NamespacedName{Namespace: ns, Name: "internal"}, "internal NLB hostname", func(s *corev1.Service) (bool, string) {
 			ing := s.Status.LoadBalancer.Ingress
 			return len(ing) == 1 && ing[0].Hostname != "", fmt.Sprint(ing)
 		})
@@ -417,114 +293,25 @@ func TestAWS(t *testing.T) {
 		}
 	})
 
-	t.Run("a bad annotation becomes an event on that service only", func(t *testing.T) {
-		svc := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: ns, Annotations: map[string]string{
-				"service.beta.kubernetes.io/aws-load-balancer-internal": "maybe"}},
-			Spec: corev1.ServiceSpec{
-				Type:  corev1.ServiceTypeLoadBalancer,
-				Ports: []corev1.ServicePort{{Name: "tcp", Port: 9100, Protocol: corev1.ProtocolTCP}},
-			},
-		}
-		if _, err := env.admin.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		poll(t, 60*time.Second, "a warning event naming the annotation", func(ctx context.Context) (bool, string, error) {
-			evs, err := env.admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=bad"})
-			if err != nil {
-				return false, "", err
-			}
-			for _, ev := range evs.Items {
-				if ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, "aws-load-balancer-internal") {
-					return true, "", nil
-				}
-			}
-			return false, fmt.Sprint(len(evs.Items), " events"), nil
-		})
-		if got := e.resources(cloudsimaws.KindLoadBalancer, ns+"/bad"); len(got) != 0 {
-			t.Errorf("created resources for a service with a bad annotation: %+v", got)
-		}
-		if err := env.admin.CoreV1().Services(ns).Delete(ctx, "bad", metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	})
-
-	t.Run("deleting services leaves nothing behind in the cloud", func(t *testing.T) {
+	t.Run("deleting services removes the node security group rules", func(t *testing.T) {
 		for _, name := range []string{svcName, "internal"} {
-			if err := env.admin.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			deleteServiceAndWait(t, types.NamespacedName{Namespace: ns, Name: name})
 		}
-		for _, name := range []string{svcName, "internal", "bad"} {
-			poll(t, 90*time.Second, "service "+name+" gone", func(ctx context.Context) (bool, string, error) {
-				_, err := env.admin.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-				return apierrors.IsNotFound(err), fmt.Sprint(err), nil
-			})
-		}
-		poll(t, 60*time.Second, "no resource tagged for a service", func(context.Context) (bool, string, error) {
-			var left []string
-			for _, r := range e.emu.Resources() {
-				if r.Tags["kubernetes.io/service-name"] != "" || r.Kind == cloudsimaws.KindListener || r.Kind == cloudsimaws.KindTarget ||
-					r.Kind == cloudsimaws.KindLoadBalancer || r.Kind == cloudsimaws.KindTargetGroup {
-					left = append(left, r.Kind+" "+r.Name)
-				}
-			}
-			// The fixture's node group has one ingress rule (from itself);
-			// every rule the CCM added for a load balancer must be gone.
-			if rules := e.rulesOf(e.fx.NodeSecurityGroupID); strings.Count(rules, "ingress") != 1 {
-				left = append(left, "node SG rules: "+rules)
-			}
-			return len(left) == 0, strings.Join(left, "; "), nil
-		})
-	})
-
-	t.Run("throttling never deletes a node", func(t *testing.T) {
-		if err := e.srv.SetFault(cloudsim.FaultSpec{Op: "ec2:DescribeInstances", RatePerSecond: 0.001, Burst: 1, ThrottleNext: 1000000}); err != nil {
-			t.Fatal(err)
-		}
-		setReady(t, n1, corev1.ConditionFalse)
-		// Several lifecycle periods (1s) and cache lifetimes (10s).
-		time.Sleep(15 * time.Second)
-		if _, err := env.admin.CoreV1().Nodes().Get(ctx, n1, metav1.GetOptions{}); err != nil {
-			t.Fatalf("node %s is gone while EC2 was throttling: %v", n1, err)
-		}
-		// The lifecycle controller did ask, and got an error, not "gone".
-		if want := "error checking if node " + n1 + " exists"; !strings.Contains(e.ccm.log.String(), want) {
-			t.Fatalf("the lifecycle controller never saw the throttling (no %q in the CCM log)", want)
-		}
-		e.srv.ClearFaults()
-	})
-
-	t.Run("a stopped instance gets the shutdown taint", func(t *testing.T) {
-		if err := e.emu.Stop(e.instances[n1]); err != nil {
-			t.Fatal(err)
-		}
-		setReady(t, n1, corev1.ConditionFalse)
-		poll(t, 60*time.Second, "shutdown taint", func(ctx context.Context) (bool, string, error) {
-			n, err := env.admin.CoreV1().Nodes().Get(ctx, n1, metav1.GetOptions{})
-			if err != nil {
-				return false, "", err
-			}
-			return ccmproc.HasTaint(n, cloudproviderapi.TaintNodeShutdown), fmt.Sprint(n.Spec.Taints), nil
-		})
-	})
-
-	t.Run("a terminated instance's NotReady node is deleted", func(t *testing.T) {
-		if err := e.emu.Terminate(e.instances[n2]); err != nil {
-			t.Fatal(err)
-		}
-		setReady(t, n2, corev1.ConditionFalse)
-		poll(t, 60*time.Second, "node deleted", func(ctx context.Context) (bool, string, error) {
-			_, err := env.admin.CoreV1().Nodes().Get(ctx, n2, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), fmt.Sprint(err), nil
+		// The fixture's node group has one ingress rule (from itself);
+		// every rule the manager added for a load balancer must be gone.
+		poll(t, 60*time.Second, "node security group back to its one rule", func(context.Context) (bool, string, error) {
+			rules := e.rulesOf(e.fx.NodeSecurityGroupID)
+			return strings.Count(rules, "ingress") == 1, rules, nil
 		})
 	})
 
 	if e.ccm.exited() {
-		t.Fatalf("the CCM exited: %v", e.ccm.Err())
+		t.Fatalf("the manager exited: %v", e.ccm.Err())
 	}
-	if strings.Contains(e.ccm.log.String(), fakeSecret) {
-		t.Fatalf("the CCM logged the AWS secret key")
+	for _, secret := range e.cfg.Secrets {
+		if strings.Contains(e.ccm.log.String(), secret) {
+			t.Fatalf("the manager logged the AWS secret key")
+		}
 	}
 }
 
@@ -546,17 +333,6 @@ func (e *awsEnv) ec2(t *testing.T) *ec2.Client {
 		BaseEndpoint: aws.String(e.srv.URL()),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIAE2ETEST000000000", "test", ""),
 	})
-}
-
-func (e *awsEnv) podRoutes() []string {
-	var out []string
-	for _, r := range e.resources(cloudsimaws.KindRoute, "") {
-		if strings.HasPrefix(r.Name, "10.244.") {
-			out = append(out, r.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // rulesOf renders a security group's rules, one per line.

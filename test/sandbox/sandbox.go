@@ -1,5 +1,7 @@
 // Package sandbox is `make demo`: the whole CCM running locally on loopback.
-// A real etcd + kube-apiserver, the AWS emulator with a few instances, the
+// A real etcd + kube-apiserver, a cloud's emulator (chosen by name through
+// its conformance adapter, test/conformance/clouds; default aws) with a few
+// instances, the
 // multicloud-ccm binary with a generated cloud-config, Nodes registered the
 // way a --cloud-provider=external kubelet registers them, and one
 // LoadBalancer Service. It prints a report a person can read and then keeps
@@ -19,13 +21,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
-	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
-	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/clouds"
 	"github.com/multicloud-ccm/multicloud-ccm/test/controlplane"
 )
 
@@ -40,12 +43,17 @@ type Options struct {
 	StateDir string
 	// Once exits after the report instead of running until ctx ends.
 	Once bool
+	// Cloud names the emulated cloud (an adapter in
+	// test/conformance/clouds); empty means clouds.Default.
+	Cloud string
 }
 
 const (
 	clusterID = "demo"
-	region    = "eu-west-1"
 	podCIDR   = "10.244.0.0/16"
+	// metricsReader is the ServiceAccount the demo creates to show how a
+	// scraper (Prometheus) reads the manager's /metrics.
+	metricsReader = "metrics-reader"
 )
 
 // Run runs the sandbox until ctx ends (or, with Once, until the report is
@@ -91,20 +99,24 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 
-	say("AWS emulator: one VPC, subnets in 3 zones, %d instances", o.Nodes)
-	emu := cloudsimaws.NewDefault(cloudsimaws.Config{Region: region, ClusterID: clusterID})
-	srv, err := cloudsim.Start(emu)
+	adapter, err := clouds.Get(o.Cloud)
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
-	fx := emu.Fixture()
-	ids, err := emu.Launch(cloudsimaws.LaunchSpec{
-		Count: o.Nodes, InstanceType: "m5.large", PublicIP: true,
-		Tags: map[string]string{fx.ClusterTagKey: "owned"},
-	})
+	cloud, err := adapter.Start(conformance.Options{ClusterID: clusterID, Routes: adapter.Features().Routes})
 	if err != nil {
 		return err
+	}
+	defer cloud.Close()
+	zones := cloud.Zones()
+	say("%s emulator: zones %s, %d instances", adapter.Name(), strings.Join(zones, ", "), o.Nodes)
+	var insts []conformance.Instance
+	for i := range o.Nodes {
+		inst, err := cloud.Launch(conformance.InstanceSpec{Zone: zones[i%len(zones)], PublicIP: true, NameHint: fmt.Sprintf("demo-%d", i)})
+		if err != nil {
+			return err
+		}
+		insts = append(insts, inst)
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
@@ -114,22 +126,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	cloudConfig := filepath.Join(o.StateDir, "cloud-config.yaml")
-	if err := os.WriteFile(cloudConfig, []byte(fmt.Sprintf(`apiVersion: multicloud-ccm.io/v1alpha1
-kind: CloudConfig
-provider: aws
-clusterID: %s
-aws:
-  region: %s
-  vpcID: %s
-  routeTables:
-    ids: [%s]
-  endpoints:
-    ec2: %s
-    elbv2: %s
-  credentials:
-    accessKeyID: AKIASANDBOXDEMO00000
-    secretAccessKey: sandbox-secret-not-real
-`, clusterID, region, fx.VPCID, fx.RouteTableID, srv.URL(), srv.URL())), 0o600); err != nil {
+	if err := os.WriteFile(cloudConfig, []byte(cloud.Config().YAML()), 0o600); err != nil {
 		return err
 	}
 
@@ -141,7 +138,9 @@ aws:
 	defer ccmLog.Close()
 	ccm, err := ccmproc.Start(ccmproc.Options{
 		Binary: binary, CloudConfig: cloudConfig, Kubeconfig: kubeconfig, LeaderElect: true,
-		Args:   []string{"--cluster-cidr=" + podCIDR, "--configure-cloud-routes=true", "--allocate-node-cidrs=false"},
+		Args: append([]string{"--cluster-cidr=" + podCIDR,
+			fmt.Sprintf("--configure-cloud-routes=%t", adapter.Features().Routes), "--allocate-node-cidrs=false"},
+			cloud.ExtraArgs()...),
 		Output: ccmLog,
 	})
 	if err != nil {
@@ -150,10 +149,9 @@ aws:
 	defer ccm.Stop()
 
 	admin := cp.AdminClient
-	say("registering %d Nodes as a --cloud-provider=external kubelet would (uninitialized taint, no providerID)", len(ids))
-	for i, id := range ids {
-		info, _ := emu.Instance(id)
-		node := ccmproc.KubeletNode(info.PrivateDNSName, fmt.Sprintf("10.244.%d.0/24", i))
+	say("registering %d Nodes as a --cloud-provider=external kubelet would (uninitialized taint, no providerID)", len(insts))
+	for i, inst := range insts {
+		node := ccmproc.KubeletNode(inst.NodeName, fmt.Sprintf("10.244.%d.0/24", i))
 		if _, err := admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -172,10 +170,17 @@ aws:
 	}
 
 	say("waiting for the CCM to initialize the Nodes, provision the load balancer and program routes")
-	if err := waitReady(ctx, admin, emu, len(ids), ccm); err != nil {
+	if err := waitReady(ctx, admin, cloud, adapter.Features().Routes, len(insts), ccm); err != nil {
 		return fmt.Errorf("%w (see %s)", err, filepath.Join(o.StateDir, "ccm.log"))
 	}
-	if err := report(ctx, o.Out, admin, srv, emu); err != nil {
+	if err := report(ctx, o.Out, admin, cloud); err != nil {
+		return err
+	}
+	metricsKubeconfig, err := metricsAccess(ctx, cp, filepath.Join(o.StateDir, "metrics-kubeconfig"))
+	if err != nil {
+		return err
+	}
+	if err := reportMetrics(o.Out, ccm.Port, metricsKubeconfig); err != nil {
 		return err
 	}
 
@@ -188,7 +193,8 @@ aws:
 		return nil
 	}
 	fmt.Fprintf(o.Out, "\nThe sandbox is running. Try:\n  export KUBECONFIG=%s\n  kubectl get nodes -o wide\n  kubectl get svc web\n"+
-		"Emulator admin: %s/admin/resources  %s/admin/calls\nPress Ctrl-C to stop everything.\n", adminKubeconfig, srv.URL(), srv.URL())
+		"Emulator admin: %s/admin/resources  %s/admin/calls\nPress Ctrl-C to stop everything.\n", adminKubeconfig,
+		cloud.Server().URL(), cloud.Server().URL())
 	select {
 	case <-ctx.Done():
 	case <-ccm.Done():
@@ -198,7 +204,7 @@ aws:
 	return nil
 }
 
-func waitReady(ctx context.Context, c kubernetes.Interface, emu *cloudsimaws.Emulator, nodes int, ccm *ccmproc.Process) error {
+func waitReady(ctx context.Context, c kubernetes.Interface, cloud conformance.Cloud, routes bool, nodes int, ccm *ccmproc.Process) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if ccm.Exited() {
@@ -219,14 +225,9 @@ func waitReady(ctx context.Context, c kubernetes.Interface, emu *cloudsimaws.Emu
 			return false, nil
 		}
 		hasLB := len(svc.Status.LoadBalancer.Ingress) > 0
-		routes := 0
-		for _, r := range emu.Resources() {
-			if r.Kind == cloudsimaws.KindRoute && strings.HasPrefix(r.Name, "10.244.") {
-				routes++
-			}
-		}
-		last = fmt.Sprintf("%d/%d nodes initialized, load balancer address: %v, routes: %d", initialized, nodes, hasLB, routes)
-		return initialized == nodes && hasLB && routes >= nodes, nil
+		podRoutes := len(cloud.PodRoutes())
+		last = fmt.Sprintf("%d/%d nodes initialized, load balancer address: %v, routes: %d", initialized, nodes, hasLB, podRoutes)
+		return initialized == nodes && hasLB && (!routes || podRoutes >= nodes), nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the CCM: %v; last seen: %s", err, last)
@@ -235,7 +236,7 @@ func waitReady(ctx context.Context, c kubernetes.Interface, emu *cloudsimaws.Emu
 }
 
 // report prints what the CCM did, from Kubernetes' side and the cloud's.
-func report(ctx context.Context, out io.Writer, c kubernetes.Interface, srv *cloudsim.Server, emu *cloudsimaws.Emulator) error {
+func report(ctx context.Context, out io.Writer, c kubernetes.Interface, cloud conformance.Cloud) error {
 	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
@@ -261,26 +262,26 @@ func report(ctx context.Context, out io.Writer, c kubernetes.Interface, srv *clo
 	for _, ing := range svc.Status.LoadBalancer.Ingress {
 		fmt.Fprintf(out, "  address: %s%s\n", ing.Hostname, ing.IP)
 	}
-	fmt.Fprintln(out, "\nCloud resources the CCM created (tagged for the cluster)")
-	resources := emu.Resources()
-	sort.Slice(resources, func(i, j int) bool {
-		if resources[i].Kind != resources[j].Kind {
-			return resources[i].Kind < resources[j].Kind
-		}
-		return resources[i].ID < resources[j].ID
-	})
+	fmt.Fprintln(out, "\nCloud resources the CCM created for default/web")
 	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  KIND\tNAME\tID\tSERVICE")
-	for _, r := range resources {
-		svcTag := r.Tags["kubernetes.io/service-name"]
-		podRoute := r.Kind == cloudsimaws.KindRoute && strings.HasPrefix(r.Name, "10.244.")
-		if svcTag == "" && !podRoute {
-			continue
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", r.Kind, r.Name, shorten(r.ID), svcTag)
+	fmt.Fprintln(tw, "  KIND\tNAME\tID")
+	for _, r := range cloud.ServiceResources(types.NamespacedName{Namespace: "default", Name: "web"}) {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Kind, r.Name, shorten(r.ID))
 	}
 	tw.Flush()
+	if routes := cloud.PodRoutes(); len(routes) > 0 {
+		fmt.Fprintln(out, "\nPod routes the CCM programmed")
+		var cidrs []string
+		for cidr := range routes {
+			cidrs = append(cidrs, cidr)
+		}
+		sort.Strings(cidrs)
+		for _, cidr := range cidrs {
+			fmt.Fprintf(out, "  %s via %s\n", cidr, routes[cidr])
+		}
+	}
 
+	srv := cloud.Server()
 	calls := srv.Calls()
 	var ops []string
 	for op := range calls {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	confaws "github.com/multicloud-ccm/multicloud-ccm/test/conformance/aws"
 )
 
 // TestDemoOnce runs `make demo ONCE=1`'s code path end to end and checks the
@@ -28,13 +30,16 @@ func TestDemoOnce(t *testing.T) {
 		"target-group",
 		"listener",
 		"10.244.0.0/24 via i-",
+		"secure port: ",
+		"samples to ServiceAccount kube-system/metrics-reader",
+		"curl -sk -H \"Authorization: Bearer",
 		"done (ONCE)",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
 	}
-	if strings.Contains(report, "sandbox-secret-not-real") {
+	if strings.Contains(report, confaws.SecretAccessKey) {
 		t.Errorf("report shows the cloud-config secret")
 	}
 }

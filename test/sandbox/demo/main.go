@@ -1,5 +1,6 @@
 // Command demo runs the sandbox: `make demo` (until Ctrl-C) or
-// `make demo ONCE=1` (print the report and exit).
+// `make demo ONCE=1` (print the report and exit), for the cloud named by
+// -cloud or $CLOUD (`make demo CLOUD=aws`).
 package main
 
 import (
@@ -16,10 +17,11 @@ import (
 func main() {
 	once := flag.Bool("once", false, "exit after printing the report")
 	nodes := flag.Int("nodes", 3, "how many instances and Nodes to create")
+	cloud := flag.String("cloud", os.Getenv("CLOUD"), "which emulated cloud (a conformance adapter); default aws, or $CLOUD")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := sandbox.Run(ctx, sandbox.Options{Once: *once, Nodes: *nodes}); err != nil {
+	if err := sandbox.Run(ctx, sandbox.Options{Once: *once, Nodes: *nodes, Cloud: *cloud}); err != nil {
 		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,183 @@
+// Package conformance is the contract between the backend-agnostic CCM
+// conformance suite (TestConformance in test/e2e) and one cloud: an
+// Adapter starts that cloud's in-process emulator and answers, in the
+// cloud's own terms, what the suite asks in neutral ones (which instances
+// back this Service's load balancer, what providerID this Node must get).
+//
+// It is the pattern of kubernetes' e2e ProviderInterface and csi-test's
+// sanity.Test(t, config): the scenarios are written once, and a new
+// backend passes them unchanged by adding one small adapter package
+// (test/conformance/<cloud>) and one line in test/conformance/clouds. The
+// sandbox (make demo) and the benchmarks (make bench) use the same
+// adapters, so CLOUD=<name> works there too.
+//
+// Only what differs between clouds belongs in an adapter; anything an
+// adapter would compute the same way for every cloud belongs in the suite.
+package conformance
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+)
+
+// Adapter plugs one cloud into the suite, the sandbox and the benchmarks.
+type Adapter interface {
+	// Name is the cloud's provider name, as the cloud-config spells it
+	// ("aws"); subtests are named after it.
+	Name() string
+	// Features says which optional scenarios apply to this cloud.
+	Features() Features
+	// Start runs a fresh emulator in-process, with the network fixture a
+	// cluster needs (VPC, subnets, route table, ...) but no instances.
+	Start(opts Options) (Cloud, error)
+}
+
+// Features are the optional capabilities a cloud's backend has.
+type Features struct {
+	// Routes: the backend programs pod-CIDR routes (Routes() is
+	// supported), so the manager runs with --configure-cloud-routes=true
+	// and the routes scenario applies.
+	Routes bool
+}
+
+// Options tune Start.
+type Options struct {
+	// ClusterID is the cloud-config's clusterID; the emulator's fixture is
+	// tagged with it, as a cluster installer would.
+	ClusterID string
+	// Routes asks for a cloud-config that selects a route table (or the
+	// cloud's equivalent) for pod routes.
+	Routes bool
+	// QuickErrors bounds the backend's request timeout and retries so an
+	// injected fault reaches the controllers as an error within seconds
+	// (the fault scenarios check the controllers saw it). It never
+	// changes cache lifetimes: the suite measures the product's own
+	// detection latency.
+	QuickErrors bool
+}
+
+// CloudConfig is what the suite needs to write a cloud-config file.
+type CloudConfig struct {
+	// Provider is the cloud-config's provider field.
+	Provider string
+	// ClusterID is the cloud-config's clusterID field.
+	ClusterID string
+	// Section is the provider's own section, YAML indented for nesting
+	// under "<provider>:" (each line starts with two spaces).
+	Section string
+	// Secrets are the credential values in Section; none may ever appear
+	// in the manager's output.
+	Secrets []string
+}
+
+// YAML renders the whole cloud-config document.
+func (c CloudConfig) YAML() string {
+	return "apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: " + c.Provider +
+		"\nclusterID: " + c.ClusterID + "\n" + c.Provider + ":\n" + c.Section
+}
+
+// InstanceSpec describes an instance to launch.
+type InstanceSpec struct {
+	// Zone is one of Cloud.Zones(); empty lets the cloud pick.
+	Zone string
+	// InstanceType is the cloud's machine type; empty means
+	// Cloud.DefaultInstanceType().
+	InstanceType string
+	// PublicIP gives the instance a public address.
+	PublicIP bool
+	// NameHint is used where the cloud lets the caller name instances;
+	// clouds that name instances themselves ignore it.
+	NameHint string
+}
+
+// Instance is a launched instance.
+type Instance struct {
+	// ID is the cloud's instance identity as route and load-balancer
+	// backends name it (an EC2 instance ID, a GCE instance name, ...).
+	ID string
+	// NodeName is the name a kubelet on this instance registers its Node
+	// under by default.
+	NodeName string
+	// Zone the instance runs in.
+	Zone string
+}
+
+// NodeExpectation is what an initialized Node of an instance must carry.
+type NodeExpectation struct {
+	// ProviderID in the upstream CCM's exact format.
+	ProviderID string
+	// Labels that must be present with these values: instance type
+	// (node.kubernetes.io/instance-type), topology zone and region.
+	Labels map[string]string
+	// Addresses is the Node's exact address set (order not significant).
+	Addresses []corev1.NodeAddress
+}
+
+// LoadBalancer is one cloud load balancer of a Service, in neutral terms.
+type LoadBalancer struct {
+	// ID is the cloud's identity of the load balancer.
+	ID string
+	// Ports are the frontend (listener) ports, sorted.
+	Ports []int32
+	// Backends are the instance IDs traffic is sent to, sorted and
+	// deduplicated across ports. Every port must have the same set; a
+	// port whose set differs is reported in Inconsistent.
+	Backends []string
+	// Inconsistent names ports whose backends differ from the others'.
+	Inconsistent []string
+}
+
+// Cloud is one running emulator as seen through its adapter.
+type Cloud interface {
+	// Server is the emulator: call counts, fault injection, inventory.
+	Server() *cloudsim.Server
+	// Close stops the emulator.
+	Close() error
+
+	// Config is the cloud-config for a manager pointed at this emulator.
+	Config() CloudConfig
+	// ExtraArgs are manager flags this cloud needs beyond the suite's.
+	ExtraArgs() []string
+	// Zones the emulator offers, in a stable order (at least two).
+	Zones() []string
+	// Region the zones belong to.
+	Region() string
+	// DefaultInstanceType is a machine type the emulator knows.
+	DefaultInstanceType() string
+
+	// Launch starts an instance; no Node is registered for it.
+	Launch(spec InstanceSpec) (Instance, error)
+	// Stop, Start and Terminate change an instance's power state.
+	Stop(id string) error
+	Start(id string) error
+	Terminate(id string) error
+	// KubeletProviderID is the spec.providerID a kubelet started with
+	// --provider-id would set for the instance (the upstream format).
+	KubeletProviderID(id string) (string, error)
+	// ExpectedNode is what the manager must give the instance's Node.
+	ExpectedNode(id string) (NodeExpectation, error)
+
+	// LoadBalancers lists the load balancers the cloud holds for a
+	// Service (normally one; more is a duplicate).
+	LoadBalancers(svc types.NamespacedName) []LoadBalancer
+	// ServiceResources lists every cloud resource created for a Service
+	// (load balancer, listeners, pools, security groups, rules, ...).
+	ServiceResources(svc types.NamespacedName) []cloudsim.Resource
+	// MalformedAnnotation is a Service annotation the backend must reject.
+	MalformedAnnotation() (key, value string)
+
+	// PodRoutes maps each pod-CIDR route's destination to the instance ID
+	// it targets; nil when the cloud has no routes.
+	PodRoutes() map[string]string
+
+	// ReadFaultOp is the cloudsim fault target matching every read the
+	// backend makes (normally cloudsim.ReadOps).
+	ReadFaultOp() string
+	// ForeignProviderID is a well-formed providerID of another cloud.
+	ForeignProviderID() string
+	// Inventory is everything the emulator holds, for whole-cloud leak
+	// checks (cloudsim.DiffResources).
+	Inventory() []cloudsim.Resource
+}

@@ -1,0 +1,943 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	cloudproviderapi "k8s.io/cloud-provider/api"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/clouds"
+)
+
+// TestConformance runs the backend-agnostic scenarios against every cloud
+// that has an adapter (test/conformance/clouds), as subtests named
+// <cloud>/<scenario>. Each cloud gets one emulator and one manager shared
+// by the independent scenarios, each of which cleans up the Nodes and
+// Services it made; crash safety gets its own emulator and manager because
+// it kills the process.
+//
+// Bounds are the ones the scenarios state (10 s for lifecycle detection);
+// everything else polls generously, since a slow 2-core machine must not
+// fail a correct manager.
+func TestConformance(t *testing.T) {
+	for _, a := range clouds.All() {
+		t.Run(a.Name(), func(t *testing.T) { runConformance(t, a) })
+	}
+}
+
+const (
+	// lifecycleBound is how soon after an instance stops or disappears
+	// (or its Node goes NotReady, whichever is later) the manager must
+	// taint or delete the Node.
+	lifecycleBound = 10 * time.Second
+	// converge is the generous wait for everything without a stated bound.
+	converge = 90 * time.Second
+	// faultWindow keeps a fault on for well beyond the lifecycle
+	// controller's 1 s check interval.
+	faultWindow = 15 * time.Second
+	confNS      = "default"
+)
+
+// suiteCloud is one emulator plus one manager pointed at it.
+type suiteCloud struct {
+	adapter conformance.Adapter
+	cloud   conformance.Cloud
+	ccm     *ccmProcess
+	cfg     conformance.CloudConfig
+}
+
+// startSuiteCloud starts a fresh emulator through the adapter and the
+// release binary against it, as deploy/ runs it (deploy/'s RBAC), with the
+// suite's flags.
+func startSuiteCloud(t *testing.T, a conformance.Adapter, name string) *suiteCloud {
+	t.Helper()
+	f := a.Features()
+	c, err := a.Start(conformance.Options{ClusterID: "conf-" + a.Name(), Routes: f.Routes, QuickErrors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	s := &suiteCloud{adapter: a, cloud: c, cfg: c.Config()}
+	s.ccm = s.startCCM(t, name)
+	return s
+}
+
+func (s *suiteCloud) startCCM(t *testing.T, name string) *ccmProcess {
+	t.Helper()
+	path := writeFile(t, s.adapter.Name()+"-"+name+"-cloud-config.yaml", s.cfg.YAML())
+	args := []string{
+		// Leader election is TestManager's subject; here it would only
+		// add a wait for the previous test's Lease to expire.
+		"--leader-elect=false",
+		"--cluster-cidr=10.244.0.0/16",
+		fmt.Sprintf("--configure-cloud-routes=%t", s.adapter.Features().Routes),
+		"--allocate-node-cidrs=false",
+		"--node-monitor-period=1s",
+		"--route-reconciliation-period=2s",
+	}
+	return startCCM(t, "ccm-"+s.adapter.Name()+"-"+name, release(t), path, append(args, s.cloud.ExtraArgs()...)...)
+}
+
+func runConformance(t *testing.T, a conformance.Adapter) {
+	s := startSuiteCloud(t, a, "shared")
+	scenarios := []struct {
+		name string
+		run  func(*suiteCloud, *testing.T)
+	}{
+		{"node initialization", (*suiteCloud).nodeInitialization},
+		{"node named unlike its instance initializes through its providerID", (*suiteCloud).nodeByProviderID},
+		{"node with a foreign providerID stays tainted and the others are served", (*suiteCloud).foreignNode},
+		{"load balancers", (*suiteCloud).loadBalancers},
+		{"stopped instance gets the shutdown taint and loses it when started", (*suiteCloud).stoppedInstance},
+		{"terminated instance's node is deleted", (*suiteCloud).terminatedInstance},
+		{"throttled reads never delete a node", func(s *suiteCloud, t *testing.T) { s.faultyReads(t, "throttled") }},
+		{"failing reads never delete a node", func(s *suiteCloud, t *testing.T) { s.faultyReads(t, "5xx") }},
+	}
+	if a.Features().Routes {
+		scenarios = append(scenarios, struct {
+			name string
+			run  func(*suiteCloud, *testing.T)
+		}{"routes follow pod CIDRs", (*suiteCloud).routes})
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			sc.run(s, t)
+			if s.ccm.exited() {
+				t.Fatalf("the manager exited: %v", s.ccm.Err())
+			}
+		})
+	}
+	// Only now: the crash scenario's manager must not share Services with
+	// a second live manager.
+	s.ccm.stop()
+	t.Run("manager never logs a secret", func(t *testing.T) {
+		for _, secret := range s.cfg.Secrets {
+			if strings.Contains(s.ccm.log.String(), secret) {
+				t.Errorf("the manager logged a credential from the cloud-config")
+			}
+		}
+	})
+	t.Run("crash during provisioning converges without duplicates or leaks", func(t *testing.T) {
+		crashSafety(t, a)
+	})
+}
+
+// ---- Nodes ----
+
+// registerNode creates the Node a kubelet on inst would register: inst's
+// default name unless name is set, the pod CIDR node IPAM would assign,
+// and, when providerID is set, the providerID given to the kubelet with
+// --provider-id. The Node is deleted at cleanup.
+func registerNode(t *testing.T, name, providerID, podCIDR string) string {
+	t.Helper()
+	n := ccmproc.KubeletNode(name, podCIDR)
+	n.Spec.ProviderID = providerID
+	if _, err := env.admin.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteNode(t, name) })
+	return name
+}
+
+func deleteNode(t *testing.T, name string) {
+	err := env.admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("delete node %s: %v", name, err)
+	}
+}
+
+// launch starts an instance through the adapter.
+func (s *suiteCloud) launch(t *testing.T, zone, hint string) conformance.Instance {
+	t.Helper()
+	inst, err := s.cloud.Launch(conformance.InstanceSpec{Zone: zone, PublicIP: true, NameHint: hint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}
+
+// launchNode launches an instance and registers its Node by default name.
+func (s *suiteCloud) launchNode(t *testing.T, zone, hint, podCIDR string) conformance.Instance {
+	t.Helper()
+	inst := s.launch(t, zone, hint)
+	registerNode(t, inst.NodeName, "", podCIDR)
+	return inst
+}
+
+func getNode(ctx context.Context, name string) (*corev1.Node, error) {
+	return env.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+}
+
+func describeNode(n *corev1.Node) string {
+	return fmt.Sprintf("providerID=%q taints=%v labels=%v addresses=%v", n.Spec.ProviderID, n.Spec.Taints, n.Labels, n.Status.Addresses)
+}
+
+// waitInitialized waits until the manager has initialized the Node.
+func waitInitialized(t *testing.T, name string) *corev1.Node {
+	t.Helper()
+	var node *corev1.Node
+	poll(t, converge, "node "+name+" initialized", func(ctx context.Context) (bool, string, error) {
+		n, err := getNode(ctx, name)
+		if err != nil {
+			return false, "", err
+		}
+		node = n
+		return ccmproc.Initialized(n), describeNode(n), nil
+	})
+	return node
+}
+
+// checkNode compares an initialized Node with the adapter's expectation:
+// exact providerID, the labels, and (when addrs) the exact address set.
+func checkNode(t *testing.T, n *corev1.Node, want conformance.NodeExpectation, addrs bool) {
+	t.Helper()
+	if n.Spec.ProviderID != want.ProviderID {
+		t.Errorf("node %s providerID = %q, want %q", n.Name, n.Spec.ProviderID, want.ProviderID)
+	}
+	for k, v := range want.Labels {
+		if n.Labels[k] != v {
+			t.Errorf("node %s label %s = %q, want %q", n.Name, k, n.Labels[k], v)
+		}
+	}
+	if addrs {
+		if got, exp := addressSet(n.Status.Addresses), addressSet(want.Addresses); got != exp {
+			t.Errorf("node %s addresses = %s, want %s", n.Name, got, exp)
+		}
+	}
+}
+
+func addressSet(as []corev1.NodeAddress) string {
+	var out []string
+	for _, a := range as {
+		out = append(out, string(a.Type)+"="+a.Address)
+	}
+	sort.Strings(out)
+	return strings.Join(slices.Compact(out), " ")
+}
+
+func (s *suiteCloud) nodeInitialization(t *testing.T) {
+	zones := s.cloud.Zones()
+	var insts []conformance.Instance
+	for i := range 2 {
+		insts = append(insts, s.launchNode(t, zones[i%len(zones)], fmt.Sprintf("init-%d", i), ""))
+	}
+	for _, inst := range insts {
+		n := waitInitialized(t, inst.NodeName)
+		// Addresses are written right after the taint goes; wait for them
+		// rather than racing the controller's second write.
+		want, err := s.cloud.ExpectedNode(inst.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		poll(t, converge, "node "+inst.NodeName+" addresses", func(ctx context.Context) (bool, string, error) {
+			got, err := getNode(ctx, inst.NodeName)
+			if err != nil {
+				return false, "", err
+			}
+			n = got
+			return addressSet(got.Status.Addresses) == addressSet(want.Addresses), describeNode(got), nil
+		})
+		checkNode(t, n, want, true)
+	}
+}
+
+func (s *suiteCloud) nodeByProviderID(t *testing.T) {
+	inst := s.launch(t, s.cloud.Zones()[0], "renamed")
+	pid, err := s.cloud.KubeletProviderID(inst.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A name no instance has: only the providerID can find the instance.
+	name := registerNode(t, "conformance-renamed-"+strings.ToLower(s.adapter.Name()), pid, "")
+	n := waitInitialized(t, name)
+	want, err := s.cloud.ExpectedNode(inst.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Addresses of a renamed Node may legitimately differ in the
+	// hostname; identity and topology must not.
+	checkNode(t, n, want, false)
+}
+
+func (s *suiteCloud) foreignNode(t *testing.T) {
+	foreign := registerNode(t, "conformance-foreign", s.cloud.ForeignProviderID(), "")
+	inst := s.launchNode(t, s.cloud.Zones()[1], "beside-foreign", "")
+	waitInitialized(t, inst.NodeName)
+	// The manager had every chance to (wrongly) initialize the foreign
+	// Node while it served the other one; give it a few more node-sync
+	// periods before looking.
+	time.Sleep(5 * time.Second)
+	n, err := getNode(context.Background(), foreign)
+	if err != nil {
+		t.Fatalf("foreign node: %v", err)
+	}
+	if ccmproc.Initialized(n) || !ccmproc.HasTaint(n, cloudproviderapi.TaintExternalCloudProvider) {
+		t.Errorf("node with foreign providerID was initialized: %s", describeNode(n))
+	}
+	if n.Spec.ProviderID != s.cloud.ForeignProviderID() {
+		t.Errorf("foreign providerID rewritten to %q", n.Spec.ProviderID)
+	}
+	if s.ccm.exited() {
+		t.Fatalf("the manager exited on a foreign providerID: %v", s.ccm.Err())
+	}
+}
+
+// ---- lifecycle ----
+
+// setReady writes the Node's Ready condition as a kubelet (or its absence)
+// would leave it.
+func setReady(t *testing.T, name string, status corev1.ConditionStatus) {
+	t.Helper()
+	ctx := context.Background()
+	n, err := env.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, LastHeartbeatTime: now, LastTransitionTime: now, Reason: "KubeletReady"}}
+	if status != corev1.ConditionTrue {
+		n.Status.Conditions[0].Reason = "KubeletNotReady"
+	}
+	if _, err := env.admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// within waits for cond and fails the test if it took longer than bound,
+// measured from start. It keeps watching up to converge after the bound
+// so a failure says how late the manager was (or that it never acted),
+// and later steps still run.
+func within(t *testing.T, start time.Time, bound time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) bool {
+	t.Helper()
+	var last string
+	var took time.Duration
+	ctx, cancel := context.WithDeadline(context.Background(), start.Add(converge))
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, seen, err := cond(ctx)
+		last = seen
+		if err != nil {
+			last = err.Error()
+		}
+		took = time.Since(start)
+		return ok, nil
+	})
+	if err != nil {
+		t.Errorf("%s: not within %v, nor after %v; last seen: %s", what, bound, converge, last)
+		return false
+	}
+	if took > bound {
+		t.Errorf("%s: took %v, want within %v", what, took.Round(100*time.Millisecond), bound)
+		return true
+	}
+	t.Logf("%s: took %v (bound %v)", what, took.Round(100*time.Millisecond), bound)
+	return true
+}
+
+func hasTaintCond(name, key string, want bool) func(ctx context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		n, err := getNode(ctx, name)
+		if err != nil {
+			return false, "", err
+		}
+		return ccmproc.HasTaint(n, key) == want, fmt.Sprint(n.Spec.Taints), nil
+	}
+}
+
+func (s *suiteCloud) stoppedInstance(t *testing.T) {
+	inst := s.launchNode(t, s.cloud.Zones()[0], "stopped", "")
+	waitInitialized(t, inst.NodeName)
+	setReady(t, inst.NodeName, corev1.ConditionTrue)
+	if err := s.cloud.Stop(inst.ID); err != nil {
+		t.Fatal(err)
+	}
+	setReady(t, inst.NodeName, corev1.ConditionFalse)
+	start := time.Now()
+	if !within(t, start, lifecycleBound, "shutdown taint on the stopped instance's node",
+		hasTaintCond(inst.NodeName, cloudproviderapi.TaintNodeShutdown, true)) {
+		return
+	}
+	if err := s.cloud.Start(inst.ID); err != nil {
+		t.Fatal(err)
+	}
+	setReady(t, inst.NodeName, corev1.ConditionTrue)
+	poll(t, converge, "shutdown taint removed after start", hasTaintCond(inst.NodeName, cloudproviderapi.TaintNodeShutdown, false))
+	if _, err := getNode(context.Background(), inst.NodeName); err != nil {
+		t.Errorf("a stopped-then-started instance's node: %v", err)
+	}
+}
+
+func (s *suiteCloud) terminatedInstance(t *testing.T) {
+	inst := s.launchNode(t, s.cloud.Zones()[1], "terminated", "")
+	waitInitialized(t, inst.NodeName)
+	setReady(t, inst.NodeName, corev1.ConditionTrue)
+	if err := s.cloud.Terminate(inst.ID); err != nil {
+		t.Fatal(err)
+	}
+	setReady(t, inst.NodeName, corev1.ConditionFalse)
+	within(t, time.Now(), lifecycleBound, "terminated instance's NotReady node deleted", func(ctx context.Context) (bool, string, error) {
+		_, err := getNode(ctx, inst.NodeName)
+		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
+	})
+}
+
+// faultyReads fails every read the backend makes (throttled or 5xx) for
+// faultWindow while a Node is NotReady on a running instance and another
+// registers: the lifecycle controller must see errors, not "gone", and
+// everything must converge once the cloud answers again.
+func (s *suiteCloud) faultyReads(t *testing.T, kind string) {
+	ctx := context.Background()
+	notReady := s.launchNode(t, s.cloud.Zones()[0], "fault-notready-"+kind, "")
+	waitInitialized(t, notReady.NodeName)
+	late := s.launch(t, s.cloud.Zones()[1], "fault-late-"+kind)
+
+	spec := cloudsim.FaultSpec{Op: s.cloud.ReadFaultOp()}
+	switch kind {
+	case "throttled":
+		spec.ThrottleNext = 1 << 30
+	default:
+		spec.FailNext = 1 << 30
+	}
+	logFrom := len(s.ccm.log.String())
+	callsBefore := s.cloud.Server().CallCount(spec.Op)
+	if err := s.cloud.Server().SetFault(spec); err != nil {
+		t.Fatal(err)
+	}
+	cleared := false
+	clear := func() {
+		if !cleared {
+			s.cloud.Server().ClearFault(spec.Op)
+			cleared = true
+		}
+	}
+	t.Cleanup(clear)
+	setReady(t, notReady.NodeName, corev1.ConditionFalse)
+	registerNode(t, late.NodeName, "", "")
+
+	deadline := time.Now().Add(faultWindow)
+	for time.Now().Before(deadline) {
+		if _, err := getNode(ctx, notReady.NodeName); err != nil {
+			clear()
+			t.Fatalf("node %s went while every cloud read was %s: %v", notReady.NodeName, kind, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if _, err := getNode(ctx, late.NodeName); err != nil {
+		t.Errorf("node %s (registered during the fault) went: %v", late.NodeName, err)
+	}
+	// The lifecycle controller did ask and got an error, not "gone". Its
+	// message is upstream's (k8s.io/cloud-provider nodelifecycle).
+	if want := "error checking if node " + notReady.NodeName; !strings.Contains(s.ccm.log.String()[logFrom:], want) {
+		t.Errorf("the lifecycle controller never saw the %s reads (no %q in the manager's log during the fault)", kind, want)
+	}
+	calls := s.cloud.Server().CallCount(spec.Op) - callsBefore
+	clear()
+	t.Logf("%d cloud reads answered %s during the %v fault", calls, kind, faultWindow)
+
+	setReady(t, notReady.NodeName, corev1.ConditionTrue)
+	n := waitInitialized(t, late.NodeName)
+	want, err := s.cloud.ExpectedNode(late.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNode(t, n, want, false)
+	for _, name := range []string{notReady.NodeName, late.NodeName} {
+		if _, err := getNode(ctx, name); err != nil {
+			t.Errorf("node %s after the fault: %v", name, err)
+		}
+	}
+}
+
+// ---- routes ----
+
+func (s *suiteCloud) routes(t *testing.T) {
+	zones := s.cloud.Zones()
+	a := s.launchNode(t, zones[0], "route-a", "10.244.101.0/24")
+	b := s.launchNode(t, zones[1], "route-b", "10.244.102.0/24")
+	r := s.launch(t, zones[0], "route-renamed")
+	pid, err := s.cloud.KubeletProviderID(r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := registerNode(t, "conformance-route-renamed", pid, "10.244.103.0/24")
+	want := map[string]string{"10.244.101.0/24": a.ID, "10.244.102.0/24": b.ID, "10.244.103.0/24": r.ID}
+	ok := eventually(t, converge, "a route per pod CIDR, to the node's instance", func(context.Context) (bool, string, error) {
+		got := suiteRoutes(s.cloud.PodRoutes())
+		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("got %v, want %v", got, want), nil
+	})
+	if !ok {
+		// Still prove the routes that were made go with their Nodes.
+		t.Logf("continuing with the routes that exist")
+	}
+	for _, name := range []string{a.NodeName, b.NodeName, renamed} {
+		deleteNode(t, name)
+	}
+	poll(t, converge, "routes removed with their nodes", func(context.Context) (bool, string, error) {
+		got := suiteRoutes(s.cloud.PodRoutes())
+		return len(got) == 0, fmt.Sprint(got), nil
+	})
+}
+
+// suiteRoutes keeps the routes of the routes scenario's pod CIDRs.
+func suiteRoutes(all map[string]string) map[string]string {
+	out := map[string]string{}
+	for cidr, id := range all {
+		if strings.HasPrefix(cidr, "10.244.10") {
+			out[cidr] = id
+		}
+	}
+	return out
+}
+
+// eventually is poll that reports a timeout with Errorf, so the scenario
+// can go on to check what does not depend on it.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var last string
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, seen, err := cond(ctx)
+		last = seen
+		if err != nil {
+			last = err.Error()
+		}
+		return ok, nil
+	})
+	if err != nil {
+		t.Errorf("timed out after %v waiting for %s; last seen: %s", timeout, what, last)
+		return false
+	}
+	return true
+}
+
+// ---- Services ----
+
+func lbService(name string, ports ...int32) *corev1.Service {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: confNS},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeLoadBalancer,
+			Selector: map[string]string{"app": name},
+		},
+	}
+	for _, p := range ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+			Name: fmt.Sprintf("p%d", p), Port: p, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP,
+		})
+	}
+	return svc
+}
+
+// createService creates svc and deletes it at cleanup if the scenario
+// did not.
+func createService(t *testing.T, svc *corev1.Service) types.NamespacedName {
+	t.Helper()
+	if _, err := env.admin.CoreV1().Services(svc.Namespace).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	t.Cleanup(func() {
+		err := env.admin.CoreV1().Services(key.Namespace).Delete(context.Background(), key.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete service %s: %v", key, err)
+		}
+	})
+	return key
+}
+
+func getService(ctx context.Context, key types.NamespacedName) (*corev1.Service, error) {
+	return env.admin.CoreV1().Services(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+}
+
+func waitService(t *testing.T, key types.NamespacedName, what string, cond func(*corev1.Service) (bool, string)) *corev1.Service {
+	t.Helper()
+	var svc *corev1.Service
+	poll(t, converge, key.String()+": "+what, func(ctx context.Context) (bool, string, error) {
+		s, err := getService(ctx, key)
+		if err != nil {
+			return false, "", err
+		}
+		svc = s
+		ok, seen := cond(s)
+		return ok, seen, nil
+	})
+	return svc
+}
+
+func hasAddress(s *corev1.Service) (bool, string) {
+	ing := s.Status.LoadBalancer.Ingress
+	return len(ing) > 0 && (ing[0].IP != "" || ing[0].Hostname != ""), fmt.Sprint(ing)
+}
+
+// waitLB waits until the Service has exactly one load balancer with these
+// frontend ports whose backends are exactly these instances.
+func (s *suiteCloud) waitLB(t *testing.T, key types.NamespacedName, ports []int32, insts ...conformance.Instance) conformance.LoadBalancer {
+	t.Helper()
+	var want []string
+	for _, i := range insts {
+		want = append(want, i.ID)
+	}
+	sort.Strings(want)
+	var lb conformance.LoadBalancer
+	poll(t, converge, fmt.Sprintf("%s: one load balancer on ports %v with backends %v", key, ports, want), func(context.Context) (bool, string, error) {
+		lbs := s.cloud.LoadBalancers(key)
+		if len(lbs) != 1 {
+			return false, fmt.Sprintf("%d load balancers: %+v", len(lbs), lbs), nil
+		}
+		lb = lbs[0]
+		return slices.Equal(lb.Ports, ports) && slices.Equal(lb.Backends, want) && len(lb.Inconsistent) == 0, fmt.Sprintf("%+v", lb), nil
+	})
+	return lb
+}
+
+func deleteServiceAndWait(t *testing.T, key types.NamespacedName) {
+	t.Helper()
+	err := env.admin.CoreV1().Services(key.Namespace).Delete(context.Background(), key.Name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	poll(t, converge, "service "+key.String()+" gone (finalizer released)", func(ctx context.Context) (bool, string, error) {
+		_, err := getService(ctx, key)
+		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
+	})
+}
+
+// warnings lists the Warning events on a Service.
+func warnings(ctx context.Context, key types.NamespacedName) ([]string, error) {
+	evs, err := env.admin.CoreV1().Events(key.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + key.Name,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ev := range evs.Items {
+		if ev.Type == corev1.EventTypeWarning {
+			out = append(out, ev.Reason+": "+ev.Message)
+		}
+	}
+	return out, nil
+}
+
+// waitInventory waits until the emulator's whole inventory equals before
+// (kind and ID), and reports what was added or removed if it never does.
+func waitInventory(t *testing.T, c conformance.Cloud, before []cloudsim.Resource, what string) {
+	t.Helper()
+	poll(t, converge, what, func(context.Context) (bool, string, error) {
+		added, removed := cloudsim.DiffResources(before, c.Inventory())
+		return len(added) == 0 && len(removed) == 0, fmt.Sprintf("added %s; removed %s", resList(added), resList(removed)), nil
+	})
+}
+
+func resList(rs []cloudsim.Resource) string {
+	if len(rs) == 0 {
+		return "nothing"
+	}
+	var out []string
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%s %s (%s)", r.Kind, r.ID, r.Name))
+	}
+	return strings.Join(out, ", ")
+}
+
+func (s *suiteCloud) loadBalancers(t *testing.T) {
+	ctx := context.Background()
+	zones := s.cloud.Zones()
+	// Every instance this group will use exists before the inventory
+	// snapshot, so the leak check compares only what Services caused.
+	// Nodes have no pod CIDR here: routes are the routes scenario's.
+	var insts []conformance.Instance
+	for i := range 4 {
+		insts = append(insts, s.launch(t, zones[i%len(zones)], fmt.Sprintf("lb-%d", i)))
+	}
+	n1, n2, n3, n4 := insts[0], insts[1], insts[2], insts[3]
+	for _, i := range []conformance.Instance{n1, n2} {
+		registerNode(t, i.NodeName, "", "")
+		waitInitialized(t, i.NodeName)
+	}
+	before := s.cloud.Inventory()
+
+	// web lives through the subtests below, so its cleanup is the group's.
+	web := createService(t, lbService("conf-web", 80, 443))
+	t.Run("gets an address and the nodes as backends", func(t *testing.T) {
+		waitService(t, web, "an address", hasAddress)
+		s.waitLB(t, web, []int32{80, 443}, n1, n2)
+	})
+
+	t.Run("frontend ports follow the service's ports", func(t *testing.T) {
+		svc, err := getService(ctx, web)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Spec.Ports = lbService(web.Name, 8080).Spec.Ports
+		if _, err := env.admin.CoreV1().Services(web.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		s.waitLB(t, web, []int32{8080}, n1, n2)
+	})
+
+	t.Run("backends follow nodes joining and leaving", func(t *testing.T) {
+		registerNode(t, n3.NodeName, "", "")
+		s.waitLB(t, web, []int32{8080}, n1, n2, n3)
+		deleteNode(t, n3.NodeName)
+		s.waitLB(t, web, []int32{8080}, n1, n2)
+	})
+
+	t.Run("a service with a loadBalancerClass is left alone", func(t *testing.T) {
+		classed := lbService("conf-classed", 80)
+		class := "example.com/another-controller"
+		classed.Spec.LoadBalancerClass = &class
+		ck := createService(t, classed)
+		sibling := createService(t, lbService("conf-sibling", 80))
+		// The sibling, created with it, proves the controller has been
+		// through both.
+		waitService(t, sibling, "an address", hasAddress)
+		s.waitLB(t, sibling, []int32{80}, n1, n2)
+		got, err := getService(ctx, ck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Status.LoadBalancer.Ingress) != 0 || len(got.Finalizers) != 0 {
+			t.Errorf("classed service touched: status %v finalizers %v", got.Status.LoadBalancer.Ingress, got.Finalizers)
+		}
+		if rs := s.cloud.ServiceResources(ck); len(rs) != 0 {
+			t.Errorf("cloud resources for a classed service: %s", resList(rs))
+		}
+		deleteServiceAndWait(t, sibling)
+		deleteServiceAndWait(t, ck)
+	})
+
+	t.Run("type ClusterIP removes every cloud resource and LoadBalancer brings them back", func(t *testing.T) {
+		setType := func(typ corev1.ServiceType) {
+			err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+				svc, err := getService(ctx, web)
+				if err != nil {
+					return false, err
+				}
+				svc.Spec.Type = typ
+				if typ == corev1.ServiceTypeClusterIP {
+					for i := range svc.Spec.Ports {
+						svc.Spec.Ports[i].NodePort = 0
+					}
+				}
+				_, err = env.admin.CoreV1().Services(web.Namespace).Update(ctx, svc, metav1.UpdateOptions{})
+				if apierrors.IsConflict(err) {
+					return false, nil
+				}
+				return err == nil, err
+			})
+			if err != nil {
+				t.Fatalf("set type %s: %v", typ, err)
+			}
+		}
+		setType(corev1.ServiceTypeClusterIP)
+		poll(t, converge, "no cloud resource left for the ClusterIP service", func(context.Context) (bool, string, error) {
+			rs := s.cloud.ServiceResources(web)
+			return len(rs) == 0, resList(rs), nil
+		})
+		waitService(t, web, "no load-balancer status", func(s *corev1.Service) (bool, string) {
+			return len(s.Status.LoadBalancer.Ingress) == 0, fmt.Sprint(s.Status.LoadBalancer.Ingress)
+		})
+		setType(corev1.ServiceTypeLoadBalancer)
+		waitService(t, web, "an address again", hasAddress)
+		s.waitLB(t, web, []int32{8080}, n1, n2)
+	})
+
+	t.Run("names sharing a long prefix get distinct resources", func(t *testing.T) {
+		prefix := "conf-long-" + strings.Repeat("x", 50) // 60 characters
+		a := createService(t, lbService(prefix+"-a1", 80))
+		b := createService(t, lbService(prefix+"-b2", 80))
+		sa := waitService(t, a, "an address", hasAddress)
+		sb := waitService(t, b, "an address", hasAddress)
+		la := s.waitLB(t, a, []int32{80}, n1, n2)
+		lb := s.waitLB(t, b, []int32{80}, n1, n2)
+		if la.ID == lb.ID {
+			t.Errorf("both services share load balancer %s", la.ID)
+		}
+		if fmt.Sprint(sa.Status.LoadBalancer.Ingress) == fmt.Sprint(sb.Status.LoadBalancer.Ingress) {
+			t.Errorf("both services got the address %v", sa.Status.LoadBalancer.Ingress)
+		}
+		ids := map[string]bool{}
+		for _, r := range s.cloud.ServiceResources(a) {
+			ids[r.Kind+" "+r.ID] = true
+		}
+		for _, r := range s.cloud.ServiceResources(b) {
+			if ids[r.Kind+" "+r.ID] {
+				t.Errorf("%s %s belongs to both services", r.Kind, r.ID)
+			}
+		}
+		deleteServiceAndWait(t, a)
+		deleteServiceAndWait(t, b)
+	})
+
+	t.Run("a malformed annotation is a warning on that service only", func(t *testing.T) {
+		k, v := s.cloud.MalformedAnnotation()
+		badSvc := lbService("conf-bad", 80)
+		badSvc.Annotations = map[string]string{k: v}
+		bad := createService(t, badSvc)
+		good := createService(t, lbService("conf-good", 80))
+		poll(t, converge, "a Warning event on the bad service naming the annotation", func(ctx context.Context) (bool, string, error) {
+			ws, err := warnings(ctx, bad)
+			return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, k) }), fmt.Sprint(ws), err
+		})
+		waitService(t, good, "an address", hasAddress)
+		s.waitLB(t, good, []int32{80}, n1, n2)
+		if rs := s.cloud.ServiceResources(bad); len(rs) != 0 {
+			t.Errorf("cloud resources for the service with a malformed annotation: %s", resList(rs))
+		}
+		if ws, err := warnings(ctx, good); err != nil || len(ws) != 0 {
+			t.Errorf("warnings on the well-formed service: %v %v", ws, err)
+		}
+		deleteServiceAndWait(t, bad)
+		deleteServiceAndWait(t, good)
+	})
+
+	t.Run("a service provisioned while nodes join gets no warning", func(t *testing.T) {
+		joining := createService(t, lbService("conf-joining", 80))
+		registerNode(t, n3.NodeName, "", "")
+		registerNode(t, n4.NodeName, "", "")
+		waitService(t, joining, "an address", hasAddress)
+		s.waitLB(t, joining, []int32{80}, n1, n2, n3, n4)
+		ws, err := warnings(ctx, joining)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ws) != 0 {
+			t.Errorf("Warning events on %s: %s", joining, strings.Join(ws, "; "))
+		}
+		deleteServiceAndWait(t, joining)
+		deleteNode(t, n3.NodeName)
+		deleteNode(t, n4.NodeName)
+	})
+
+	t.Run("deleting services leaves nothing behind", func(t *testing.T) {
+		deleteServiceAndWait(t, web)
+		waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before any Service")
+	})
+}
+
+// ---- crash safety ----
+
+func crashSafety(t *testing.T, a conformance.Adapter) {
+	ctx := context.Background()
+	s := startSuiteCloud(t, a, "crash")
+	zones := s.cloud.Zones()
+	var insts []conformance.Instance
+	for i := range 2 {
+		insts = append(insts, s.launchNode(t, zones[i%len(zones)], fmt.Sprintf("crash-%d", i), ""))
+	}
+	for _, i := range insts {
+		waitInitialized(t, i.NodeName)
+	}
+	before := s.cloud.Inventory()
+
+	seed := time.Now().UnixNano()
+	if v := envSeed(); v != 0 {
+		seed = v
+	}
+	// The kill lands 0-3 s after the first mutating call: provisioning 30
+	// Services with 200 ms per write takes longer than that, so the kill
+	// always interrupts it.
+	killAfter := time.Duration(seed%3000) * time.Millisecond
+	if killAfter < 0 {
+		killAfter = -killAfter
+	}
+	t.Logf("crash seed %d (CONFORMANCE_SEED=%d reproduces): SIGKILL %v after the first mutating cloud call", seed, seed, killAfter)
+	if err := s.cloud.Server().SetFault(cloudsim.FaultSpec{Op: cloudsim.MutatingOps, Latency: 200 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	s.cloud.Server().ResetCalls()
+
+	const n = 30
+	var keys []types.NamespacedName
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			svc := lbService(fmt.Sprintf("conf-crash-%02d", i), 80)
+			if _, err := env.admin.CoreV1().Services(confNS).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			keys = append(keys, types.NamespacedName{Namespace: confNS, Name: svc.Name})
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, k := range keys {
+			_ = env.admin.CoreV1().Services(k.Namespace).Delete(context.Background(), k.Name, metav1.DeleteOptions{})
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	poll(t, converge, "provisioning to start (a mutating cloud call)", func(context.Context) (bool, string, error) {
+		return s.cloud.Server().CallCount(cloudsim.MutatingOps) > 0, "", nil
+	})
+	time.Sleep(killAfter)
+	if err := sigkill(s.ccm); err != nil {
+		t.Fatal(err)
+	}
+	done := 0
+	for _, k := range keys {
+		if svc, err := getService(ctx, k); err == nil && len(svc.Status.LoadBalancer.Ingress) > 0 {
+			done++
+		}
+	}
+	t.Logf("killed with %d/%d services provisioned and %d mutating calls made", done, n, s.cloud.Server().CallCount(cloudsim.MutatingOps))
+	if done == n {
+		t.Errorf("the kill came after provisioning finished; it proves nothing")
+	}
+	s.cloud.Server().ClearFaults()
+	s.ccm = s.startCCM(t, "crash-restarted")
+
+	for _, k := range keys {
+		waitService(t, k, "an address after the restart", hasAddress)
+	}
+	for _, k := range keys {
+		s.waitLB(t, k, []int32{80}, insts...)
+	}
+	// A duplicate made before the crash and never adopted would show as
+	// a second load balancer above or as an untagged leftover below.
+	for _, k := range keys {
+		deleteService(t, k)
+	}
+	for _, k := range keys {
+		poll(t, converge, "service "+k.String()+" gone", func(ctx context.Context) (bool, string, error) {
+			_, err := getService(ctx, k)
+			return apierrors.IsNotFound(err), fmt.Sprint(err), nil
+		})
+	}
+	waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the 30 Services")
+	if s.ccm.exited() {
+		t.Fatalf("the restarted manager exited: %v", s.ccm.Err())
+	}
+}
+
+func deleteService(t *testing.T, k types.NamespacedName) {
+	t.Helper()
+	err := env.admin.CoreV1().Services(k.Namespace).Delete(context.Background(), k.Name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
