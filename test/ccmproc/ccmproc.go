@@ -175,3 +175,20 @@ func PeakRSS(pid int) (int64, error) {
 	}
 	return 0, errors.New("no VmHWM in /proc status")
 }
+
+// Kill ends the process with SIGKILL, the way a node failure or the OOM
+// killer does (no shutdown hooks run), and waits for it to exit.
+func (p *Process) Kill() error {
+	if p.Exited() {
+		return nil
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		return fmt.Errorf("kill %d: %w", p.Pid(), err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("process %d still running 10s after SIGKILL", p.Pid())
+	}
+}

@@ -895,7 +895,7 @@ func crashSafety(t *testing.T, a conformance.Adapter) {
 		return s.cloud.Server().CallCount(cloudsim.MutatingOps) > 0, "", nil
 	})
 	time.Sleep(killAfter)
-	if err := sigkill(s.ccm); err != nil {
+	if err := s.ccm.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	done := 0
