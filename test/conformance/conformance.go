@@ -181,3 +181,20 @@ type Cloud interface {
 	// checks (cloudsim.DiffResources).
 	Inventory() []cloudsim.Resource
 }
+
+// Instances gives an adapter's Cloud Stop, Start and Terminate from its
+// emulator's cloud-neutral admin shape (cloudsim.Instances), so every
+// cloud is driven the same way; an adapter embeds it and writes only
+// Launch, which knows the cloud's cluster tags and Node names.
+type Instances struct {
+	Admin cloudsim.Instances
+}
+
+// Stop stops an instance.
+func (i Instances) Stop(id string) error { return i.Admin.StopInstance(id) }
+
+// Start starts a stopped instance.
+func (i Instances) Start(id string) error { return i.Admin.StartInstance(id) }
+
+// Terminate terminates an instance.
+func (i Instances) Terminate(id string) error { return i.Admin.TerminateInstance(id) }

@@ -53,12 +53,15 @@ func (Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Cloud{emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts}, nil
+	return &Cloud{Instances: conformance.Instances{Admin: emu}, emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts}, nil
 }
 
 // Cloud is one AWS emulator behind the adapter. AWS-only tests reach the
 // emulator through it (Emulator, Fixture).
 type Cloud struct {
+	// Instances stops, starts and terminates through the emulator's
+	// cloud-neutral admin shape.
+	conformance.Instances
 	emu       *cloudsimaws.Emulator
 	srv       *cloudsim.Server
 	fx        cloudsimaws.Fixture
@@ -114,25 +117,19 @@ func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, err
 	if it == "" {
 		it = c.DefaultInstanceType()
 	}
-	tags := map[string]string{c.fx.ClusterTagKey: "owned"}
-	if spec.NameHint != "" {
-		tags["Name"] = spec.NameHint
-	}
-	ids, err := c.emu.Launch(cloudsimaws.LaunchSpec{Zone: spec.Zone, InstanceType: it, PublicIP: spec.PublicIP, Tags: tags})
+	// The cluster tag is what the upstream CCM and ours list instances
+	// by; a cluster installer sets it.
+	info, err := c.emu.LaunchInstance(cloudsim.InstanceSpec{
+		Name: spec.NameHint, Zone: spec.Zone, InstanceType: it, PublicIP: spec.PublicIP,
+		Tags: map[string]string{c.fx.ClusterTagKey: "owned"},
+	})
 	if err != nil {
 		return conformance.Instance{}, err
 	}
-	info, ok := c.emu.Instance(ids[0])
-	if !ok {
-		return conformance.Instance{}, fmt.Errorf("launched instance %s is not listed", ids[0])
-	}
-	// A kubelet on EC2 names its Node after the private DNS name.
-	return conformance.Instance{ID: info.ID, NodeName: info.PrivateDNSName, Zone: info.Zone}, nil
+	// A kubelet on EC2 names its Node after the private DNS name, which
+	// the neutral shape reports as the hostname.
+	return conformance.Instance{ID: info.ID, NodeName: info.Hostname, Zone: info.Zone}, nil
 }
-
-func (c *Cloud) Stop(id string) error      { return c.emu.Stop(id) }
-func (c *Cloud) Start(id string) error     { return c.emu.Start(id) }
-func (c *Cloud) Terminate(id string) error { return c.emu.Terminate(id) }
 
 func (c *Cloud) KubeletProviderID(id string) (string, error) {
 	info, ok := c.emu.Instance(id)
