@@ -22,12 +22,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
@@ -283,7 +285,46 @@ func BenchmarkNodes(b *testing.B) {
 		record(b, "steady state, 100 NotReady of 1000 nodes", "cloud read calls per minute", fmt.Sprint(reads), "<= 15")
 		record(b, "steady state, 100 NotReady of 1000 nodes", "by operation", callsByOp(w.srv.Calls(), func(string) bool { return true }), "")
 		b.ReportMetric(float64(reads), "reads/min-steady")
+
+		// Detection: among the NotReady Nodes, one instance is stopped and
+		// another terminated; the shutdown taint and the deletion must
+		// follow within 10 s, at the call rate measured above.
+		stopped, terminated := names[0], names[1]
+		changed := time.Now()
+		if err := w.cloud.Stop(w.ids[stopped]); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.cloud.Terminate(w.ids[terminated]); err != nil {
+			b.Fatal(err)
+		}
+		var tainted, deleted time.Duration
+		w.waitFor(b, 2*time.Minute, func(ctx context.Context) (bool, string) {
+			if tainted == 0 {
+				if n, err := w.client.CoreV1().Nodes().Get(ctx, stopped, metav1.GetOptions{}); err == nil && ccmproc.HasTaint(n, cloudproviderapi.TaintNodeShutdown) {
+					tainted = time.Since(changed)
+				}
+			}
+			if deleted == 0 {
+				if _, err := w.client.CoreV1().Nodes().Get(ctx, terminated, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+					deleted = time.Since(changed)
+				}
+			}
+			return tainted > 0 && deleted > 0, fmt.Sprintf("tainted after %s, deleted after %s", tainted, deleted)
+		})
+		record(b, "detection (100 NotReady of 1000 nodes)", "stopped instance -> shutdown taint", tainted.Round(100*time.Millisecond).String(), "<= 10s")
+		record(b, "detection (100 NotReady of 1000 nodes)", "terminated instance -> Node deleted", deleted.Round(100*time.Millisecond).String(), "<= 10s")
+		w.recordRSS(b, "1000 Nodes, 100 NotReady")
 	}
+}
+
+// recordRSS records the manager's peak resident memory so far.
+func (w *world) recordRSS(b *testing.B, scenario string) {
+	b.Helper()
+	rss, err := w.ccm.PeakRSS()
+	if err != nil {
+		b.Fatalf("peak RSS: %v", err)
+	}
+	record(b, scenario, "CCM peak RSS", fmt.Sprintf("%d MB", rss>>20), "")
 }
 
 // BenchmarkLoadBalancers: 200 LoadBalancer Services at once with 200 ms per
@@ -302,40 +343,9 @@ func BenchmarkLoadBalancers(b *testing.B) {
 			b.Fatal(err)
 		}
 		w.srv.ResetCalls()
-		ctx := context.Background()
 		start := time.Now()
-		var wg sync.WaitGroup
-		for s := 0; s < services; s++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				svc := &corev1.Service{
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("svc-%03d", s), Namespace: "default"},
-					Spec: corev1.ServiceSpec{
-						Type:     corev1.ServiceTypeLoadBalancer,
-						Selector: map[string]string{"app": "x"},
-						Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}},
-					},
-				}
-				if _, err := w.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-					b.Error(err)
-				}
-			}()
-		}
-		wg.Wait()
-		w.waitFor(b, 30*time.Minute, func(ctx context.Context) (bool, string) {
-			list, err := w.client.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return false, err.Error()
-			}
-			done := 0
-			for _, s := range list.Items {
-				if len(s.Status.LoadBalancer.Ingress) > 0 {
-					done++
-				}
-			}
-			return done >= services, fmt.Sprintf("%d/%d have an address", done, services)
-		})
+		w.createServices(b, services)
+		w.waitAddresses(b, services, 30*time.Minute)
 		elapsed := time.Since(start)
 		calls := w.srv.Calls()
 		record(b, "200 LB Services at once (50 ms reads, 200 ms writes)", "time until all have an address", elapsed.Round(100*time.Millisecond).String(), "")
@@ -353,7 +363,7 @@ func BenchmarkLoadBalancers(b *testing.B) {
 		w.waitFor(b, 30*time.Minute, func(context.Context) (bool, string) {
 			n := 0
 			for s := 0; s < services; s++ {
-				for _, lb := range w.cloud.LoadBalancers(types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("svc-%03d", s)}) {
+				for _, lb := range w.cloud.LoadBalancers(types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("svc-%04d", s)}) {
 					if slices.Contains(lb.Backends, newID) && len(lb.Inconsistent) == 0 {
 						n++
 					}
@@ -370,5 +380,71 @@ func BenchmarkLoadBalancers(b *testing.B) {
 		}
 		record(b, "1 node added with 200 LB Services", "calls used", fmt.Sprintf("%d (%s)", total, callsByOp(calls, func(string) bool { return true })), "")
 		record(b, "1 node added with 200 LB Services", "time until every load balancer has it", elapsed.Round(100*time.Millisecond).String(), "")
+		w.recordRSS(b, "200 LB Services, 21 nodes")
 	}
+}
+
+// BenchmarkScale: 5000 Nodes, then 1000 LoadBalancer Services, no injected
+// latency: the manager's memory at a large cluster's size.
+func BenchmarkScale(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		w := newWorld(b, buildBinary(b))
+		const nodes, services = 5000, 1000
+		names := w.launch(b, nodes)
+		start := time.Now()
+		w.register(b, names)
+		w.waitInitialized(b, nodes, 20*time.Minute)
+		record(b, "5000 Nodes, 1000 LB Services", "time until 5000 Nodes initialized", time.Since(start).Round(100*time.Millisecond).String(), "")
+		w.createServices(b, services)
+		start = time.Now()
+		w.waitAddresses(b, services, 60*time.Minute)
+		record(b, "5000 Nodes, 1000 LB Services", "time until 1000 Services have an address", time.Since(start).Round(100*time.Millisecond).String(), "")
+		w.recordRSS(b, "5000 Nodes, 1000 LB Services")
+	}
+}
+
+// createServices creates n LoadBalancer Services at once.
+func (w *world) createServices(b *testing.B, n int) {
+	b.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for s := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			svc := &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("svc-%04d", s), Namespace: "default"},
+				Spec: corev1.ServiceSpec{
+					Type:     corev1.ServiceTypeLoadBalancer,
+					Selector: map[string]string{"app": "x"},
+					Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}},
+				},
+			}
+			if _, err := w.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// waitAddresses waits until n Services have a load balancer address.
+func (w *world) waitAddresses(b *testing.B, n int, timeout time.Duration) {
+	b.Helper()
+	w.waitFor(b, timeout, func(ctx context.Context) (bool, string) {
+		list, err := w.client.CoreV1().Services("default").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err.Error()
+		}
+		done := 0
+		for _, s := range list.Items {
+			if len(s.Status.LoadBalancer.Ingress) > 0 {
+				done++
+			}
+		}
+		return done >= n, fmt.Sprintf("%d/%d have an address", done, n)
+	})
 }
