@@ -1,7 +1,10 @@
 package aws
 
 import (
+	"sort"
+	"strings"
 	"time"
+	"unique"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -34,7 +37,52 @@ type tgRecord struct {
 	// nodePort is the port targets are registered on.
 	nodePort int32
 	// registered are the targets registered (not draining).
-	registered map[target]bool
+	registered targetSet
+}
+
+// targetSet is a record's set of registered targets, stored so that
+// Services whose load balancers target the same instances share one copy:
+// the instance IDs on the target group's node port are one interned
+// string (unique.Make), which the Go runtime keeps once for all equal
+// sets and frees when none is left. A cluster of 5000 Nodes with 1000 LB
+// Services then holds its records in memory proportional to its distinct
+// node sets, not to Services x Nodes.
+type targetSet struct {
+	port int32
+	// ids are the sorted instance IDs registered on port, comma-joined.
+	ids unique.Handle[string]
+	// other are targets registered on another port: stopped instances
+	// kept from before a NodePort change. Rare and short-lived.
+	other []target
+}
+
+func newTargetSet(port int32, m map[target]bool) targetSet {
+	ids := make([]string, 0, len(m))
+	var other []target
+	for t := range m {
+		if t.port == port {
+			ids = append(ids, t.id)
+		} else {
+			other = append(other, t)
+		}
+	}
+	sort.Strings(ids)
+	return targetSet{port: port, ids: unique.Make(strings.Join(ids, ",")), other: other}
+}
+
+// targets expands the set for diffing.
+func (s targetSet) targets() map[target]bool {
+	joined := s.ids.Value()
+	out := make(map[target]bool, strings.Count(joined, ",")+1+len(s.other))
+	if joined != "" {
+		for _, id := range strings.Split(joined, ",") {
+			out[target{id, s.port}] = true
+		}
+	}
+	for _, t := range s.other {
+		out[t] = true
+	}
+	return out
 }
 
 // matches says the record covers exactly the Service's current ports, each

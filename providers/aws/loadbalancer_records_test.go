@@ -409,3 +409,20 @@ func TestUpdateConcurrentServices(t *testing.T) {
 		e.checkTargets(svc, more)
 	}
 }
+
+// Records of Services targeting the same instances share one copy of the
+// set, and the set round-trips, stray ports included.
+func TestTargetSetsAreSharedAndExact(t *testing.T) {
+	m := map[target]bool{{"i-2", 30080}: true, {"i-1", 30080}: true, {"i-9", 31000}: true}
+	a := newTargetSet(30080, m)
+	if got := a.targets(); !reflect.DeepEqual(got, m) {
+		t.Fatalf("round trip = %v, want %v", got, m)
+	}
+	b := newTargetSet(30443, map[target]bool{{"i-1", 30443}: true, {"i-2", 30443}: true})
+	if a.ids != b.ids {
+		t.Error("equal instance sets on different node ports are stored twice")
+	}
+	if empty := newTargetSet(1, nil); len(empty.targets()) != 0 {
+		t.Errorf("empty set expands to %v", empty.targets())
+	}
+}

@@ -130,7 +130,7 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		if err != nil {
 			return nil, nil, err
 		}
-		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: aws.ToString(tg.TargetGroupName), nodePort: p.nodePort, registered: registered}
+		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: aws.ToString(tg.TargetGroupName), nodePort: p.nodePort, registered: newTargetSet(p.nodePort, registered)}
 	}
 	// Updates keep node rules on the security group the load balancer
 	// uses; record only when that is the one just reconciled.
@@ -251,11 +251,11 @@ func (l *loadBalancers) updateFromRecord(ctx context.Context, svc *v1.Service, o
 	}
 	for _, p := range opts.ports {
 		tg := rec.tgs[p.key()]
-		registered, err := l.changeTargets(ctx, aws.String(tg.arn), tg.name, wantedTargets(be, p.nodePort), tg.registered, be, true)
+		registered, err := l.changeTargets(ctx, aws.String(tg.arn), tg.name, wantedTargets(be, p.nodePort), tg.registered.targets(), be, true)
 		if err != nil {
 			return err
 		}
-		tg.registered = registered
+		tg.registered = newTargetSet(p.nodePort, registered)
 	}
 	return nil
 }
@@ -315,7 +315,7 @@ func (l *loadBalancers) updateFull(ctx context.Context, svc *v1.Service, opts *l
 		if err != nil {
 			return nil, err
 		}
-		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: name, nodePort: p.nodePort, registered: registered}
+		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: name, nodePort: p.nodePort, registered: newTargetSet(p.nodePort, registered)}
 	}
 	if !complete {
 		return nil, nil
