@@ -15,9 +15,6 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics"
 )
 
-// providerLabel is the provider label of this backend's cloud API metrics.
-const providerLabel = "aws"
-
 // recordCloudMetrics is an aws.Config APIOptions entry that reports every
 // HTTP attempt of every SDK client to the manager's /metrics.
 func recordCloudMetrics(stack *middleware.Stack) error {
@@ -64,7 +61,7 @@ func (m *cloudMetrics) HandleFinalize(ctx context.Context, in middleware.Finaliz
 		status = re.Response.StatusCode
 	}
 	throttled := err != nil && throttles.IsErrorThrottle(err) == aws.TrueTernary
-	m.rec.Observe(providerLabel, serviceLabel(awsmiddleware.GetServiceID(ctx)), awsmiddleware.GetOperationName(ctx),
+	m.rec.Observe(ProviderName, serviceLabel(awsmiddleware.GetServiceID(ctx)), awsmiddleware.GetOperationName(ctx),
 		cloudmetrics.Code(status, err), d, throttled)
 	return out, md, err
 }

@@ -35,7 +35,7 @@ func awsCloudMetrics(t *testing.T) (requests map[series]float64, throttled, dura
 			for _, lp := range m.GetLabel() {
 				l[lp.GetName()] = lp.GetValue()
 			}
-			if l["provider"] != providerLabel {
+			if l["provider"] != ProviderName {
 				continue
 			}
 			op := l["service"] + ":" + l["operation"]
