@@ -95,9 +95,22 @@ func (in *instances) snapshotOptions(s *Section, clk clock.PassiveClock) snapsho
 		Provider: ProviderName,
 		TTL:      s.InstanceCacheTTL,
 		MaxKeys:  maxLookupKeys,
-		Watch:    in.nodes.NotReadyInstanceIDs,
+		Watch:    func() []string { return in.nodes.NotReadyInstanceIDs(in.cachedIDForName) },
 		Clock:    clk,
 	}
+}
+
+// cachedIDForName maps a Node name to its instance ID from memory only
+// (the name itself, or the snapshot's private DNS names), for the
+// lifecycle checks' batch: it must never cost a call.
+func (in *instances) cachedIDForName(name string) (string, bool) {
+	if id := instanceIDFromNodeName(name); id != "" {
+		return id, true
+	}
+	if inst, ok := in.snap.CachedByName(name); ok {
+		return aws.ToString(inst.InstanceId), true
+	}
+	return "", false
 }
 
 // clusterTag is the tag key that marks the cluster's resources.

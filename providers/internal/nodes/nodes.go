@@ -135,10 +135,12 @@ func (l *Lister) NodeName(instanceID string) (string, bool) {
 	return best, best != ""
 }
 
-// NotReadyInstanceIDs are the instance IDs of this cloud's Nodes whose
-// Ready condition is not True: the Nodes the node-lifecycle controller
-// checks against the cloud every period.
-func (l *Lister) NotReadyInstanceIDs() []string {
+// NotReadyInstanceIDs are the instance IDs of the Nodes whose Ready
+// condition is not True: the Nodes the node-lifecycle controller checks
+// against the cloud every period. A Node without a providerID (not yet
+// initialized) is resolved by byName, which must answer from memory
+// without a cloud call, or is left out; nil byName leaves them all out.
+func (l *Lister) NotReadyInstanceIDs(byName func(nodeName string) (string, bool)) []string {
 	inf, _ := l.synced()
 	if inf == nil {
 		return nil
@@ -151,6 +153,10 @@ func (l *Lister) NotReadyInstanceIDs() []string {
 		}
 		if ids, _ := l.indexFunc(n); len(ids) == 1 {
 			out = append(out, ids[0])
+		} else if n.Spec.ProviderID == "" && byName != nil {
+			if id, ok := byName(n.Name); ok {
+				out = append(out, id)
+			}
 		}
 	}
 	return out

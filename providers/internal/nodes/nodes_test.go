@@ -65,10 +65,16 @@ func TestLister(t *testing.T) {
 	if name, ok := l.NodeName("i-5"); ok {
 		t.Errorf("NodeName(i-5) = %q: another cloud's Node", name)
 	}
-	got := l.NotReadyInstanceIDs()
+	got := l.NotReadyInstanceIDs(nil)
 	slices.Sort(got)
 	if want := []string{"i-2", "i-3", "i-4"}; !slices.Equal(got, want) {
 		t.Errorf("NotReadyInstanceIDs = %v, want %v", got, want)
+	}
+	// An uninitialized Node is resolved by name, from memory.
+	got = l.NotReadyInstanceIDs(func(name string) (string, bool) { return "id-of-" + name, name == "uninitialized" })
+	slices.Sort(got)
+	if want := []string{"i-2", "i-3", "i-4", "id-of-uninitialized"}; !slices.Equal(got, want) {
+		t.Errorf("NotReadyInstanceIDs(byName) = %v, want %v", got, want)
 	}
 	// The index follows updates.
 	if _, err := client.CoreV1().Nodes().Create(t.Context(), node("late", "test:///i-9", v1.ConditionTrue), metav1.CreateOptions{}); err != nil {

@@ -364,6 +364,23 @@ func (s *Snapshot[T]) Lookup(ctx context.Context, id string) (inst T, exists boo
 	return inst, true, nil
 }
 
+// CachedByName returns the listing's live instance a Node called name
+// belongs to, without refreshing the listing or asking the cloud.
+func (s *Snapshot[T]) CachedByName(name string) (T, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var zero T
+	if s.list == nil {
+		return zero, false
+	}
+	id, ok := s.list.byName[name]
+	if !ok {
+		return zero, false
+	}
+	inst, ok := s.list.byID[id]
+	return inst, ok
+}
+
 // ByName returns the live instance a Node called name belongs to, from
 // the listing or a batched lookup by name. Not finding one is never proof
 // that an instance is gone: the caller reports it as an error.
