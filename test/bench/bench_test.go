@@ -414,6 +414,7 @@ func (w *world) createServices(b *testing.B, n int) {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
+	errs := make(chan error, n)
 	for s := range n {
 		wg.Add(1)
 		sem <- struct{}{}
@@ -429,11 +430,17 @@ func (w *world) createServices(b *testing.B, n int) {
 				},
 			}
 			if _, err := w.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-				b.Error(err)
+				errs <- fmt.Errorf("create service %s: %w", svc.Name, err)
 			}
 		}()
 	}
 	wg.Wait()
+	close(errs)
+	// Fail now: waiting for addresses of Services never created would
+	// only time out.
+	if err, failed := <-errs; failed {
+		b.Fatalf("%v (and %d more)", err, len(errs))
+	}
 }
 
 // waitAddresses waits until n Services have a load balancer address.

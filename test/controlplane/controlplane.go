@@ -124,6 +124,9 @@ func Start(opts Options) (*ControlPlane, error) {
 	// Node is what a real cluster runs beside RBAC; the CCM's permissions
 	// come from RBAC alone either way.
 	args.Set("authorization-mode", "Node,RBAC")
+	// envtest's default /24 holds 254 Services; the benchmarks create
+	// a thousand.
+	args.Set("service-cluster-ip-range", "10.96.0.0/16")
 	for k, v := range opts.ExtraAPIServerArgs {
 		args.Set(k, v)
 	}
