@@ -48,7 +48,7 @@ type instances struct {
 	clusterID string
 	cfgVPC    string
 
-	snap  *snapshot.Snapshot[ec2types.Instance]
+	snap  *snapshot.Snapshot[*ec2types.Instance]
 	zones *zoneIDCache
 	// nodes maps Node names to instance IDs through spec.providerID,
 	// once the manager has handed over its informers.
@@ -76,13 +76,13 @@ func newInstances(api *clients, s *Section, clusterID string, lister *nodes.List
 
 // snapshotSource tells the snapshot how to list, look up and identify EC2
 // instances.
-func (in *instances) snapshotSource() snapshot.Source[ec2types.Instance] {
-	return snapshot.Source[ec2types.Instance]{
+func (in *instances) snapshotSource() snapshot.Source[*ec2types.Instance] {
+	return snapshot.Source[*ec2types.Instance]{
 		List:        in.listClusterInstances,
 		LookupIDs:   in.describeByIDs,
 		LookupNames: in.describeByNames,
-		ID:          func(i ec2types.Instance) string { return aws.ToString(i.InstanceId) },
-		Names:       func(i ec2types.Instance) []string { return []string{aws.ToString(i.PrivateDnsName)} },
+		ID:          func(i *ec2types.Instance) string { return aws.ToString(i.InstanceId) },
+		Names:       func(i *ec2types.Instance) []string { return []string{aws.ToString(i.PrivateDnsName)} },
 		Gone:        isTerminated,
 		ValidID:     instanceIDRE.MatchString,
 	}
@@ -156,7 +156,7 @@ func (in *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool,
 
 // recent is the Node's instance as EC2 described it a few seconds ago at
 // most, for the lifecycle checks.
-func (in *instances) recent(ctx context.Context, node *v1.Node) (id string, inst ec2types.Instance, exists bool, err error) {
+func (in *instances) recent(ctx context.Context, node *v1.Node) (id string, inst *ec2types.Instance, exists bool, err error) {
 	if id, err = in.instanceIDForNode(ctx, node); err != nil {
 		return "", inst, false, err
 	}
@@ -207,6 +207,6 @@ func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*clou
 
 // isTerminated says EC2 lists the instance as terminated: gone for good,
 // though DescribeInstances shows it for about an hour.
-func isTerminated(inst ec2types.Instance) bool {
-	return inst.State != nil && inst.State.Name == ec2types.InstanceStateNameTerminated
+func isTerminated(inst *ec2types.Instance) bool {
+	return inst != nil && inst.State != nil && inst.State.Name == ec2types.InstanceStateNameTerminated
 }

@@ -14,7 +14,7 @@ import (
 // rely on: every private IPv4 (primary interface first, primary address
 // first), the public IP, the private and public DNS names, and the private
 // DNS name as hostname.
-func nodeAddresses(inst ec2types.Instance) []v1.NodeAddress {
+func nodeAddresses(inst *ec2types.Instance) []v1.NodeAddress {
 	var out []v1.NodeAddress
 	seen := map[string]bool{}
 	add := func(t v1.NodeAddressType, a string) {

@@ -59,7 +59,7 @@ func TestNodeAddresses(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := nodeAddresses(tt.inst); !reflect.DeepEqual(got, tt.want) {
+			if got := nodeAddresses(&tt.inst); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("nodeAddresses =\n%v\nwant\n%v", got, tt.want)
 			}
 		})

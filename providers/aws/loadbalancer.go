@@ -22,7 +22,7 @@ import (
 // instanceLookup is what load balancers need from the instances code:
 // batched, cached instance reads, never one call per node.
 type instanceLookup interface {
-	byIDs(ctx context.Context, ids []string) (map[string]ec2types.Instance, error)
+	byIDs(ctx context.Context, ids []string) (map[string]*ec2types.Instance, error)
 	instanceIDForNode(ctx context.Context, node *v1.Node) (string, error)
 	vpcID(ctx context.Context) (string, error)
 }

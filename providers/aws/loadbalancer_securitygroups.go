@@ -280,8 +280,8 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 		known[aws.ToString(holders[i].GroupId)] = &holders[i]
 	}
 	var unknown []string
-	for _, inst := range be.instances {
-		for _, g := range inst.SecurityGroups {
+	for _, groups := range be.groups {
+		for _, g := range groups {
 			gid := aws.ToString(g.GroupId)
 			if _, ok := known[gid]; !ok && gid != "" {
 				known[gid] = nil
@@ -329,8 +329,7 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 // tagged with the cluster tag, else its first, as the upstream CCM does.
 func (l *loadBalancers) nodeSecurityGroups(be *backendSet, known map[string]*ec2types.SecurityGroup) map[string]bool {
 	out := map[string]bool{}
-	for _, inst := range be.instances {
-		groups := inst.SecurityGroups
+	for _, groups := range be.groups {
 		if len(groups) == 0 {
 			continue
 		}
@@ -390,16 +389,16 @@ func nodeRuleSignature(lbSG string, want map[sgRule]bool, be *backendSet) string
 		rules = append(rules, fmt.Sprintf("%s/%d-%d", r.proto, r.from, r.to))
 	}
 	sort.Strings(rules)
-	groups := map[string]bool{}
-	for _, inst := range be.instances {
+	distinct := map[string]bool{}
+	for _, groups := range be.groups {
 		var gs []string
-		for _, g := range inst.SecurityGroups {
+		for _, g := range groups {
 			gs = append(gs, aws.ToString(g.GroupId))
 		}
-		groups[fmt.Sprint(gs)] = true
+		distinct[fmt.Sprint(gs)] = true
 	}
-	sets := make([]string, 0, len(groups))
-	for g := range groups {
+	sets := make([]string, 0, len(distinct))
+	for g := range distinct {
 		sets = append(sets, g)
 	}
 	sort.Strings(sets)

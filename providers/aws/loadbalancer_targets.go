@@ -28,8 +28,10 @@ type backendSet struct {
 	// them, and deregistering them would leave them out after a restart
 	// until some unrelated change made the service controller sync again.
 	keep map[string]bool
-	// instances holds both kinds, for their security groups.
-	instances map[string]ec2types.Instance
+	// groups are both kinds' security groups, for the node rules. Only
+	// the groups are kept, sharing the snapshot's slices: at 5000 Nodes a
+	// copy of every instance per sync would cost tens of MB per worker.
+	groups map[string][]ec2types.GroupIdentifier
 }
 
 // backends maps the service controller's node set to instances. Nodes not
@@ -58,14 +60,14 @@ func (l *loadBalancers) backends(ctx context.Context, nodes []*v1.Node, vpc stri
 			ids = append(ids, id)
 		}
 	}
-	found := map[string]ec2types.Instance{}
+	found := map[string]*ec2types.Instance{}
 	if len(ids) > 0 {
 		var err error
 		if found, err = l.in.byIDs(ctx, ids); err != nil {
 			return nil, fmt.Errorf("describe backend instances: %w", err)
 		}
 	}
-	set := &backendSet{instances: map[string]ec2types.Instance{}, keep: map[string]bool{}}
+	set := &backendSet{groups: make(map[string][]ec2types.GroupIdentifier, len(ids)), keep: map[string]bool{}}
 	for _, id := range ids {
 		inst, ok := found[id]
 		if !ok {
@@ -83,10 +85,10 @@ func (l *loadBalancers) backends(ctx context.Context, nodes []*v1.Node, vpc stri
 		switch state {
 		case ec2types.InstanceStateNameRunning, ec2types.InstanceStateNamePending:
 			set.ids = append(set.ids, id)
-			set.instances[id] = inst
+			set.groups[id] = inst.SecurityGroups
 		case ec2types.InstanceStateNameStopped, ec2types.InstanceStateNameStopping:
 			set.keep[id] = true
-			set.instances[id] = inst
+			set.groups[id] = inst.SecurityGroups
 		}
 	}
 	sort.Strings(set.ids)

@@ -101,7 +101,7 @@ func (r *routes) deleteRoute(ctx context.Context, tableID, cidr string) error {
 
 // disableSourceDestCheck lets the instance receive packets for its pod
 // CIDR, which EC2 otherwise drops because they are not addressed to it.
-func (r *routes) disableSourceDestCheck(ctx context.Context, inst ec2types.Instance) error {
+func (r *routes) disableSourceDestCheck(ctx context.Context, inst *ec2types.Instance) error {
 	if inst.SourceDestCheck != nil && !*inst.SourceDestCheck {
 		return nil
 	}
@@ -123,7 +123,7 @@ func (r *routes) disableSourceDestCheck(ctx context.Context, inst ec2types.Insta
 }
 
 // isClusterInstance reports whether inst carries the cluster tag.
-func (in *instances) isClusterInstance(inst ec2types.Instance) bool {
+func (in *instances) isClusterInstance(inst *ec2types.Instance) bool {
 	return slices.ContainsFunc(inst.Tags, func(t ec2types.Tag) bool { return aws.ToString(t.Key) == in.clusterTag() })
 }
 
