@@ -53,6 +53,9 @@ type Options struct {
 	Args []string
 	// Output receives stdout and stderr; nil discards them.
 	Output io.Writer
+	// Env are extra environment variables (KEY=value) on top of this
+	// process's, e.g. the GOMEMLIMIT a container's memory limit implies.
+	Env []string
 }
 
 // Process is a running CCM.
@@ -84,6 +87,9 @@ func Start(o Options) (*Process, error) {
 		"--v=2",
 	}
 	cmd := exec.Command(o.Binary, append(args, o.Args...)...)
+	if len(o.Env) > 0 {
+		cmd.Env = append(os.Environ(), o.Env...)
+	}
 	if o.Output != nil {
 		cmd.Stdout, cmd.Stderr = o.Output, o.Output
 	}
