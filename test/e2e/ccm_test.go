@@ -135,10 +135,17 @@ func leaseHolder(ctx context.Context) (string, error) {
 // poll waits for cond, failing the test with what was last seen.
 func poll(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
 	t.Helper()
+	if last, err := waitFor(timeout, cond); err != nil {
+		t.Fatalf("timed out after %v waiting for %s; last seen: %s", timeout, what, last)
+	}
+}
+
+// waitFor polls cond every 250 ms until it holds or timeout passes, and
+// returns what it last saw (or the last error cond returned).
+func waitFor(timeout time.Duration, cond func(ctx context.Context) (bool, string, error)) (last string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var last string
-	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		ok, seen, err := cond(ctx)
 		last = seen
 		if err != nil {
@@ -146,9 +153,7 @@ func poll(t testing.TB, timeout time.Duration, what string, cond func(ctx contex
 		}
 		return ok, nil
 	})
-	if err != nil {
-		t.Fatalf("timed out after %v waiting for %s; last seen: %s", timeout, what, last)
-	}
+	return last, err
 }
 
 // acquired reports whether the process logged winning the leader election.

@@ -508,18 +508,7 @@ func suiteRoutes(all map[string]string) map[string]string {
 // can go on to check what does not depend on it.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	var last string
-	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		ok, seen, err := cond(ctx)
-		last = seen
-		if err != nil {
-			last = err.Error()
-		}
-		return ok, nil
-	})
-	if err != nil {
+	if last, err := waitFor(timeout, cond); err != nil {
 		t.Errorf("timed out after %v waiting for %s; last seen: %s", timeout, what, last)
 		return false
 	}
