@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -390,12 +391,14 @@ func nodeRuleSignature(lbSG string, want map[sgRule]bool, be *backendSet) string
 	}
 	sort.Strings(rules)
 	distinct := map[string]bool{}
+	var key strings.Builder
 	for _, groups := range be.groups {
-		var gs []string
+		key.Reset()
 		for _, g := range groups {
-			gs = append(gs, aws.ToString(g.GroupId))
+			key.WriteString(aws.ToString(g.GroupId))
+			key.WriteByte(' ')
 		}
-		distinct[fmt.Sprint(gs)] = true
+		distinct[key.String()] = true
 	}
 	sets := make([]string, 0, len(distinct))
 	for g := range distinct {

@@ -3,10 +3,10 @@ package aws
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -199,19 +199,37 @@ func (l *loadBalancers) changeTargets(ctx context.Context, tgARN *string, tgName
 	return registered, nil
 }
 
+// targetSignature identifies a set of targets plus the kept instances.
+// Hashed so a thousand-node cluster's many target groups cost a few bytes
+// each in the cache; written into the hash piece by piece, since at 5000
+// Nodes every sync computes it.
 func targetSignature(set map[target]bool, keep map[string]bool) string {
-	s := make([]string, 0, len(set)+len(keep))
+	ts := make([]target, 0, len(set))
 	for t := range set {
-		s = append(s, t.String())
+		ts = append(ts, t)
 	}
+	sort.Slice(ts, func(i, j int) bool {
+		if ts[i].id != ts[j].id {
+			return ts[i].id < ts[j].id
+		}
+		return ts[i].port < ts[j].port
+	})
+	kept := make([]string, 0, len(keep))
 	for id := range keep {
-		s = append(s, "keep:"+id)
+		kept = append(kept, id)
 	}
-	sort.Strings(s)
-	// Hashed so a thousand-node cluster's many target groups cost a few
-	// bytes each in the cache.
-	sum := sha256.Sum256([]byte(strings.Join(s, ",")))
-	return hex.EncodeToString(sum[:])
+	sort.Strings(kept)
+	h := sha256.New()
+	var port [4]byte
+	for _, t := range ts {
+		h.Write([]byte(t.id))
+		binary.BigEndian.PutUint32(port[:], uint32(t.port))
+		h.Write(port[:])
+	}
+	for _, id := range kept {
+		h.Write([]byte("keep:" + id + ","))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func sortTargets(ts []elbv2types.TargetDescription) {

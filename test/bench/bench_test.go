@@ -58,6 +58,11 @@ type world struct {
 }
 
 func newWorld(b *testing.B, binary string, extraArgs ...string) *world {
+	return newWorldWithEnv(b, binary, nil, extraArgs...)
+}
+
+// newWorldWithEnv is newWorld with extra environment for the CCM.
+func newWorldWithEnv(b *testing.B, binary string, env []string, extraArgs ...string) *world {
 	b.Helper()
 	w := &world{dir: b.TempDir(), ids: map[string]string{}}
 	var err error
@@ -96,6 +101,7 @@ func newWorld(b *testing.B, binary string, extraArgs ...string) *world {
 		Binary: binary, CloudConfig: cfg, Kubeconfig: kubeconfig,
 		Args:   append(append([]string{"--configure-cloud-routes=false", "--v=1"}, w.cloud.ExtraArgs()...), extraArgs...),
 		Output: logFile,
+		Env:    env,
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -394,23 +400,37 @@ func BenchmarkLoadBalancers(b *testing.B) {
 }
 
 // BenchmarkScale: 5000 Nodes, then 1000 LoadBalancer Services, no injected
-// latency: the manager's memory at a large cluster's size.
+// latency: the manager's memory at a large cluster's size, with the Go
+// runtime's defaults and with the soft memory limit the binary derives
+// from a 200Mi container memory limit.
 func BenchmarkScale(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		const scenario = "5000 Nodes, 1000 LB Services"
-		w := newWorld(b, buildBinary(b))
-		const nodes, services = 5000, 1000
-		names := w.launch(b, nodes)
-		start := time.Now()
-		w.register(b, names)
-		w.waitInitialized(b, nodes, 20*time.Minute)
-		record(b, scenario, "time until 5000 Nodes initialized", time.Since(start).Round(100*time.Millisecond).String(), "")
-		w.recordRSS(b, scenario+" (after the Nodes, before the Services)")
-		w.createServices(b, services)
-		start = time.Now()
-		w.waitAddresses(b, services, 60*time.Minute)
-		record(b, scenario, "time until 1000 Services have an address", time.Since(start).Round(100*time.Millisecond).String(), "")
-		w.recordRSS(b, scenario)
+	for _, run := range []struct {
+		label, name string
+		env         []string
+	}{
+		{"runtime-defaults", "", nil},
+		{"gomemlimit-180MiB", ", 200Mi memory limit (GOMEMLIMIT=180MiB)", []string{"GOMEMLIMIT=180MiB"}},
+	} {
+		// A sub-benchmark each, so the first world is cleaned up before
+		// the second starts.
+		b.Run(run.label, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				scenario := "5000 Nodes, 1000 LB Services" + run.name
+				w := newWorldWithEnv(b, buildBinary(b), run.env)
+				const nodes, services = 5000, 1000
+				names := w.launch(b, nodes)
+				start := time.Now()
+				w.register(b, names)
+				w.waitInitialized(b, nodes, 20*time.Minute)
+				record(b, scenario, "time until 5000 Nodes initialized", time.Since(start).Round(100*time.Millisecond).String(), "")
+				w.recordRSS(b, scenario+" (after the Nodes, before the Services)")
+				w.createServices(b, services)
+				start = time.Now()
+				w.waitAddresses(b, services, 60*time.Minute)
+				record(b, scenario, "time until 1000 Services have an address", time.Since(start).Round(100*time.Millisecond).String(), "")
+				w.recordRSS(b, scenario)
+			}
+		})
 	}
 }
 

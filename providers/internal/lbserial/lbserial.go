@@ -18,6 +18,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -106,29 +107,27 @@ func (l *LoadBalancer) unref(k string, st *serviceState) {
 }
 
 // syncSignature identifies what an ensure or update brings about: the
-// Service as the backend reads it and the backend nodes.
+// Service as the backend reads it and the backend nodes. The nodes are
+// written into the hash one by one: at 5000 Nodes every call computes it.
 func syncSignature(svc *v1.Service, nodes []*v1.Node) [32]byte {
-	type nodeID struct{ Name, ProviderID string }
-	ids := make([]nodeID, 0, len(nodes))
-	for _, n := range nodes {
-		ids = append(ids, nodeID{n.Name, n.Spec.ProviderID})
-	}
-	slices.SortFunc(ids, func(a, b nodeID) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	h := sha256.New()
 	b, _ := json.Marshal(struct {
 		UID         string
 		Annotations map[string]string
 		Spec        v1.ServiceSpec
-		Nodes       []nodeID
-	}{string(svc.UID), svc.Annotations, svc.Spec, ids})
-	return sha256.Sum256(b)
+	}{string(svc.UID), svc.Annotations, svc.Spec})
+	h.Write(b)
+	sorted := slices.Clone(nodes)
+	slices.SortFunc(sorted, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
+	for _, n := range sorted {
+		h.Write([]byte{0})
+		h.Write([]byte(n.Name))
+		h.Write([]byte{0})
+		h.Write([]byte(n.Spec.ProviderID))
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
 // GetLoadBalancer only reads; it does not wait.
