@@ -165,21 +165,29 @@ func (p *Process) PeakRSS() (int64, error) {
 }
 
 // PeakRSS reads VmHWM of a running process from /proc, in bytes.
-func PeakRSS(pid int) (int64, error) {
+func PeakRSS(pid int) (int64, error) { return procStatus(pid, "VmHWM") }
+
+// FileRSS reads RssFile of a running process, in bytes: the resident pages
+// of mapped files, mostly the executable's own code and data, which the
+// kernel can drop and re-read at any time.
+func FileRSS(pid int) (int64, error) { return procStatus(pid, "RssFile") }
+
+// procStatus reads a kB field of /proc/<pid>/status, in bytes.
+func procStatus(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("parse VmHWM %q: %w", line, err)
+				return 0, fmt.Errorf("parse %s %q: %w", field, line, err)
 			}
 			return kb * 1024, nil
 		}
 	}
-	return 0, errors.New("no VmHWM in /proc status")
+	return 0, fmt.Errorf("no %s in /proc status", field)
 }
 
 // Kill ends the process with SIGKILL, the way a node failure or the OOM
