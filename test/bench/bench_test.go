@@ -413,7 +413,7 @@ func BenchmarkScale(b *testing.B) {
 		env         []string
 	}{
 		{"runtime-defaults", "", nil},
-		{"gomemlimit-180MiB", ", 200Mi memory limit (GOMEMLIMIT=180MiB)", []string{"GOMEMLIMIT=180MiB"}},
+		{"gomemlimit-180MiB", ", GOMEMLIMIT=180MiB (what a 200Mi container limit sets)", []string{"GOMEMLIMIT=180MiB"}},
 	} {
 		// A sub-benchmark each, so the first world is cleaned up before
 		// the second starts.
