@@ -593,6 +593,31 @@ func structInfoOf(t reflect.Type) *structInfo {
 	return actual.(*structInfo)
 }
 
+// FieldKey is how the decoder reads a section struct's field, as yaml.v3
+// does: its key (the yaml tag's name, else the lowercased field name),
+// whether it is ,inline (its fields or map keys belong to the parent), and
+// whether it is skipped ("-"). Tools that describe the config (hack/refdocs)
+// use it so they can never disagree with the decoder.
+func FieldKey(f reflect.StructField) (key string, inline, skip bool) {
+	tag := f.Tag.Get("yaml")
+	if tag == "" && !strings.Contains(string(f.Tag), ":") {
+		tag = string(f.Tag) // yaml.v3 accepts an old-style bare tag.
+	}
+	if tag == "-" {
+		return "", false, true
+	}
+	key, flags, _ := strings.Cut(tag, ",")
+	inline = strings.Contains(","+flags+",", ",inline,")
+	if key == "" && !inline {
+		key = strings.ToLower(f.Name)
+	}
+	return key, inline, false
+}
+
+// IsSecretField says the field is tagged secret:"true"; everything below
+// it is secret too.
+func IsSecretField(f reflect.StructField) bool { return f.Tag.Get("secret") == "true" }
+
 func collectFields(t reflect.Type, prefix []int, secret bool, si *structInfo, depth int) {
 	if depth > 32 { // ,inline cycles through pointers; yaml.v3 would loop forever.
 		return
@@ -604,17 +629,13 @@ func collectFields(t reflect.Type, prefix []int, secret bool, si *structInfo, de
 			// settable by reflection, so they cannot be config either.
 			continue
 		}
-		tag := f.Tag.Get("yaml")
-		if tag == "" && !strings.Contains(string(f.Tag), ":") {
-			tag = string(f.Tag) // yaml.v3 accepts an old-style bare tag.
-		}
-		if tag == "-" {
+		name, inline, skip := FieldKey(f)
+		if skip {
 			continue
 		}
-		name, flags, _ := strings.Cut(tag, ",")
 		index := append(append([]int(nil), prefix...), i)
-		isSecret := secret || f.Tag.Get("secret") == "true"
-		if inline := strings.Contains(","+flags+",", ",inline,"); inline {
+		isSecret := secret || IsSecretField(f)
+		if inline {
 			ft := f.Type
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
@@ -626,9 +647,6 @@ func collectFields(t reflect.Type, prefix []int, secret bool, si *structInfo, de
 				si.inlineMap = index
 			}
 			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
 		}
 		if _, dup := si.fields[name]; !dup {
 			si.fields[name] = fieldInfo{index: index, secret: isSecret}

@@ -83,20 +83,18 @@ func (w *sectionWalker) walkStruct(t reflect.Type, v reflect.Value, path string,
 		if !f.IsExported() {
 			continue
 		}
-		tag := f.Tag.Get("yaml")
-		if tag == "" && !strings.Contains(string(f.Tag), ":") {
-			tag = string(f.Tag) // yaml.v3's old-style bare tag, as the decoder accepts
-		}
-		if tag == "-" {
+		// The decoder's own reading of the field, so the page can never
+		// name a key the decoder would not accept.
+		name, inline, skip := config.FieldKey(f)
+		if skip {
 			continue
 		}
-		name, flags, _ := strings.Cut(tag, ",")
-		isSecret := secret || f.Tag.Get("secret") == "true"
+		isSecret := secret || config.IsSecretField(f)
 		var fv reflect.Value
 		if v.IsValid() {
 			fv = v.Field(i)
 		}
-		if strings.Contains(","+flags+",", ",inline,") {
+		if inline {
 			ft, fv := deref(f.Type, fv)
 			switch {
 			case ft.Kind() == reflect.Struct:
@@ -107,9 +105,6 @@ func (w *sectionWalker) walkStruct(t reflect.Type, v reflect.Value, path string,
 				w.rows = append(w.rows, field{path: path + ".<key>", typ: typeName(ft.Elem()), secret: isSecret, meaning: paragraph(docs[f.Name])})
 			}
 			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
 		}
 		if err := w.walkValue(f.Type, fv, path+"."+name, isSecret, paragraph(docs[f.Name]), depth); err != nil {
 			return err

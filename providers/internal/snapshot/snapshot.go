@@ -388,13 +388,7 @@ func (s *Snapshot[T]) ByName(ctx context.Context, name string) (inst T, found bo
 	if err := s.Fresh(ctx); err != nil {
 		return inst, false, err
 	}
-	s.mu.Lock()
-	id, ok := s.list.byName[name]
-	if ok {
-		inst, ok = s.list.byID[id]
-	}
-	s.mu.Unlock()
-	if ok {
+	if inst, ok := s.CachedByName(name); ok {
 		s.observe(true)
 		return inst, true, nil
 	}
