@@ -3,8 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -359,14 +361,23 @@ func hasTaintCond(name, key string, want bool) func(ctx context.Context) (bool, 
 	}
 }
 
-func (s *suiteCloud) stoppedInstance(t *testing.T) {
-	inst := s.launchNode(t, s.cloud.Zones()[0], "stopped", "")
+// goesNotReady launches an instance with an initialized, Ready Node, then
+// changes the instance (change) and makes the Node NotReady as its kubelet
+// stopping to report would; the lifecycle bound runs from then.
+func (s *suiteCloud) goesNotReady(t *testing.T, zone, hint string, change func(id string) error) conformance.Instance {
+	t.Helper()
+	inst := s.launchNode(t, zone, hint, "")
 	waitInitialized(t, inst.NodeName)
 	setReady(t, inst.NodeName, corev1.ConditionTrue)
-	if err := s.cloud.Stop(inst.ID); err != nil {
+	if err := change(inst.ID); err != nil {
 		t.Fatal(err)
 	}
 	setReady(t, inst.NodeName, corev1.ConditionFalse)
+	return inst
+}
+
+func (s *suiteCloud) stoppedInstance(t *testing.T) {
+	inst := s.goesNotReady(t, s.cloud.Zones()[0], "stopped", s.cloud.Stop)
 	start := time.Now()
 	if !within(t, start, lifecycleBound, "shutdown taint on the stopped instance's node",
 		hasTaintCond(inst.NodeName, cloudproviderapi.TaintNodeShutdown, true)) {
@@ -383,13 +394,7 @@ func (s *suiteCloud) stoppedInstance(t *testing.T) {
 }
 
 func (s *suiteCloud) terminatedInstance(t *testing.T) {
-	inst := s.launchNode(t, s.cloud.Zones()[1], "terminated", "")
-	waitInitialized(t, inst.NodeName)
-	setReady(t, inst.NodeName, corev1.ConditionTrue)
-	if err := s.cloud.Terminate(inst.ID); err != nil {
-		t.Fatal(err)
-	}
-	setReady(t, inst.NodeName, corev1.ConditionFalse)
+	inst := s.goesNotReady(t, s.cloud.Zones()[1], "terminated", s.cloud.Terminate)
 	within(t, time.Now(), lifecycleBound, "terminated instance's NotReady node deleted", func(ctx context.Context) (bool, string, error) {
 		_, err := getNode(ctx, inst.NodeName)
 		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
@@ -929,4 +934,10 @@ func deleteService(t *testing.T, k types.NamespacedName) {
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
+}
+
+// envSeed reads CONFORMANCE_SEED, so a failed crash run can be replayed.
+func envSeed() int64 {
+	v, _ := strconv.ParseInt(os.Getenv("CONFORMANCE_SEED"), 10, 64)
+	return v
 }
