@@ -19,16 +19,26 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
 
-// clients are the SDK clients the backend uses. The SDK does signing,
+// clients are the SDK operations the backend calls. The SDK does signing,
 // retries with backoff on throttling (RequestLimitExceeded, Throttling) and
 // 5xx, and pagination; we only configure it.
 type clients struct {
-	ec2   *ec2.Client
-	elbv2 *elbv2.Client
+	ec2   *ec2Calls
+	elbv2 *elbv2Calls
 }
 
 // newClients builds the SDK clients from the section. It makes no API call.
 func newClients(ctx context.Context, s *Section) (*clients, error) {
+	cfg, err := sdkConfig(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return clientsFrom(cfg, s), nil
+}
+
+// sdkConfig is the SDK configuration every client of the section shares:
+// region, HTTP client, retryer, credentials and the metrics middleware.
+func sdkConfig(ctx context.Context, s *Section) (aws.Config, error) {
 	// The SDK's buildable client keeps its own transport settings (and the
 	// AWS_CA_BUNDLE handling, which refuses a plain *http.Client) while
 	// bounding every attempt.
@@ -53,7 +63,7 @@ func newClients(ctx context.Context, s *Section) (*clients, error) {
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("load AWS SDK config: %w", err)
+		return aws.Config{}, fmt.Errorf("load AWS SDK config: %w", err)
 	}
 	// Wrapped after loading: the CA bundle handling needs the buildable
 	// client itself.
@@ -73,18 +83,24 @@ func newClients(ctx context.Context, s *Section) (*clients, error) {
 			}
 		}))
 	}
+	return cfg, nil
+}
+
+// clientsFrom builds the EC2 and ELBv2 clients on cfg, at the section's
+// endpoints when it names them.
+func clientsFrom(cfg aws.Config, s *Section) *clients {
 	return &clients{
-		ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+		ec2: newEC2Calls(ec2.NewFromConfig(cfg, func(o *ec2.Options) {
 			if s.Endpoints.EC2 != "" {
 				o.BaseEndpoint = aws.String(s.Endpoints.EC2)
 			}
-		}),
-		elbv2: elbv2.NewFromConfig(cfg, func(o *elbv2.Options) {
+		})),
+		elbv2: newELBv2Calls(elbv2.NewFromConfig(cfg, func(o *elbv2.Options) {
 			if s.Endpoints.ELBv2 != "" {
 				o.BaseEndpoint = aws.String(s.Endpoints.ELBv2)
 			}
-		}),
-	}, nil
+		})),
+	}
 }
 
 // noRateLimit disables the SDK's client-side retry token bucket.

@@ -24,18 +24,18 @@ func TestCredentialSources(t *testing.T) {
 	} {
 		s := &Section{Region: "eu-west-1", Credentials: tt.creds}
 		s.SetDefaults()
-		api, err := newClients(t.Context(), s)
+		cfg, err := sdkConfig(t.Context(), s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := api.ec2.Options().Credentials.Retrieve(t.Context())
+		got, err := cfg.Credentials.Retrieve(t.Context())
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		if got.AccessKeyID != tt.want {
 			t.Errorf("%s: access key %q, want %q", tt.name, got.AccessKeyID, tt.want)
 		}
-		if api.ec2.Options().Region != "eu-west-1" || api.elbv2.Options().Region != "eu-west-1" {
+		if cfg.Region != "eu-west-1" {
 			t.Errorf("%s: region not applied", tt.name)
 		}
 	}

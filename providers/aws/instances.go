@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
@@ -43,7 +42,7 @@ var liveInstanceStates = []string{
 // calls, and lifecycle checks cost one batched DescribeInstances by ID per
 // check period for all NotReady Nodes together.
 type instances struct {
-	ec2       *ec2.Client
+	ec2       *ec2Calls
 	region    string
 	clusterID string
 	cfgVPC    string

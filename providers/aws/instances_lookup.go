@@ -222,7 +222,7 @@ var instanceIDTokenRE = regexp.MustCompile(`\bi-[0-9a-f]+\b`)
 // describeInstances runs a (possibly paginated) DescribeInstances.
 func (in *instances) describeInstances(ctx context.Context, input *ec2.DescribeInstancesInput) ([]*ec2types.Instance, error) {
 	var list []*ec2types.Instance
-	p := ec2.NewDescribeInstancesPaginator(in.ec2, input)
+	p := ec2.NewDescribeInstancesPaginator(in.ec2.DescribeInstances, input)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {

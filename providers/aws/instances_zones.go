@@ -20,7 +20,7 @@ import (
 // hardly ever change, so they are fetched once and again only when a zone
 // is missing, at most once per minRefetch.
 type zoneIDCache struct {
-	ec2        *ec2.Client
+	ec2        *ec2Calls
 	clock      clock.PassiveClock
 	minRefetch time.Duration
 

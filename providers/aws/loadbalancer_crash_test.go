@@ -13,8 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/smithy-go/middleware"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/cloud-provider/api"
@@ -40,13 +38,7 @@ func (e *lbEnv) crashingAt(k int32) *loadBalancers {
 			return next.HandleSerialize(ctx, in)
 		}), middleware.Before)
 	}
-	api := &clients{
-		ec2: ec2.New(e.api.ec2.Options(), func(o *ec2.Options) { o.APIOptions = append(slices.Clone(o.APIOptions), crash) }),
-		elbv2: elbv2.New(e.api.elbv2.Options(), func(o *elbv2.Options) {
-			o.APIOptions = append(slices.Clone(o.APIOptions), crash)
-		}),
-	}
-	return e.restarted(api)
+	return e.restarted(testClients(e.t, e.ctx, e.lb.cfg, crash))
 }
 
 // restarted is a new controller on api, sharing nothing in memory with e.lb.

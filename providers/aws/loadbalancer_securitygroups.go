@@ -352,7 +352,7 @@ func (l *loadBalancers) nodeSecurityGroups(be *backendSet, known map[string]*ec2
 // source is sg: every node group holding one of our rules.
 func (l *loadBalancers) groupsReferencing(ctx context.Context, sg string) ([]ec2types.SecurityGroup, error) {
 	var out []ec2types.SecurityGroup
-	p := ec2.NewDescribeSecurityGroupsPaginator(l.api.ec2, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
+	p := ec2.NewDescribeSecurityGroupsPaginator(l.api.ec2.DescribeSecurityGroups, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
 		{Name: aws.String("ip-permission.group-id"), Values: []string{sg}},
 	}})
 	for p.HasMorePages() {

@@ -142,7 +142,7 @@ func (l *loadBalancers) describeLoadBalancer(ctx context.Context, name string) (
 // listeners.
 func (l *loadBalancers) targetGroupsOf(ctx context.Context, lbARN string) ([]elbv2types.TargetGroup, error) {
 	var tgs []elbv2types.TargetGroup
-	p := elbv2.NewDescribeTargetGroupsPaginator(l.api.elbv2, &elbv2.DescribeTargetGroupsInput{LoadBalancerArn: aws.String(lbARN)})
+	p := elbv2.NewDescribeTargetGroupsPaginator(l.api.elbv2.DescribeTargetGroups, &elbv2.DescribeTargetGroupsInput{LoadBalancerArn: aws.String(lbARN)})
 	for p.HasMorePages() {
 		out, err := p.NextPage(ctx)
 		if isAPIError(err, "LoadBalancerNotFound") {

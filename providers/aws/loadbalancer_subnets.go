@@ -57,7 +57,7 @@ func (l *loadBalancers) lbSubnets(ctx context.Context, opts *lbOptions, vpc stri
 // choice is stable across restarts and controllers.
 func (l *loadBalancers) discoverSubnets(ctx context.Context, vpc, role string) ([]string, error) {
 	var subnets []ec2types.Subnet
-	p := ec2.NewDescribeSubnetsPaginator(l.api.ec2, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{
+	p := ec2.NewDescribeSubnetsPaginator(l.api.ec2.DescribeSubnets, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{
 		{Name: aws.String("vpc-id"), Values: []string{vpc}},
 		{Name: aws.String("tag-key"), Values: []string{role}},
 	}})

@@ -276,7 +276,7 @@ func forwardTarget(li elbv2types.Listener) string {
 
 func (l *loadBalancers) listeners(ctx context.Context, lbARN string) ([]elbv2types.Listener, error) {
 	var out []elbv2types.Listener
-	p := elbv2.NewDescribeListenersPaginator(l.api.elbv2, &elbv2.DescribeListenersInput{LoadBalancerArn: aws.String(lbARN)})
+	p := elbv2.NewDescribeListenersPaginator(l.api.elbv2.DescribeListeners, &elbv2.DescribeListenersInput{LoadBalancerArn: aws.String(lbARN)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if isAPIError(err, "LoadBalancerNotFound") {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +33,7 @@ const createTablesMaxAge = 5 * time.Second
 // anything but an instance (gateways, NAT, peering, ...) belong to someone
 // else and are never listed, replaced or deleted.
 type routes struct {
-	ec2      *ec2.Client
+	ec2      *ec2Calls
 	in       *instances
 	clock    clock.PassiveClock
 	tableIDs []string

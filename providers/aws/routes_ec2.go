@@ -34,7 +34,7 @@ func (r *routes) describeTables(ctx context.Context) ([]ec2types.RouteTable, err
 	var tables []ec2types.RouteTable
 	seen := map[string]bool{}
 	collect := func(input *ec2.DescribeRouteTablesInput) error {
-		p := ec2.NewDescribeRouteTablesPaginator(r.ec2, input)
+		p := ec2.NewDescribeRouteTablesPaginator(r.ec2.DescribeRouteTables, input)
 		for p.HasMorePages() {
 			page, err := p.NextPage(ctx)
 			if err != nil {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"debug/elf"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -33,8 +34,9 @@ func TestProviderlessBuild(t *testing.T) {
 }
 
 // TestSlimAWSBuild: `make build PROVIDERS=aws` keeps only AWS. Its module
-// list has no other cloud's SDK, and a cloud-config for another cloud is
-// refused with the rebuild hint.
+// list has no other cloud's SDK, it links only the EC2 operations the
+// backend calls (providers/aws/clients_calls.go says why that matters),
+// and a cloud-config for another cloud is refused with the rebuild hint.
 func TestSlimAWSBuild(t *testing.T) {
 	bin := filepath.Join(env.tmp, "multicloud-ccm-aws")
 	cmd := exec.Command("make", "build", "PROVIDERS=aws", "BIN="+bin)
@@ -58,6 +60,9 @@ func TestSlimAWSBuild(t *testing.T) {
 			t.Errorf("slim AWS build contains %s", foreign)
 		}
 	}
+	if n := linkedMethods(t, bin, "github.com/aws/aws-sdk-go-v2/service/ec2.(*Client)."); n > 100 {
+		t.Errorf("binary links %d methods of *ec2.Client, want the few the backend calls: is a *ec2.Client stored in an interface again?", n)
+	}
 	cfg := writeFile(t, "gce-for-aws-build.yaml",
 		"apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: gce\nclusterID: c1\n")
 	out, err = exec.Command(bin, "validate-config", cfg).CombinedOutput()
@@ -67,4 +72,25 @@ func TestSlimAWSBuild(t *testing.T) {
 	if want := `provider: "gce" is not compiled into this binary (compiled in: aws)`; !strings.Contains(string(out), want) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
+}
+
+// linkedMethods counts the functions in bin's symbol table named with prefix.
+func linkedMethods(t *testing.T, bin, prefix string) int {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && strings.HasPrefix(s.Name, prefix) {
+			n++
+		}
+	}
+	return n
 }

@@ -1,0 +1,138 @@
+package aws
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+)
+
+// The operations the backend calls, held as method values of the SDK
+// clients rather than as the clients themselves.
+//
+// Why: *ec2.Client has over 800 exported operations. Kubernetes libraries
+// in the binary use reflection's Method (text/template), so once a value
+// whose type reaches *ec2.Client is stored in an interface (the
+// paginators take one; Cloud reaches its clients through fields), the
+// linker has to keep every one of those operations with its serializers:
+// 20 MB of machine code and as much again of tables, a third of the binary,
+// paged into every replica's memory. A method value keeps only the
+// operation it names. Call sites read as before: l.api.ec2.DescribeSubnets(ctx, in).
+//
+// A new operation is one field here and one line in the constructor.
+
+// op is one SDK operation of a client whose options are O.
+type op[I, R, O any] func(context.Context, *I, ...func(*O)) (*R, error)
+
+type ec2Calls struct {
+	AuthorizeSecurityGroupIngress op[ec2.AuthorizeSecurityGroupIngressInput, ec2.AuthorizeSecurityGroupIngressOutput, ec2.Options]
+	CreateRoute                   op[ec2.CreateRouteInput, ec2.CreateRouteOutput, ec2.Options]
+	CreateSecurityGroup           op[ec2.CreateSecurityGroupInput, ec2.CreateSecurityGroupOutput, ec2.Options]
+	DeleteRoute                   op[ec2.DeleteRouteInput, ec2.DeleteRouteOutput, ec2.Options]
+	DeleteSecurityGroup           op[ec2.DeleteSecurityGroupInput, ec2.DeleteSecurityGroupOutput, ec2.Options]
+	DescribeAvailabilityZones     op[ec2.DescribeAvailabilityZonesInput, ec2.DescribeAvailabilityZonesOutput, ec2.Options]
+	DescribeInstances             describeInstances
+	DescribeRouteTables           describeRouteTables
+	DescribeSecurityGroups        describeSecurityGroups
+	DescribeSubnets               describeSubnets
+	ModifyInstanceAttribute       op[ec2.ModifyInstanceAttributeInput, ec2.ModifyInstanceAttributeOutput, ec2.Options]
+	RevokeSecurityGroupIngress    op[ec2.RevokeSecurityGroupIngressInput, ec2.RevokeSecurityGroupIngressOutput, ec2.Options]
+}
+
+func newEC2Calls(c *ec2.Client) *ec2Calls {
+	return &ec2Calls{
+		AuthorizeSecurityGroupIngress: c.AuthorizeSecurityGroupIngress,
+		CreateRoute:                   c.CreateRoute,
+		CreateSecurityGroup:           c.CreateSecurityGroup,
+		DeleteRoute:                   c.DeleteRoute,
+		DeleteSecurityGroup:           c.DeleteSecurityGroup,
+		DescribeAvailabilityZones:     c.DescribeAvailabilityZones,
+		DescribeInstances:             c.DescribeInstances,
+		DescribeRouteTables:           c.DescribeRouteTables,
+		DescribeSecurityGroups:        c.DescribeSecurityGroups,
+		DescribeSubnets:               c.DescribeSubnets,
+		ModifyInstanceAttribute:       c.ModifyInstanceAttribute,
+		RevokeSecurityGroupIngress:    c.RevokeSecurityGroupIngress,
+	}
+}
+
+type elbv2Calls struct {
+	AddTags               op[elbv2.AddTagsInput, elbv2.AddTagsOutput, elbv2.Options]
+	CreateListener        op[elbv2.CreateListenerInput, elbv2.CreateListenerOutput, elbv2.Options]
+	CreateLoadBalancer    op[elbv2.CreateLoadBalancerInput, elbv2.CreateLoadBalancerOutput, elbv2.Options]
+	CreateTargetGroup     op[elbv2.CreateTargetGroupInput, elbv2.CreateTargetGroupOutput, elbv2.Options]
+	DeleteListener        op[elbv2.DeleteListenerInput, elbv2.DeleteListenerOutput, elbv2.Options]
+	DeleteLoadBalancer    op[elbv2.DeleteLoadBalancerInput, elbv2.DeleteLoadBalancerOutput, elbv2.Options]
+	DeleteTargetGroup     op[elbv2.DeleteTargetGroupInput, elbv2.DeleteTargetGroupOutput, elbv2.Options]
+	DeregisterTargets     op[elbv2.DeregisterTargetsInput, elbv2.DeregisterTargetsOutput, elbv2.Options]
+	DescribeListeners     describeListeners
+	DescribeLoadBalancers op[elbv2.DescribeLoadBalancersInput, elbv2.DescribeLoadBalancersOutput, elbv2.Options]
+	DescribeTags          op[elbv2.DescribeTagsInput, elbv2.DescribeTagsOutput, elbv2.Options]
+	DescribeTargetGroups  describeTargetGroups
+	DescribeTargetHealth  op[elbv2.DescribeTargetHealthInput, elbv2.DescribeTargetHealthOutput, elbv2.Options]
+	ModifyListener        op[elbv2.ModifyListenerInput, elbv2.ModifyListenerOutput, elbv2.Options]
+	ModifyTargetGroup     op[elbv2.ModifyTargetGroupInput, elbv2.ModifyTargetGroupOutput, elbv2.Options]
+	RegisterTargets       op[elbv2.RegisterTargetsInput, elbv2.RegisterTargetsOutput, elbv2.Options]
+	RemoveTags            op[elbv2.RemoveTagsInput, elbv2.RemoveTagsOutput, elbv2.Options]
+}
+
+func newELBv2Calls(c *elbv2.Client) *elbv2Calls {
+	return &elbv2Calls{
+		AddTags:               c.AddTags,
+		CreateListener:        c.CreateListener,
+		CreateLoadBalancer:    c.CreateLoadBalancer,
+		CreateTargetGroup:     c.CreateTargetGroup,
+		DeleteListener:        c.DeleteListener,
+		DeleteLoadBalancer:    c.DeleteLoadBalancer,
+		DeleteTargetGroup:     c.DeleteTargetGroup,
+		DeregisterTargets:     c.DeregisterTargets,
+		DescribeListeners:     c.DescribeListeners,
+		DescribeLoadBalancers: c.DescribeLoadBalancers,
+		DescribeTags:          c.DescribeTags,
+		DescribeTargetGroups:  c.DescribeTargetGroups,
+		DescribeTargetHealth:  c.DescribeTargetHealth,
+		ModifyListener:        c.ModifyListener,
+		ModifyTargetGroup:     c.ModifyTargetGroup,
+		RegisterTargets:       c.RegisterTargets,
+		RemoveTags:            c.RemoveTags,
+	}
+}
+
+// The paginated operations also satisfy the SDK paginators' client
+// interfaces, so ec2.NewDescribeSubnetsPaginator(l.api.ec2.DescribeSubnets, in) works.
+
+type describeInstances op[ec2.DescribeInstancesInput, ec2.DescribeInstancesOutput, ec2.Options]
+
+func (f describeInstances) DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, o ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
+	return f(ctx, in, o...)
+}
+
+type describeRouteTables op[ec2.DescribeRouteTablesInput, ec2.DescribeRouteTablesOutput, ec2.Options]
+
+func (f describeRouteTables) DescribeRouteTables(ctx context.Context, in *ec2.DescribeRouteTablesInput, o ...func(*ec2.Options)) (*ec2.DescribeRouteTablesOutput, error) {
+	return f(ctx, in, o...)
+}
+
+type describeSecurityGroups op[ec2.DescribeSecurityGroupsInput, ec2.DescribeSecurityGroupsOutput, ec2.Options]
+
+func (f describeSecurityGroups) DescribeSecurityGroups(ctx context.Context, in *ec2.DescribeSecurityGroupsInput, o ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error) {
+	return f(ctx, in, o...)
+}
+
+type describeSubnets op[ec2.DescribeSubnetsInput, ec2.DescribeSubnetsOutput, ec2.Options]
+
+func (f describeSubnets) DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, o ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error) {
+	return f(ctx, in, o...)
+}
+
+type describeListeners op[elbv2.DescribeListenersInput, elbv2.DescribeListenersOutput, elbv2.Options]
+
+func (f describeListeners) DescribeListeners(ctx context.Context, in *elbv2.DescribeListenersInput, o ...func(*elbv2.Options)) (*elbv2.DescribeListenersOutput, error) {
+	return f(ctx, in, o...)
+}
+
+type describeTargetGroups op[elbv2.DescribeTargetGroupsInput, elbv2.DescribeTargetGroupsOutput, elbv2.Options]
+
+func (f describeTargetGroups) DescribeTargetGroups(ctx context.Context, in *elbv2.DescribeTargetGroupsInput, o ...func(*elbv2.Options)) (*elbv2.DescribeTargetGroupsOutput, error) {
+	return f(ctx, in, o...)
+}
