@@ -8,6 +8,8 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/app"
 	cloudcontrollerconfig "k8s.io/cloud-provider/app/config"
@@ -47,6 +49,7 @@ func newCommand(registry *providers.Registry, stopCh <-chan struct{}) *cobra.Com
 	// file is read and validated exactly once.
 	var loaded *config.CloudConfig
 	cloudInit := func(c *cloudcontrollerconfig.CompletedConfig) cloudprovider.Interface {
+		stripNodeManagedFields(c.SharedInformers)
 		cloud, err := registry.NewCloud(context.Background(), loaded)
 		if err != nil {
 			klog.Fatalf("Cloud provider could not be initialized: %v", err)
@@ -164,5 +167,24 @@ shown as <redacted>) and exits 0. Otherwise it prints one line per problem,
 			_, err = c.OutOrStdout().Write(out)
 			return err
 		},
+	}
+}
+
+// stripNodeManagedFields drops managedFields from the Nodes the manager's
+// informer caches hold for its whole life. No controller here reads them,
+// and writes without them leave the server's copy alone; at 5000 Nodes
+// they are a tenth of the manager's live memory. It runs before any
+// informer starts (SetTransform refuses afterwards); every controller
+// uses the Node informer, so asking for it starts nothing extra.
+func stripNodeManagedFields(f informers.SharedInformerFactory) {
+	strip := func(obj any) (any, error) {
+		// Tombstones (cache.DeletedFinalStateUnknown) pass unchanged.
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetManagedFields(nil)
+		}
+		return obj, nil
+	}
+	if err := f.Core().V1().Nodes().Informer().SetTransform(strip); err != nil {
+		klog.ErrorS(err, "Keeping managedFields in the Node cache")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
@@ -132,9 +133,17 @@ func parseInternal(svc *v1.Service) (bool, error) {
 }
 
 var (
-	subnetIDRE   = regexp.MustCompile(`^subnet-[0-9a-f]{8}([0-9a-f]{9})?$`)
-	subnetNameRE = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,256}$`)
+	subnetIDRE = regexp.MustCompile(`^subnet-[0-9a-f]{8}([0-9a-f]{9})?$`)
+	// The 256-character limit of a tag value is checked apart:
+	// {1,256} on these Unicode classes compiles to 6 MB of automaton,
+	// held for the life of the process.
+	subnetNameRE = regexp.MustCompile(`^[\p{L}\p{Z}\p{N}_.:/=+\-@]+$`)
 )
+
+// validSubnetName says s can be a subnet's Name tag value.
+func validSubnetName(s string) bool {
+	return utf8.RuneCountInString(s) <= 256 && subnetNameRE.MatchString(s)
+}
 
 // parseSubnetList checks the syntax of annotationSubnets; the names are
 // resolved against the VPC only when a load balancer is created.
@@ -147,7 +156,7 @@ func parseSubnetList(svc *v1.Service) ([]string, error) {
 		switch {
 		case strings.HasPrefix(s, "subnet-") && !subnetIDRE.MatchString(s):
 			return nil, fmt.Errorf("annotation %s: %q is not a valid subnet ID such as subnet-0abc1234", annotationSubnets, s)
-		case !subnetNameRE.MatchString(s):
+		case !validSubnetName(s):
 			return nil, fmt.Errorf("annotation %s: %q is neither a subnet ID nor a valid Name tag", annotationSubnets, s)
 		}
 	}

@@ -85,6 +85,12 @@ func TestParseLBOptions(t *testing.T) {
 		{name: "subnets empty entry", ann: map[string]string{string(annotationSubnets): "subnet-01234567,,x"}, wantErr: string(annotationSubnets)},
 		{name: "subnets bad id", ann: map[string]string{string(annotationSubnets): "subnet-xyz"}, wantErr: string(annotationSubnets)},
 		{name: "subnets bad name", ann: map[string]string{string(annotationSubnets): "a,b,c!"}, wantErr: string(annotationSubnets)},
+		{name: "subnets name of 256 characters", ann: map[string]string{string(annotationSubnets): strings.Repeat("é", 256)}, check: func(t *testing.T, o *lbOptions) {
+			if len(o.subnets) != 1 {
+				t.Errorf("subnets %v", o.subnets)
+			}
+		}},
+		{name: "subnets name too long", ann: map[string]string{string(annotationSubnets): strings.Repeat("é", 257)}, wantErr: string(annotationSubnets)},
 		{name: "source ranges spec", ranges: []string{"10.0.0.0/8", "192.168.1.1/24", "2001:db8::/32"}, check: func(t *testing.T, o *lbOptions) {
 			if len(o.sourceRanges) != 3 || o.sourceRanges[1].String() != "192.168.1.0/24" {
 				t.Errorf("ranges %v", o.sourceRanges)

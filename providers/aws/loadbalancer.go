@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -59,9 +60,16 @@ type loadBalancers struct {
 	// nodeRules remembers, per Service, the node security group inputs last
 	// reconciled, so a sync with unchanged node SGs skips reading them.
 	nodeRules *ttlcache.Cache[string]
+	// clusterGroups remembers, per set of backend security group lists,
+	// which groups are the backends' cluster groups (the ones node rules
+	// go into), so a new load balancer's rules need no read of them.
+	clusterGroups *ttlcache.Cache[[]string]
 	// records remembers, per Service, what the last full sync established,
 	// so a node set change costs only the target calls it needs.
 	records *lbrecords.Store[lbRecord]
+	// shared is the backend set the last syncs worked out, for the next
+	// Services synced with the same Nodes.
+	shared sharedBackends
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -71,6 +79,7 @@ func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances,
 		api:       api,
 		cfg:       s,
 		clusterID: clusterID,
+		shared:    sharedBackends{seed: maphash.MakeSeed()},
 	}
 	// A nil *instances must stay a nil interface, so ensure reports it
 	// instead of panicking.
@@ -87,6 +96,7 @@ func (l *loadBalancers) setClock(clk clock.Clock) {
 	l.subnets = ttlcache.New[[]string](subnetCacheTTL, clk)
 	l.targets = ttlcache.New[string](targetCacheTTL, clk)
 	l.nodeRules = ttlcache.New[string](nodeSGCacheTTL, clk)
+	l.clusterGroups = ttlcache.New[[]string](nodeSGCacheTTL, clk)
 	l.records = lbrecords.New[lbRecord](lbRecordTTL, clk)
 }
 

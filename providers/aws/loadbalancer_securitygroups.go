@@ -269,6 +269,20 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 	}
 	l.nodeRules.Delete(key)
 	desc := nodeRuleDescription(l.clusterID, svc)
+	groupsKey := strings.Join(be.distinctGroupSets(), "|")
+	// No rule can reference a group we just created, so with the
+	// backends' cluster groups known, the rules are only added: no read
+	// of node groups that, with one rule per Service, grow large.
+	if chosen, ok := l.clusterGroups.Get(groupsKey); ok && newSG {
+		add, _ := diffRules(want, nil)
+		for _, id := range chosen {
+			if err := l.changeNodeRules(ctx, id, add, nil, desc); err != nil {
+				return err
+			}
+		}
+		l.nodeRules.Set(key, sig)
+		return nil
+	}
 	var holders []ec2types.SecurityGroup
 	if !newSG {
 		var err error
@@ -301,6 +315,12 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 		}
 	}
 	targets := l.nodeSecurityGroups(be, known)
+	chosen := make([]string, 0, len(targets))
+	for id := range targets {
+		chosen = append(chosen, id)
+	}
+	sort.Strings(chosen)
+	l.clusterGroups.Set(groupsKey, chosen)
 	ids := make([]string, 0, len(known))
 	for id := range known {
 		ids = append(ids, id)
@@ -390,22 +410,36 @@ func nodeRuleSignature(lbSG string, want map[sgRule]bool, be *backendSet) string
 		rules = append(rules, fmt.Sprintf("%s/%d-%d", r.proto, r.from, r.to))
 	}
 	sort.Strings(rules)
+	return fmt.Sprint(lbSG, rules, be.distinctGroupSets())
+}
+
+// distinctGroupSets are the backends' distinct security group lists, each
+// as one string, sorted: a few strings for thousands of instances.
+func (be *backendSet) distinctGroupSets() []string {
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	if be.groupSets != nil {
+		return be.groupSets
+	}
 	distinct := map[string]bool{}
-	var key strings.Builder
+	var key []byte
 	for _, groups := range be.groups {
-		key.Reset()
+		key = key[:0]
 		for _, g := range groups {
-			key.WriteString(aws.ToString(g.GroupId))
-			key.WriteByte(' ')
+			key = append(append(key, aws.ToString(g.GroupId)...), ' ')
 		}
-		distinct[key.String()] = true
+		// The lookup with string(key) does not allocate; only new sets do.
+		if !distinct[string(key)] {
+			distinct[string(key)] = true
+		}
 	}
 	sets := make([]string, 0, len(distinct))
 	for g := range distinct {
 		sets = append(sets, g)
 	}
 	sort.Strings(sets)
-	return fmt.Sprint(lbSG, rules, sets)
+	be.groupSets = sets
+	return sets
 }
 
 // deleteLBSecurityGroup revokes our rules that reference the load balancer

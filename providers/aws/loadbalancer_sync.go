@@ -130,7 +130,7 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		if err != nil {
 			return nil, nil, err
 		}
-		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: aws.ToString(tg.TargetGroupName), nodePort: p.nodePort, registered: newTargetSet(p.nodePort, registered)}
+		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: aws.ToString(tg.TargetGroupName), nodePort: p.nodePort, registered: registered}
 	}
 	// Updates keep node rules on the security group the load balancer
 	// uses; record only when that is the one just reconciled.
@@ -251,11 +251,17 @@ func (l *loadBalancers) updateFromRecord(ctx context.Context, svc *v1.Service, o
 	}
 	for _, p := range opts.ports {
 		tg := rec.tgs[p.key()]
-		registered, err := l.changeTargets(ctx, aws.String(tg.arn), tg.name, wantedTargets(be, p.nodePort), tg.registered.targets(), be, true)
+		want := be.wanted(p.nodePort)
+		// Registered as wanted already: the record's interned IDs are
+		// the backend set's, compared without expanding either.
+		if r := tg.registered; r.port == want.port && r.ids == want.joined && len(r.other) == 0 {
+			continue
+		}
+		registered, err := l.changeTargets(ctx, aws.String(tg.arn), tg.name, want, tg.registered.targets(), be, true)
 		if err != nil {
 			return err
 		}
-		tg.registered = newTargetSet(p.nodePort, registered)
+		tg.registered = registered
 	}
 	return nil
 }
@@ -315,7 +321,7 @@ func (l *loadBalancers) updateFull(ctx context.Context, svc *v1.Service, opts *l
 		if err != nil {
 			return nil, err
 		}
-		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: name, nodePort: p.nodePort, registered: newTargetSet(p.nodePort, registered)}
+		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: name, nodePort: p.nodePort, registered: registered}
 	}
 	if !complete {
 		return nil, nil

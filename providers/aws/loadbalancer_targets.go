@@ -1,12 +1,19 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unique"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -14,6 +21,8 @@ import (
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
 )
 
 // registerBatch bounds targets per (De)RegisterTargets call.
@@ -32,14 +41,84 @@ type backendSet struct {
 	// the groups are kept, sharing the snapshot's slices: at 5000 Nodes a
 	// copy of every instance per sync would cost tens of MB per worker.
 	groups map[string][]ec2types.GroupIdentifier
+
+	// One set serves many Services (see sharedBackends), so what each of
+	// them derives from it is derived once, on first use.
+	mu        sync.Mutex
+	derived   bool
+	joined    unique.Handle[string]
+	digest    string
+	groupSets []string
 }
 
-// backends maps the service controller's node set to instances. Nodes not
+// backendsMaxAge is how long one backendSet serves every Service synced
+// with the same Nodes. The service controller hands each of N Services
+// the same M Nodes; working the set out once per burst instead of once
+// per Service saves N x M map entries (at 5000 Nodes and 1000 Services,
+// most of what the CCM allocated). The instances in it are as old as the
+// snapshot's answer anyway; sharing adds at most this much.
+const backendsMaxAge = 2 * time.Second
+
+// sharedBackends holds the backendSet last worked out and for which
+// Nodes, and shares one computation among concurrent syncs.
+type sharedBackends struct {
+	seed  maphash.Seed
+	fills flight.Group[*backendSet]
+
+	mu  sync.Mutex
+	key string
+	at  time.Time
+	set *backendSet
+}
+
+// nodeSetKey identifies the Nodes (names and providerIDs, in any order)
+// and the VPC. The service controller lists Nodes from an informer, so
+// the same set comes in a different order each time.
+func (sb *sharedBackends) nodeSetKey(nodes []*v1.Node, vpc string) string {
+	var sum uint64
+	var h maphash.Hash
+	h.SetSeed(sb.seed)
+	for _, n := range nodes {
+		h.Reset()
+		h.WriteString(n.Name)
+		h.WriteByte(0)
+		h.WriteString(n.Spec.ProviderID)
+		sum += h.Sum64()
+	}
+	return fmt.Sprintf("%s/%d/%x", vpc, len(nodes), sum)
+}
+
+// backends is backendsFor, shared between Services synced with the same
+// Nodes within backendsMaxAge. The set must not be modified.
+func (l *loadBalancers) backends(ctx context.Context, nodes []*v1.Node, vpc string) (*backendSet, error) {
+	sb := &l.shared
+	key := sb.nodeSetKey(nodes, vpc)
+	sb.mu.Lock()
+	if sb.set != nil && sb.key == key && l.clock.Since(sb.at) <= backendsMaxAge {
+		set := sb.set
+		sb.mu.Unlock()
+		return set, nil
+	}
+	sb.mu.Unlock()
+	return sb.fills.Do(ctx, key, func(ctx context.Context) (*backendSet, error) {
+		start := l.clock.Now()
+		set, err := l.backendsFor(ctx, nodes, vpc)
+		if err != nil {
+			return nil, err
+		}
+		sb.mu.Lock()
+		sb.key, sb.at, sb.set = key, start, set
+		sb.mu.Unlock()
+		return set, nil
+	})
+}
+
+// backendsFor maps the service controller's node set to instances. Nodes not
 // yet initialized (no providerID) are left out: the service controller
 // passes them in regardless of readiness and updates the backends again
 // once they have one. Instances gone, terminating or in another VPC can't
 // be registered and are left out too.
-func (l *loadBalancers) backends(ctx context.Context, nodes []*v1.Node, vpc string) (*backendSet, error) {
+func (l *loadBalancers) backendsFor(ctx context.Context, nodes []*v1.Node, vpc string) (*backendSet, error) {
 	logger := klog.FromContext(ctx)
 	var ids []string
 	seen := map[string]bool{}
@@ -107,22 +186,22 @@ func (t target) String() string { return fmt.Sprintf("%s:%d", t.id, t.port) }
 // with DescribeTargetHealth unless the target group was just created or we
 // confirmed this exact set recently. It returns the targets registered
 // afterwards, for the Service's record.
-func (l *loadBalancers) ensureTargets(ctx context.Context, tg elbv2types.TargetGroup, port int32, be *backendSet, fresh bool) (map[target]bool, error) {
+func (l *loadBalancers) ensureTargets(ctx context.Context, tg elbv2types.TargetGroup, port int32, be *backendSet, fresh bool) (targetSet, error) {
 	arn := aws.ToString(tg.TargetGroupArn)
-	want := wantedTargets(be, port)
-	sig := targetSignature(want, be.keep)
+	want := be.wanted(port)
 	// A confirmed set without stopped instances is exactly what is
 	// registered. With them, which of them are registered (and on which
 	// port) is only known from a read.
-	if cached, ok := l.targets.Get(arn); ok && cached == sig && len(be.keep) == 0 {
-		return want, nil
+	if cached, ok := l.targets.Get(arn); ok && cached == want.sig && len(be.keep) == 0 {
+		return want.set(), nil
 	}
-	have := map[target]bool{}
+	var have map[target]bool
 	if !fresh {
 		out, err := l.api.elbv2.DescribeTargetHealth(ctx, &elbv2.DescribeTargetHealthInput{TargetGroupArn: tg.TargetGroupArn})
 		if err != nil {
-			return nil, fmt.Errorf("describe targets of %s: %w", aws.ToString(tg.TargetGroupName), err)
+			return targetSet{}, fmt.Errorf("describe targets of %s: %w", aws.ToString(tg.TargetGroupName), err)
 		}
+		have = make(map[target]bool, len(out.TargetHealthDescriptions))
 		for _, d := range out.TargetHealthDescriptions {
 			if d.Target == nil {
 				continue
@@ -137,19 +216,47 @@ func (l *loadBalancers) ensureTargets(ctx context.Context, tg elbv2types.TargetG
 	}
 	registered, err := l.changeTargets(ctx, tg.TargetGroupArn, aws.ToString(tg.TargetGroupName), want, have, be, false)
 	if err != nil {
-		return nil, err
+		return targetSet{}, err
 	}
-	l.targets.Set(arn, sig)
+	l.targets.Set(arn, want.sig)
 	return registered, nil
 }
 
-// wantedTargets are the backends that must be registered on port.
-func wantedTargets(be *backendSet, port int32) map[target]bool {
-	want := make(map[target]bool, len(be.ids))
-	for _, id := range be.ids {
-		want[target{id, port}] = true
+// wantedTargets are the backends to register on one port: the backend
+// set's sorted instance IDs, shared by every Service synced with the same
+// Nodes, so a Service costs no per-Node memory of its own.
+type wantedTargets struct {
+	// ids are sorted and shared: never modified.
+	ids  []string
+	port int32
+	// joined is ids as a record holds them (see targetSet).
+	joined unique.Handle[string]
+	// sig identifies ids, port and the kept instances, for the cache of
+	// confirmed target sets.
+	sig string
+}
+
+func (w wantedTargets) has(t target) bool {
+	if t.port != w.port {
+		return false
 	}
-	return want
+	_, ok := slices.BinarySearch(w.ids, t.id)
+	return ok
+}
+
+// set is the record of exactly the wanted targets being registered.
+func (w wantedTargets) set() targetSet { return targetSet{port: w.port, ids: w.joined} }
+
+// wanted returns the targets that must be registered on port.
+func (be *backendSet) wanted(port int32) wantedTargets {
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	if !be.derived {
+		be.joined = unique.Make(strings.Join(be.ids, ","))
+		be.digest = targetsDigest(be.ids, be.keep)
+		be.derived = true
+	}
+	return wantedTargets{ids: be.ids, port: port, joined: be.joined, sig: be.digest + ":" + strconv.Itoa(int(port))}
 }
 
 // changeTargets registers what is wanted but not had, and deregisters what
@@ -157,81 +264,94 @@ func wantedTargets(be *backendSet, port int32) map[target]bool {
 // registered afterwards. strict reports InvalidTarget from
 // DeregisterTargets, which otherwise means the target is gone already:
 // when have came from memory rather than a read, it says memory is wrong.
-func (l *loadBalancers) changeTargets(ctx context.Context, tgARN *string, tgName string, want, have map[target]bool, be *backendSet, strict bool) (map[target]bool, error) {
-	registered := make(map[target]bool, len(want))
-	var add, remove []elbv2types.TargetDescription
-	for t := range want {
-		registered[t] = true
-		if !have[t] {
-			add = append(add, elbv2types.TargetDescription{Id: aws.String(t.id), Port: aws.Int32(t.port)})
+// A nil have is a new target group.
+func (l *loadBalancers) changeTargets(ctx context.Context, tgARN *string, tgName string, want wantedTargets, have map[target]bool, be *backendSet, strict bool) (targetSet, error) {
+	// The IDs to add, in order; for a new target group the shared slice
+	// itself rather than a copy per Service.
+	add := want.ids
+	if len(have) > 0 {
+		add = nil
+		for _, id := range want.ids {
+			if !have[target{id, want.port}] {
+				add = append(add, id)
+			}
 		}
 	}
+	var remove, kept []target
 	for t := range have {
 		switch {
-		case want[t]:
+		case want.has(t):
 		case be.keep[t.id]:
-			registered[t] = true
+			kept = append(kept, t)
 		default:
-			remove = append(remove, elbv2types.TargetDescription{Id: aws.String(t.id), Port: aws.Int32(t.port)})
+			remove = append(remove, t)
 		}
+	}
+	registered := want.set()
+	if len(kept) > 0 {
+		m := make(map[target]bool, len(want.ids)+len(kept))
+		for _, id := range want.ids {
+			m[target{id, want.port}] = true
+		}
+		for _, t := range kept {
+			m[t] = true
+		}
+		registered = newTargetSet(want.port, m)
 	}
 	if len(add)+len(remove) == 0 {
 		return registered, nil
 	}
-	sortTargets(add)
-	sortTargets(remove)
+	slices.SortFunc(remove, func(a, b target) int {
+		return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.port, b.port))
+	})
 	// Whatever happens next, the confirmed set no longer is.
 	l.targets.Delete(aws.ToString(tgARN))
+	// Descriptions are built a batch at a time: at 5000 Nodes a whole set
+	// of them per Service would be most of a sync's memory.
 	for start := 0; start < len(add); start += registerBatch {
 		batch := add[start:min(start+registerBatch, len(add))]
-		if _, err := l.api.elbv2.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: tgARN, Targets: batch}); err != nil {
-			return nil, fmt.Errorf("register %d targets with %s: %w", len(batch), tgName, err)
+		descs := make([]elbv2types.TargetDescription, len(batch))
+		for i, id := range batch {
+			descs[i] = elbv2types.TargetDescription{Id: aws.String(id), Port: aws.Int32(want.port)}
+		}
+		if _, err := l.api.elbv2.RegisterTargets(ctx, &elbv2.RegisterTargetsInput{TargetGroupArn: tgARN, Targets: descs}); err != nil {
+			return targetSet{}, fmt.Errorf("register %d targets with %s: %w", len(batch), tgName, err)
 		}
 	}
 	for start := 0; start < len(remove); start += registerBatch {
 		batch := remove[start:min(start+registerBatch, len(remove))]
-		_, err := l.api.elbv2.DeregisterTargets(ctx, &elbv2.DeregisterTargetsInput{TargetGroupArn: tgARN, Targets: batch})
+		descs := make([]elbv2types.TargetDescription, len(batch))
+		for i, t := range batch {
+			descs[i] = elbv2types.TargetDescription{Id: aws.String(t.id), Port: aws.Int32(t.port)}
+		}
+		_, err := l.api.elbv2.DeregisterTargets(ctx, &elbv2.DeregisterTargetsInput{TargetGroupArn: tgARN, Targets: descs})
 		if err != nil && (strict || !isAPIError(err, "InvalidTarget")) {
-			return nil, fmt.Errorf("deregister %d targets from %s: %w", len(batch), tgName, err)
+			return targetSet{}, fmt.Errorf("deregister %d targets from %s: %w", len(batch), tgName, err)
 		}
 	}
-	klog.FromContext(ctx).Info("Updated targets", "targetGroup", tgName, "registered", len(add), "deregistered", len(remove), "total", len(want))
+	klog.FromContext(ctx).Info("Updated targets", "targetGroup", tgName, "registered", len(add), "deregistered", len(remove), "total", len(want.ids))
 	return registered, nil
 }
 
-// targetSignature identifies a set of targets plus the kept instances.
+// targetsDigest identifies sorted instance IDs plus the kept instances.
 // Hashed so a thousand-node cluster's many target groups cost a few bytes
-// each in the cache; written into the hash piece by piece, since at 5000
-// Nodes every sync computes it.
-func targetSignature(set map[target]bool, keep map[string]bool) string {
-	ts := make([]target, 0, len(set))
-	for t := range set {
-		ts = append(ts, t)
-	}
-	sort.Slice(ts, func(i, j int) bool {
-		if ts[i].id != ts[j].id {
-			return ts[i].id < ts[j].id
-		}
-		return ts[i].port < ts[j].port
-	})
+// each in the cache; written into the hash piece by piece.
+func targetsDigest(ids []string, keep map[string]bool) string {
 	kept := make([]string, 0, len(keep))
 	for id := range keep {
 		kept = append(kept, id)
 	}
 	sort.Strings(kept)
 	h := sha256.New()
-	var port [4]byte
-	for _, t := range ts {
-		h.Write([]byte(t.id))
-		binary.BigEndian.PutUint32(port[:], uint32(t.port))
-		h.Write(port[:])
+	// One scratch buffer: a []byte(string) per target would allocate.
+	buf := make([]byte, 0, 64)
+	for _, id := range ids {
+		buf = append(append(buf[:0], id...), ',')
+		h.Write(buf)
 	}
 	for _, id := range kept {
-		h.Write([]byte("keep:" + id + ","))
+		buf = append(append(append(buf[:0], "keep:"...), id...), ',')
+		h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func sortTargets(ts []elbv2types.TargetDescription) {
-	sort.Slice(ts, func(i, j int) bool { return aws.ToString(ts[i].Id) < aws.ToString(ts[j].Id) })
 }

@@ -629,3 +629,38 @@ func lbSortedValues(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestServicesShareNodeWork: a second Service on the same Nodes (listed
+// in another order, as the informer does) reuses what the first worked
+// out: the backend set, and which node groups take the rules, so its new
+// security group's rules go in without reading the node groups, which
+// with a rule per Service grow large.
+func TestServicesShareNodeWork(t *testing.T) {
+	e := newLBEnv(t)
+	nodes := e.nodes(4)
+	first := lbService(nil, tcpPort(80, 30080))
+	e.srv.ResetCalls()
+	e.ensure(first, nodes)
+	firstReads := e.srv.CallCount("ec2:DescribeSecurityGroups")
+
+	second := lbService(nil, tcpPort(443, 30443))
+	second.Name, second.UID = "other", "uid-other"
+	reversed := slices.Clone(nodes)
+	slices.Reverse(reversed)
+	e.srv.ResetCalls()
+	e.ensure(second, reversed)
+	t.Logf("second Service: %s", e.callSummary())
+	if n := e.srv.CallCount("ec2:DescribeSecurityGroups"); n != firstReads-1 {
+		t.Errorf("second Service read security groups %d times, want %d (its own lookup, not the node groups)", n, firstReads-1)
+	}
+	v := e.view(second)
+	lbSG := aws.ToString(v.sg.GroupId)
+	if got, want := e.nodeRules(lbSG), map[string][]string{e.fx.NodeSecurityGroupID: {"tcp/30443"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("node rules %v, want %v", got, want)
+	}
+	for _, tg := range v.tgs {
+		if got, want := v.targets[aws.ToString(tg.TargetGroupName)], targetsOf(nodeIDs(nodes), 30443); !reflect.DeepEqual(got, want) {
+			t.Errorf("targets %v, want %v", got, want)
+		}
+	}
+}

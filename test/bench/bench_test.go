@@ -12,6 +12,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -344,6 +346,43 @@ func (w *world) recordRSS(b *testing.B, scenario string) {
 		b.Fatalf("file RSS: %v", err)
 	}
 	record(b, scenario, "CCM peak RSS", fmt.Sprintf("%d MB (%d MB of it the executable's file pages now)", rss>>20, file>>20), goal)
+	w.saveHeapProfile(b, scenario)
+}
+
+// saveHeapProfile writes the CCM's heap profile to $BENCH_PROFILE_DIR, when
+// set, for `go tool pprof`: where the memory of a scenario goes.
+func (w *world) saveHeapProfile(b *testing.B, scenario string) {
+	dir := os.Getenv("BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	cfg := rest.CopyConfig(w.cp.Admin)
+	cfg.Host = fmt.Sprintf("https://127.0.0.1:%d", w.ccm.Port)
+	// The CCM's serving certificate is self-signed; the client
+	// certificate is what authorizes the request.
+	cfg.TLSClientConfig = rest.TLSClientConfig{Insecure: true, CertData: cfg.CertData, KeyData: cfg.KeyData}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
+	resp, err := hc.Get(cfg.Host + "/debug/pprof/heap")
+	if err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("heap profile: status %d, %v", resp.StatusCode, err)
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, scenario) + ".heap.pb.gz"
+	if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+		b.Fatalf("heap profile: %v", err)
+	}
 }
 
 // BenchmarkLoadBalancers: 200 LoadBalancer Services at once with 200 ms per

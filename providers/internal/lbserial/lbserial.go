@@ -119,11 +119,11 @@ func syncSignature(svc *v1.Service, nodes []*v1.Node) [32]byte {
 	h.Write(b)
 	sorted := slices.Clone(nodes)
 	slices.SortFunc(sorted, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
+	// One scratch buffer: a []byte(string) per Node would allocate.
+	buf := make([]byte, 0, 256)
 	for _, n := range sorted {
-		h.Write([]byte{0})
-		h.Write([]byte(n.Name))
-		h.Write([]byte{0})
-		h.Write([]byte(n.Spec.ProviderID))
+		buf = append(append(append(append(buf[:0], 0), n.Name...), 0), n.Spec.ProviderID...)
+		h.Write(buf)
 	}
 	var sum [32]byte
 	h.Sum(sum[:0])
