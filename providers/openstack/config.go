@@ -1,0 +1,347 @@
+// Package openstack is the OpenStack backend: Nova instances, Octavia load
+// balancers with Neutron floating IPs, and pod-CIDR routes on a Neutron
+// router, through gophercloud. Work in progress (the OpenStack issue): so
+// far its config section and authentication options; it is not registered
+// with providers/builtin until it serves a cluster.
+package openstack
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/clientopts"
+)
+
+// Section is the `openstack:` section of the cloud-config. Field names
+// follow the upstream OpenStack CCM's cloud.conf (auth-url -> authURL,
+// application-credential-id -> applicationCredentialID, ...; README,
+// "OpenStack") so a cloud.conf ports key by key.
+type Section struct {
+	// AuthURL is the Keystone v3 endpoint, e.g.
+	// https://keystone.example.com:5000/v3 (required unless cloud is set).
+	AuthURL string `yaml:"authURL"`
+	// Region is the OpenStack region the cluster runs in (required unless
+	// cloud is set and its clouds.yaml entry names one).
+	Region string `yaml:"region"`
+
+	// Username authenticates with a password; set with userDomainName or
+	// userDomainID. Use userID instead to need no domain.
+	Username string `yaml:"username"`
+	// UserID authenticates with a password (or names the owner of an
+	// application credential given by name) without a domain.
+	UserID string `yaml:"userID"`
+	// Password is the user's password.
+	Password string `yaml:"password" secret:"true"`
+	// UserDomainName is the domain of username, e.g. Default.
+	UserDomainName string `yaml:"userDomainName"`
+	// UserDomainID is the ID of username's domain, e.g. default.
+	UserDomainID string `yaml:"userDomainID"`
+	// ProjectName is the project the password token is scoped to; set with
+	// projectDomainName or projectDomainID.
+	ProjectName string `yaml:"projectName"`
+	// ProjectID is the project the password token is scoped to.
+	ProjectID string `yaml:"projectID"`
+	// ProjectDomainName is the domain of projectName.
+	ProjectDomainName string `yaml:"projectDomainName"`
+	// ProjectDomainID is the ID of projectName's domain.
+	ProjectDomainID string `yaml:"projectDomainID"`
+
+	// ApplicationCredentialID authenticates with an application credential
+	// (bound to its project), with applicationCredentialSecret.
+	ApplicationCredentialID string `yaml:"applicationCredentialID"`
+	// ApplicationCredentialName names the application credential instead
+	// of its ID; it then needs its owner, as username (+ domain) or userID.
+	ApplicationCredentialName string `yaml:"applicationCredentialName"`
+	// ApplicationCredentialSecret is the application credential's secret.
+	ApplicationCredentialSecret string `yaml:"applicationCredentialSecret" secret:"true"`
+
+	// Cloud names an entry of the clouds.yaml at cloudsFile, instead of the
+	// fields above: what OpenStack users already have.
+	Cloud string `yaml:"cloud"`
+	// CloudsFile is the clouds.yaml holding cloud (default
+	// /etc/openstack/clouds.yaml when cloud is set). A secure.yaml beside
+	// it is merged, as the OpenStack clients do.
+	CloudsFile string `yaml:"cloudsFile"`
+
+	// CAFile is a PEM bundle to trust for the OpenStack APIs instead of the
+	// system roots.
+	CAFile string `yaml:"caFile"`
+	// EndpointType selects the catalog interface: public (default),
+	// internal or admin. With cloud, the clouds.yaml entry's interface
+	// applies unless this is set.
+	EndpointType string `yaml:"endpointType"`
+
+	// LoadBalancer configures Octavia load balancers.
+	LoadBalancer LoadBalancerSection `yaml:"loadBalancer"`
+	// Routes configures pod-CIDR routes.
+	Routes RoutesSection `yaml:"routes"`
+
+	// Options are the options every backend shares: requestTimeout,
+	// maxAttempts and instanceCacheTTL.
+	clientopts.Options `yaml:",inline"`
+}
+
+// LoadBalancerSection configures Octavia load balancers for Services.
+type LoadBalancerSection struct {
+	// FloatingNetworkID is the external network floating IPs are allocated
+	// from. Required unless every Service is internal; the annotation
+	// loadbalancer.openstack.org/floating-network-id overrides it per
+	// Service.
+	FloatingNetworkID string `yaml:"floatingNetworkID"`
+	// FloatingSubnetID picks the subnet of floatingNetworkID to allocate
+	// from, when it has several.
+	FloatingSubnetID string `yaml:"floatingSubnetID"`
+	// SubnetID is the subnet load balancer VIPs are placed in. Default: the
+	// subnet of the nodes' addresses.
+	SubnetID string `yaml:"subnetID"`
+	// MemberSubnetID is the subnet the nodes' member addresses are in, when
+	// it differs from subnetID.
+	MemberSubnetID string `yaml:"memberSubnetID"`
+	// Provider is the Octavia provider driver: amphora (default),
+	// amphorav2, octavia (the old name of amphora) or ovn.
+	Provider string `yaml:"provider"`
+	// LBMethod is the pools' balancing algorithm: ROUND_ROBIN,
+	// LEAST_CONNECTIONS or SOURCE_IP; SOURCE_IP_PORT is the only one, and
+	// the default, of the ovn provider.
+	LBMethod string `yaml:"lbMethod"`
+	// CreateMonitor gives each pool a health monitor: TCP on the NodePort,
+	// or HTTP on the healthCheckNodePort for externalTrafficPolicy: Local.
+	CreateMonitor bool `yaml:"createMonitor"`
+	// MonitorDelay is the time between health checks (default 5s).
+	MonitorDelay time.Duration `yaml:"monitorDelay"`
+	// MonitorTimeout is how long a health check may take (default 3s; at
+	// most monitorDelay).
+	MonitorTimeout time.Duration `yaml:"monitorTimeout"`
+	// MonitorMaxRetries is how many checks in a row change a member's
+	// health (default 1; 1 to 10).
+	MonitorMaxRetries int `yaml:"monitorMaxRetries"`
+	// ManageSecurityGroups puts rules admitting each Service's NodePorts
+	// from its VIP subnet and source ranges in one cluster-owned security
+	// group attached to the nodes' ports.
+	ManageSecurityGroups bool `yaml:"manageSecurityGroups"`
+	// WaitActiveTimeout bounds how long a sync waits for a load balancer to
+	// leave PENDING_* before it returns and is retried (default 5m).
+	WaitActiveTimeout time.Duration `yaml:"waitActiveTimeout"`
+}
+
+// RoutesSection configures pod-CIDR routes.
+type RoutesSection struct {
+	// RouterID is the Neutron router that gets the pod-CIDR routes as extra
+	// routes. Routes are supported only when it is set.
+	RouterID string `yaml:"routerID"`
+}
+
+// Defaults of the load balancer section; part of the documented config.
+const (
+	DefaultProvider          = "amphora"
+	DefaultMonitorDelay      = 5 * time.Second
+	DefaultMonitorTimeout    = 3 * time.Second
+	DefaultMonitorMaxRetries = 1
+	DefaultWaitActiveTimeout = 5 * time.Minute
+	// DefaultCloudsFile is where cloudsFile points when cloud is set.
+	DefaultCloudsFile = "/etc/openstack/clouds.yaml"
+)
+
+// lbMethods lists the algorithms each provider accepts. Octavia answers
+// 501 Not Implemented for an algorithm the provider lacks, which would
+// only show once a Service is synced; a config that asks for one is
+// refused at start instead.
+var lbMethods = map[string][]string{
+	"amphora":   {"ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_IP"},
+	"amphorav2": {"ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_IP"},
+	"octavia":   {"ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_IP"},
+	"ovn":       {"SOURCE_IP_PORT"},
+}
+
+// RoutesEnabled reports whether routes are configured.
+func (s *Section) RoutesEnabled() bool { return s.Routes.RouterID != "" }
+
+// SetDefaults implements config.Section.
+func (s *Section) SetDefaults() {
+	s.Options.SetDefaults()
+	if s.Cloud != "" && s.CloudsFile == "" {
+		s.CloudsFile = DefaultCloudsFile
+	}
+	if s.Cloud == "" && s.EndpointType == "" {
+		s.EndpointType = "public"
+	}
+	lb := &s.LoadBalancer
+	if lb.Provider == "" {
+		lb.Provider = DefaultProvider
+	}
+	if lb.LBMethod == "" {
+		if methods, ok := lbMethods[lb.Provider]; ok {
+			lb.LBMethod = methods[0]
+		}
+	}
+	if lb.MonitorDelay == 0 {
+		lb.MonitorDelay = DefaultMonitorDelay
+	}
+	if lb.MonitorTimeout == 0 {
+		lb.MonitorTimeout = DefaultMonitorTimeout
+	}
+	if lb.MonitorMaxRetries == 0 {
+		lb.MonitorMaxRetries = DefaultMonitorMaxRetries
+	}
+	if lb.WaitActiveTimeout == 0 {
+		lb.WaitActiveTimeout = DefaultWaitActiveTimeout
+	}
+}
+
+// uuidRE matches the IDs Neutron and Octavia give their resources.
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// authMethods names the ways the section authenticates, in the order
+// the error messages list them.
+func (s *Section) authMethods() []string {
+	var m []string
+	appCred := s.ApplicationCredentialID != "" || s.ApplicationCredentialName != "" || s.ApplicationCredentialSecret != ""
+	// A user without a password is an application credential's owner
+	// when one is given by name.
+	if s.Password != "" || s.ProjectName != "" || s.ProjectID != "" || (!appCred && (s.Username != "" || s.UserID != "")) {
+		m = append(m, "password")
+	}
+	if appCred {
+		m = append(m, "application credential")
+	}
+	if s.Cloud != "" {
+		m = append(m, "cloud")
+	}
+	return m
+}
+
+// Validate implements config.Section. It reports every problem at once.
+func (s *Section) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	methods := s.authMethods()
+	switch {
+	case len(methods) == 0:
+		errs = append(errs, field.Required(path, "credentials: username (or userID) with password, applicationCredentialID (or applicationCredentialName) with applicationCredentialSecret, or cloud naming a clouds.yaml entry"))
+	case len(methods) > 1:
+		errs = append(errs, field.Forbidden(path, fmt.Sprintf("%s: set exactly one way to authenticate", strings.Join(methods, " and "))))
+	}
+	if s.Cloud == "" {
+		if s.AuthURL == "" {
+			errs = append(errs, field.Required(path.Child("authURL"), "the Keystone v3 URL, e.g. https://keystone.example.com:5000/v3"))
+		}
+		if s.Region == "" {
+			errs = append(errs, field.Required(path.Child("region"), "the OpenStack region, e.g. RegionOne"))
+		}
+	} else if s.CloudsFile == "" {
+		errs = append(errs, field.Required(path.Child("cloudsFile"), "the clouds.yaml holding cloud"))
+	}
+	if s.AuthURL != "" {
+		if u, err := url.Parse(s.AuthURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			errs = append(errs, field.Invalid(path.Child("authURL"), s.AuthURL, "must be an http(s) URL such as https://keystone.example.com:5000/v3"))
+		}
+	}
+	if len(methods) == 1 {
+		switch methods[0] {
+		case "password":
+			errs = append(errs, s.validatePassword(path)...)
+		case "application credential":
+			errs = append(errs, s.validateAppCredential(path)...)
+		}
+	}
+	switch s.EndpointType {
+	case "", "public", "internal", "admin":
+	default:
+		errs = append(errs, field.NotSupported(path.Child("endpointType"), s.EndpointType, []string{"public", "internal", "admin"}))
+	}
+	errs = append(errs, s.LoadBalancer.validate(path.Child("loadBalancer"))...)
+	if id := s.Routes.RouterID; id != "" && !uuidRE.MatchString(id) {
+		errs = append(errs, field.Invalid(path.Child("routes", "routerID"), id, "must be a router UUID such as 5f0d1e1c-9a4b-4c43-9f57-1d5e3a7b2c10"))
+	}
+	errs = append(errs, s.Options.Validate(path)...)
+	return errs
+}
+
+func (s *Section) validatePassword(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case s.Username == "" && s.UserID == "":
+		errs = append(errs, field.Required(path.Child("username"), "the user the password belongs to (or userID)"))
+	case s.Username != "" && s.UserID != "":
+		errs = append(errs, field.Forbidden(path.Child("userID"), "set username or userID, not both"))
+	case s.Username != "" && s.UserDomainName == "" && s.UserDomainID == "":
+		errs = append(errs, field.Required(path.Child("userDomainName"), "username needs its domain: userDomainName (e.g. Default) or userDomainID (e.g. default)"))
+	}
+	if s.UserDomainName != "" && s.UserDomainID != "" {
+		errs = append(errs, field.Forbidden(path.Child("userDomainID"), "set userDomainName or userDomainID, not both"))
+	}
+	if s.Password == "" {
+		errs = append(errs, field.Required(path.Child("password"), "the user's password"))
+	}
+	switch {
+	case s.ProjectName == "" && s.ProjectID == "":
+		errs = append(errs, field.Required(path.Child("projectName"), "the project to work in (or projectID)"))
+	case s.ProjectName != "" && s.ProjectID != "":
+		errs = append(errs, field.Forbidden(path.Child("projectID"), "set projectName or projectID, not both"))
+	case s.ProjectName != "" && s.ProjectDomainName == "" && s.ProjectDomainID == "":
+		errs = append(errs, field.Required(path.Child("projectDomainName"), "projectName needs its domain: projectDomainName or projectDomainID"))
+	}
+	if s.ProjectDomainName != "" && s.ProjectDomainID != "" {
+		errs = append(errs, field.Forbidden(path.Child("projectDomainID"), "set projectDomainName or projectDomainID, not both"))
+	}
+	return errs
+}
+
+func (s *Section) validateAppCredential(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case s.ApplicationCredentialID == "" && s.ApplicationCredentialName == "":
+		errs = append(errs, field.Required(path.Child("applicationCredentialID"), "the application credential's ID (or applicationCredentialName with its owner)"))
+	case s.ApplicationCredentialID != "" && s.ApplicationCredentialName != "":
+		errs = append(errs, field.Forbidden(path.Child("applicationCredentialName"), "set applicationCredentialID or applicationCredentialName, not both"))
+	case s.ApplicationCredentialName != "" && s.Username == "" && s.UserID == "":
+		errs = append(errs, field.Required(path.Child("userID"), "applicationCredentialName needs its owner: userID, or username with userDomainName or userDomainID"))
+	case s.ApplicationCredentialName != "" && s.Username != "" && s.UserDomainName == "" && s.UserDomainID == "":
+		errs = append(errs, field.Required(path.Child("userDomainName"), "username needs its domain: userDomainName or userDomainID"))
+	}
+	if s.ApplicationCredentialSecret == "" {
+		errs = append(errs, field.Required(path.Child("applicationCredentialSecret"), "the application credential's secret"))
+	}
+	return errs
+}
+
+func (lb *LoadBalancerSection) validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for name, id := range map[string]string{
+		"floatingNetworkID": lb.FloatingNetworkID,
+		"floatingSubnetID":  lb.FloatingSubnetID,
+		"subnetID":          lb.SubnetID,
+		"memberSubnetID":    lb.MemberSubnetID,
+	} {
+		if id != "" && !uuidRE.MatchString(id) {
+			errs = append(errs, field.Invalid(path.Child(name), id, "must be a UUID such as 5f0d1e1c-9a4b-4c43-9f57-1d5e3a7b2c10"))
+		}
+	}
+	if lb.FloatingSubnetID != "" && lb.FloatingNetworkID == "" {
+		errs = append(errs, field.Required(path.Child("floatingNetworkID"), "floatingSubnetID is a subnet of floatingNetworkID, which must be set too"))
+	}
+	methods, known := lbMethods[lb.Provider]
+	if !known {
+		errs = append(errs, field.NotSupported(path.Child("provider"), lb.Provider, []string{"amphora", "amphorav2", "octavia", "ovn"}))
+	} else if !slices.Contains(methods, lb.LBMethod) {
+		errs = append(errs, field.NotSupported(path.Child("lbMethod"), lb.LBMethod, methods))
+	}
+	if lb.MonitorDelay < time.Second || lb.MonitorDelay > time.Hour {
+		errs = append(errs, field.Invalid(path.Child("monitorDelay"), lb.MonitorDelay.String(), "must be between 1s and 1h"))
+	}
+	if lb.MonitorTimeout < time.Second || lb.MonitorTimeout > lb.MonitorDelay {
+		errs = append(errs, field.Invalid(path.Child("monitorTimeout"), lb.MonitorTimeout.String(), "must be at least 1s and at most monitorDelay (Octavia refuses a longer one)"))
+	}
+	if lb.MonitorMaxRetries < 1 || lb.MonitorMaxRetries > 10 {
+		errs = append(errs, field.Invalid(path.Child("monitorMaxRetries"), lb.MonitorMaxRetries, "must be between 1 and 10"))
+	}
+	if lb.WaitActiveTimeout < 10*time.Second || lb.WaitActiveTimeout > time.Hour {
+		errs = append(errs, field.Invalid(path.Child("waitActiveTimeout"), lb.WaitActiveTimeout.String(), "must be between 10s and 1h"))
+	}
+	return errs
+}
