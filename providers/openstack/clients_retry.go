@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -20,10 +21,11 @@ import (
 //     again, after the Retry-After the service asked for (capped), else
 //     after exponential backoff; the service did not act on the request;
 //   - 500, 502, 503, 504 and connection failures: again only for GET, HEAD,
-//     PUT and DELETE, which OpenStack APIs make idempotent. A POST may have
-//     been acted on before the failure (a load balancer created, a floating
-//     IP allocated); repeating it blindly could leak one, so it goes back
-//     to the caller, whose next sync finds what exists by name and tags;
+//     PUT and DELETE, which OpenStack APIs make idempotent, and Keystone's
+//     token creation. Any other POST may have been acted on before the
+//     failure (a load balancer created, a floating IP allocated);
+//     repeating it blindly could leak one, so it goes back to the caller,
+//     whose next sync finds what exists by name and tags;
 //   - anything else (4xx) is the answer, returned at once.
 //
 // Waits end early when the caller's context does.
@@ -62,7 +64,7 @@ func (p *retryPolicy) backoff(ctx context.Context, resp *gophercloud.ErrUnexpect
 
 // retry is gophercloud's hook for every other failure; failCount counts
 // this call's retries so far, this one included.
-func (p *retryPolicy) retry(ctx context.Context, method, _ string, _ *gophercloud.RequestOpts, err error, failCount uint) error {
+func (p *retryPolicy) retry(ctx context.Context, method, url string, _ *gophercloud.RequestOpts, err error, failCount uint) error {
 	if int(failCount) >= p.maxAttempts || ctx.Err() != nil {
 		return err
 	}
@@ -72,7 +74,9 @@ func (p *retryPolicy) retry(ctx context.Context, method, _ string, _ *gopherclou
 	if errors.As(err, &resp) {
 		status, header = resp.Actual, resp.ResponseHeader
 	}
-	idempotent := method == http.MethodGet || method == http.MethodHead || method == http.MethodPut || method == http.MethodDelete
+	// Creating a token leaves nothing behind to leak.
+	idempotent := method == http.MethodGet || method == http.MethodHead || method == http.MethodPut || method == http.MethodDelete ||
+		method == http.MethodPost && strings.HasSuffix(url, "/auth/tokens")
 	switch status {
 	case http.StatusTooManyRequests, http.StatusRequestEntityTooLarge:
 	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:

@@ -36,6 +36,7 @@ func TestRetryPolicy(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		method     string
+		path       string
 		script     []int
 		header     http.Header
 		maxAttempt int
@@ -53,6 +54,7 @@ func TestRetryPolicy(t *testing.T) {
 		{name: "429 gives up after maxAttempts", method: "GET", script: []int{429}, maxAttempt: 3, wantTries: 3, wantStatus: 429},
 		{name: "404 is the answer", method: "GET", script: []int{404}, maxAttempt: 5, wantTries: 1, wantStatus: 404},
 		{name: "409 is the answer", method: "PUT", script: []int{409}, maxAttempt: 5, wantTries: 1, wantStatus: 409},
+		{name: "token creation retried after 503", method: "POST", path: "/identity/v3/auth/tokens", script: []int{503, 201}, maxAttempt: 5, wantOK: true, wantTries: 2},
 		{name: "one attempt means no retry", method: "GET", script: []int{503, 200}, maxAttempt: 1, wantTries: 1, wantStatus: 503},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +66,11 @@ func TestRetryPolicy(t *testing.T) {
 			p.sleep = func(ctx context.Context, d time.Duration) error { waits = append(waits, d); return nil }
 			pc := &gophercloud.ProviderClient{HTTPClient: *ts.Client()}
 			p.install(pc)
-			_, err := pc.Request(t.Context(), tt.method, ts.URL+"/x", &gophercloud.RequestOpts{OkCodes: []int{200, 202, 204}})
+			path := tt.path
+			if path == "" {
+				path = "/x"
+			}
+			_, err := pc.Request(t.Context(), tt.method, ts.URL+path, &gophercloud.RequestOpts{OkCodes: []int{200, 201, 202, 204}})
 			if (err == nil) != tt.wantOK {
 				t.Fatalf("err = %v, want ok %v", err, tt.wantOK)
 			}
