@@ -11,6 +11,14 @@
 // while different Services never wait for each other. An update that
 // waited behind an ensure or update that succeeded with the same Service
 // and node set has nothing left to do and returns at once.
+//
+// An update can also come before the Service's first ensure has even
+// started: the node-sync worker updates every Service the controller has
+// begun syncing, and the first sync adds the finalizer before it ensures.
+// A Service that has no load balancer address and no successful ensure in
+// this process has nothing to update yet; its ensure, now or when the
+// controller retries it, registers the nodes of its own time. Such an
+// update returns at once instead of failing with "not found".
 package lbserial
 
 import (
@@ -23,6 +31,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
 )
 
 // LoadBalancer is a cloudprovider.LoadBalancer whose calls for one
@@ -33,6 +42,9 @@ type LoadBalancer struct {
 
 	mu   sync.Mutex
 	keys map[string]*serviceState
+	// provisioned are the Services whose ensure succeeded in this process
+	// and that were not deleted since: a key per LoadBalancer Service.
+	provisioned map[string]bool
 }
 
 var _ cloudprovider.LoadBalancer = (*LoadBalancer)(nil)
@@ -56,7 +68,7 @@ type outcome struct {
 
 // Wrap serializes inner's calls per Service.
 func Wrap(inner cloudprovider.LoadBalancer) *LoadBalancer {
-	return &LoadBalancer{inner: inner, keys: map[string]*serviceState{}}
+	return &LoadBalancer{inner: inner, keys: map[string]*serviceState{}, provisioned: map[string]bool{}}
 }
 
 func key(svc *v1.Service) string { return svc.Namespace + "/" + svc.Name }
@@ -149,6 +161,11 @@ func (l *LoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName strin
 	}
 	status, err := l.inner.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
 	sig := syncSignature(svc, nodes)
+	if err == nil {
+		l.mu.Lock()
+		l.provisioned[k] = true
+		l.mu.Unlock()
+	}
 	l.release(k, st, err == nil, &sig)
 	return status, err
 }
@@ -165,7 +182,13 @@ func (l *LoadBalancer) UpdateLoadBalancer(ctx context.Context, clusterName strin
 	sig := syncSignature(svc, nodes)
 	l.mu.Lock()
 	done := st.lastOK != nil && st.lastOK.at > seen && st.lastOK.syncSig == sig
+	notYet := !l.provisioned[k] && len(svc.Status.LoadBalancer.Ingress) == 0
 	l.mu.Unlock()
+	if notYet {
+		klog.FromContext(ctx).V(2).Info("Load balancer not provisioned yet; its ensure registers the current nodes", "service", klog.KObj(svc))
+		l.release(k, st, false, nil)
+		return nil
+	}
 	if done {
 		l.release(k, st, true, &sig)
 		return nil
@@ -184,6 +207,11 @@ func (l *LoadBalancer) EnsureLoadBalancerDeleted(ctx context.Context, clusterNam
 		return err
 	}
 	err = l.inner.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
+	if err == nil {
+		l.mu.Lock()
+		delete(l.provisioned, k)
+		l.mu.Unlock()
+	}
 	l.release(k, st, false, nil)
 	return err
 }

@@ -142,7 +142,9 @@ func TestUpdateBehindEnsureWithOtherNodesRuns(t *testing.T) {
 		wantRuns int32
 	}{
 		{"node joined meanwhile", nil, nodes("a", "b", "c"), 1},
-		{"ensure failed", errors.New("boom"), nodes("a", "b"), 1},
+		// Nothing was provisioned: the controller retries the ensure,
+		// which registers the nodes of its time.
+		{"ensure failed", errors.New("boom"), nodes("a", "b"), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inner := &slowLB{running: map[string]int{}, block: make(chan struct{}), fail: tc.fail}
@@ -217,5 +219,37 @@ func TestErrorsPassThroughUnwrapped(t *testing.T) {
 	s.Annotations = map[string]string{"elsewhere": "yes"}
 	if _, err := l.EnsureLoadBalancer(t.Context(), "c", s, nil); err != cloudprovider.ImplementedElsewhere { // the controller compares with ==
 		t.Fatalf("err = %v, want ImplementedElsewhere itself", err)
+	}
+}
+
+// TestUpdateBeforeFirstEnsure: an update for a Service that has no address
+// and no successful ensure in this process has nothing to update; one with
+// an address (provisioned before a restart) or after an ensure runs.
+func TestUpdateBeforeFirstEnsure(t *testing.T) {
+	inner := &slowLB{running: map[string]int{}}
+	l := Wrap(inner)
+	s := svc("web")
+	if err := l.UpdateLoadBalancer(t.Context(), "c", s, nodes("a")); err != nil || inner.updates.Load() != 0 {
+		t.Fatalf("update before any ensure: %v, %d backend updates, want none", err, inner.updates.Load())
+	}
+	restarted := s.DeepCopy()
+	restarted.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: "192.0.2.10"}}
+	if err := l.UpdateLoadBalancer(t.Context(), "c", restarted, nodes("a")); err != nil || inner.updates.Load() != 1 {
+		t.Fatalf("update of a Service with an address: %v, %d backend updates, want 1", err, inner.updates.Load())
+	}
+	if _, err := l.EnsureLoadBalancer(t.Context(), "c", s, nodes("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.UpdateLoadBalancer(t.Context(), "c", s, nodes("a", "b")); err != nil || inner.updates.Load() != 2 {
+		t.Fatalf("update after an ensure: %v, %d backend updates, want 2", err, inner.updates.Load())
+	}
+	if err := l.EnsureLoadBalancerDeleted(t.Context(), "c", s); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.UpdateLoadBalancer(t.Context(), "c", s, nodes("a")); err != nil || inner.updates.Load() != 2 {
+		t.Fatalf("update after delete: %v, %d backend updates, want still 2", err, inner.updates.Load())
+	}
+	if n := l.inFlight(); n != 0 {
+		t.Errorf("%d Services still tracked", n)
 	}
 }
