@@ -126,3 +126,31 @@ func ReadJSON(r *http.Request, v any) error {
 	}
 	return nil
 }
+
+// AdminHandler adapts a typed admin function to HTTP for a cloud's admin
+// API: the JSON body decoded into Req (400 if it does not decode), the
+// result as JSON, or {"error"} with the status status(err) gives (nil
+// status: 400 for every error).
+func AdminHandler[Req any](f func(Req) (any, error), status func(error) int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if err := ReadJSON(r, &req); err != nil {
+			WriteJSONError(w, http.StatusBadRequest, err)
+			return
+		}
+		resp, err := f(req)
+		if err != nil {
+			code := http.StatusBadRequest
+			if status != nil {
+				code = status(err)
+			}
+			WriteJSONError(w, code, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, resp)
+	}
+}
+
+// InstanceErrorStatus is the admin status of an instance error: 404 for
+// ErrInstanceNotFound, 409 for ErrInstanceState, else 400.
+func InstanceErrorStatus(err error) int { return instanceErrorStatus(err) }

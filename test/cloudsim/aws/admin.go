@@ -215,46 +215,46 @@ func (e *Emulator) Admin() http.Handler {
 		}
 		cloudsim.WriteJSON(w, http.StatusOK, insts)
 	})
-	mux.HandleFunc("POST /instances", adminCall(func(spec LaunchSpec) (any, error) {
+	mux.HandleFunc("POST /instances", cloudsim.AdminHandler(func(spec LaunchSpec) (any, error) {
 		ids, err := e.Launch(spec)
 		return map[string][]string{"instanceIds": ids}, err
-	}))
+	}, nil))
 	lifecycle := map[string]func(...string) error{
 		"stop": e.Stop, "start": e.Start, "terminate": e.Terminate, "remove": e.Remove,
 	}
 	for name, f := range lifecycle {
-		mux.HandleFunc("POST /instances/"+name, adminCall(func(req struct {
+		mux.HandleFunc("POST /instances/"+name, cloudsim.AdminHandler(func(req struct {
 			InstanceIDs []string `json:"instanceIds"`
 		}) (any, error) {
 			return map[string][]string{"instanceIds": req.InstanceIDs}, f(req.InstanceIDs...)
-		}))
+		}, nil))
 	}
-	mux.HandleFunc("POST /instances/state", adminCall(func(req struct {
+	mux.HandleFunc("POST /instances/state", cloudsim.AdminHandler(func(req struct {
 		InstanceID string `json:"instanceId"`
 		State      string `json:"state"`
 	}) (any, error) {
 		return req, e.SetInstanceState(req.InstanceID, req.State)
-	}))
-	mux.HandleFunc("POST /vpcs", adminCall(func(req struct {
+	}, nil))
+	mux.HandleFunc("POST /vpcs", cloudsim.AdminHandler(func(req struct {
 		CIDR string            `json:"cidr"`
 		Tags map[string]string `json:"tags"`
 	}) (any, error) {
 		id, err := e.CreateVPC(req.CIDR, req.Tags)
 		return map[string]string{"id": id}, err
-	}))
-	mux.HandleFunc("POST /subnets", adminCall(func(spec SubnetSpec) (any, error) {
+	}, nil))
+	mux.HandleFunc("POST /subnets", cloudsim.AdminHandler(func(spec SubnetSpec) (any, error) {
 		id, err := e.CreateSubnet(spec)
 		return map[string]string{"id": id}, err
-	}))
-	mux.HandleFunc("POST /route-tables", adminCall(func(req struct {
+	}, nil))
+	mux.HandleFunc("POST /route-tables", cloudsim.AdminHandler(func(req struct {
 		VPCID     string            `json:"vpcId"`
 		SubnetIDs []string          `json:"subnetIds"`
 		Tags      map[string]string `json:"tags"`
 	}) (any, error) {
 		id, err := e.CreateRouteTable(req.VPCID, req.SubnetIDs, req.Tags)
 		return map[string]string{"id": id}, err
-	}))
-	mux.HandleFunc("POST /security-groups", adminCall(func(req struct {
+	}, nil))
+	mux.HandleFunc("POST /security-groups", cloudsim.AdminHandler(func(req struct {
 		VPCID       string            `json:"vpcId"`
 		Name        string            `json:"name"`
 		Description string            `json:"description"`
@@ -262,24 +262,6 @@ func (e *Emulator) Admin() http.Handler {
 	}) (any, error) {
 		id, err := e.CreateSecurityGroup(req.VPCID, req.Name, req.Description, req.Tags)
 		return map[string]string{"id": id}, err
-	}))
+	}, nil))
 	return mux
-}
-
-// adminCall adapts a typed admin function to HTTP: JSON in, JSON out, 400
-// with {"error"} on failure.
-func adminCall[Req any](f func(Req) (any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var req Req
-		if err := cloudsim.ReadJSON(r, &req); err != nil {
-			cloudsim.WriteJSONError(w, http.StatusBadRequest, err)
-			return
-		}
-		resp, err := f(req)
-		if err != nil {
-			cloudsim.WriteJSONError(w, http.StatusBadRequest, err)
-			return
-		}
-		cloudsim.WriteJSON(w, http.StatusOK, resp)
-	}
 }

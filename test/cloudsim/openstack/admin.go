@@ -1,7 +1,6 @@
 package openstack
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -374,53 +373,30 @@ func (e *Emulator) Admin() http.Handler {
 		}
 		cloudsim.WriteJSON(w, http.StatusOK, ss)
 	})
-	mux.HandleFunc("POST /servers", adminCall(func(spec LaunchSpec) (any, error) {
+	mux.HandleFunc("POST /servers", cloudsim.AdminHandler(func(spec LaunchSpec) (any, error) {
 		ids, err := e.Launch(spec)
 		return map[string][]string{"serverIds": ids}, err
-	}))
+	}, cloudsim.InstanceErrorStatus))
 	for name, f := range map[string]func(...string) error{"stop": e.Stop, "start": e.Start, "terminate": e.Terminate} {
-		mux.HandleFunc("POST /servers/"+name, adminCall(func(req struct {
+		mux.HandleFunc("POST /servers/"+name, cloudsim.AdminHandler(func(req struct {
 			ServerIDs []string `json:"serverIds"`
 		}) (any, error) {
 			return map[string][]string{"serverIds": req.ServerIDs}, f(req.ServerIDs...)
-		}))
+		}, cloudsim.InstanceErrorStatus))
 	}
-	mux.HandleFunc("POST /servers/status", adminCall(func(req struct {
+	mux.HandleFunc("POST /servers/status", cloudsim.AdminHandler(func(req struct {
 		ServerID string `json:"serverId"`
 		Status   string `json:"status"`
 	}) (any, error) {
 		return req, e.SetServerStatus(req.ServerID, req.Status)
-	}))
-	mux.HandleFunc("POST /flavors", adminCall(func(spec FlavorSpec) (any, error) {
+	}, cloudsim.InstanceErrorStatus))
+	mux.HandleFunc("POST /flavors", cloudsim.AdminHandler(func(spec FlavorSpec) (any, error) {
 		id, err := e.AddFlavor(spec)
 		return map[string]string{"id": id}, err
-	}))
+	}, cloudsim.InstanceErrorStatus))
 	mux.HandleFunc("POST /tokens/expire", func(w http.ResponseWriter, r *http.Request) {
 		e.ExpireTokens()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	return mux
-}
-
-// adminCall adapts a typed admin function to HTTP: JSON in, JSON out;
-// 404 or 409 for unknown servers and forbidden transitions, else 400.
-func adminCall[Req any](f func(Req) (any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var req Req
-		if err := cloudsim.ReadJSON(r, &req); err != nil {
-			cloudsim.WriteJSONError(w, http.StatusBadRequest, err)
-			return
-		}
-		resp, err := f(req)
-		switch {
-		case err == nil:
-			cloudsim.WriteJSON(w, http.StatusOK, resp)
-		case errors.Is(err, cloudsim.ErrInstanceNotFound):
-			cloudsim.WriteJSONError(w, http.StatusNotFound, err)
-		case errors.Is(err, cloudsim.ErrInstanceState):
-			cloudsim.WriteJSONError(w, http.StatusConflict, err)
-		default:
-			cloudsim.WriteJSONError(w, http.StatusBadRequest, err)
-		}
-	}
 }
