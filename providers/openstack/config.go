@@ -263,17 +263,16 @@ func (s *Section) Validate(path *field.Path) field.ErrorList {
 }
 
 func (s *Section) validatePassword(path *field.Path) field.ErrorList {
-	var errs field.ErrorList
+	errs := field.ErrorList{}
+	errs = append(errs, exclusive(path, "username", s.Username, "userID", s.UserID)...)
+	errs = append(errs, exclusive(path, "userDomainName", s.UserDomainName, "userDomainID", s.UserDomainID)...)
+	errs = append(errs, exclusive(path, "projectName", s.ProjectName, "projectID", s.ProjectID)...)
+	errs = append(errs, exclusive(path, "projectDomainName", s.ProjectDomainName, "projectDomainID", s.ProjectDomainID)...)
 	switch {
 	case s.Username == "" && s.UserID == "":
 		errs = append(errs, field.Required(path.Child("username"), "the user the password belongs to (or userID)"))
-	case s.Username != "" && s.UserID != "":
-		errs = append(errs, field.Forbidden(path.Child("userID"), "set username or userID, not both"))
-	case s.Username != "" && s.UserDomainName == "" && s.UserDomainID == "":
+	case s.UserID == "" && s.UserDomainName == "" && s.UserDomainID == "":
 		errs = append(errs, field.Required(path.Child("userDomainName"), "username needs its domain: userDomainName (e.g. Default) or userDomainID (e.g. default)"))
-	}
-	if s.UserDomainName != "" && s.UserDomainID != "" {
-		errs = append(errs, field.Forbidden(path.Child("userDomainID"), "set userDomainName or userDomainID, not both"))
 	}
 	if s.Password == "" {
 		errs = append(errs, field.Required(path.Child("password"), "the user's password"))
@@ -281,33 +280,38 @@ func (s *Section) validatePassword(path *field.Path) field.ErrorList {
 	switch {
 	case s.ProjectName == "" && s.ProjectID == "":
 		errs = append(errs, field.Required(path.Child("projectName"), "the project to work in (or projectID)"))
-	case s.ProjectName != "" && s.ProjectID != "":
-		errs = append(errs, field.Forbidden(path.Child("projectID"), "set projectName or projectID, not both"))
-	case s.ProjectName != "" && s.ProjectDomainName == "" && s.ProjectDomainID == "":
+	case s.ProjectID == "" && s.ProjectDomainName == "" && s.ProjectDomainID == "":
 		errs = append(errs, field.Required(path.Child("projectDomainName"), "projectName needs its domain: projectDomainName or projectDomainID"))
-	}
-	if s.ProjectDomainName != "" && s.ProjectDomainID != "" {
-		errs = append(errs, field.Forbidden(path.Child("projectDomainID"), "set projectDomainName or projectDomainID, not both"))
 	}
 	return errs
 }
 
 func (s *Section) validateAppCredential(path *field.Path) field.ErrorList {
-	var errs field.ErrorList
+	errs := exclusive(path, "applicationCredentialID", s.ApplicationCredentialID, "applicationCredentialName", s.ApplicationCredentialName)
+	errs = append(errs, exclusive(path, "username", s.Username, "userID", s.UserID)...)
+	errs = append(errs, exclusive(path, "userDomainName", s.UserDomainName, "userDomainID", s.UserDomainID)...)
 	switch {
 	case s.ApplicationCredentialID == "" && s.ApplicationCredentialName == "":
 		errs = append(errs, field.Required(path.Child("applicationCredentialID"), "the application credential's ID (or applicationCredentialName with its owner)"))
-	case s.ApplicationCredentialID != "" && s.ApplicationCredentialName != "":
-		errs = append(errs, field.Forbidden(path.Child("applicationCredentialName"), "set applicationCredentialID or applicationCredentialName, not both"))
-	case s.ApplicationCredentialName != "" && s.Username == "" && s.UserID == "":
+	case s.ApplicationCredentialID != "":
+	case s.Username == "" && s.UserID == "":
 		errs = append(errs, field.Required(path.Child("userID"), "applicationCredentialName needs its owner: userID, or username with userDomainName or userDomainID"))
-	case s.ApplicationCredentialName != "" && s.Username != "" && s.UserDomainName == "" && s.UserDomainID == "":
+	case s.UserID == "" && s.UserDomainName == "" && s.UserDomainID == "":
 		errs = append(errs, field.Required(path.Child("userDomainName"), "username needs its domain: userDomainName or userDomainID"))
 	}
 	if s.ApplicationCredentialSecret == "" {
 		errs = append(errs, field.Required(path.Child("applicationCredentialSecret"), "the application credential's secret"))
 	}
 	return errs
+}
+
+// exclusive refuses two keys that say the same thing two ways (a name
+// and an ID) when both are set.
+func exclusive(path *field.Path, aKey, a, bKey, b string) field.ErrorList {
+	if a != "" && b != "" {
+		return field.ErrorList{field.Forbidden(path.Child(bKey), fmt.Sprintf("set %s or %s, not both", aKey, bKey))}
+	}
+	return nil
 }
 
 func (lb *LoadBalancerSection) validate(path *field.Path) field.ErrorList {

@@ -150,7 +150,3 @@ func AdminHandler[Req any](f func(Req) (any, error), status func(error) int) htt
 		WriteJSON(w, http.StatusOK, resp)
 	}
 }
-
-// InstanceErrorStatus is the admin status of an instance error: 404 for
-// ErrInstanceNotFound, 409 for ErrInstanceState, else 400.
-func InstanceErrorStatus(err error) int { return instanceErrorStatus(err) }

@@ -50,8 +50,8 @@ type AdminClient struct {
 func NewAdminClient(baseURL string) *AdminClient { return &AdminClient{BaseURL: baseURL} }
 
 // AdminError is a non-2xx answer of the admin API. It matches
-// ErrInstanceNotFound (404), ErrInstanceState (409) and ErrNoInstances
-// (501) with errors.Is, so callers of the instance methods can tell
+// ErrInvalidRequest (400), ErrInstanceNotFound (404), ErrInstanceState
+// (409) and ErrNoInstances (501) with errors.Is, so callers of the instance methods can tell
 // those apart from a failure to reach the server.
 type AdminError struct {
 	Method, Path string
@@ -67,6 +67,8 @@ func (e *AdminError) Error() string {
 // them from.
 func (e *AdminError) Is(target error) bool {
 	switch target {
+	case ErrInvalidRequest:
+		return e.Status == http.StatusBadRequest
 	case ErrInstanceNotFound:
 		return e.Status == http.StatusNotFound
 	case ErrInstanceState:

@@ -90,6 +90,9 @@ var (
 	// ErrInstanceState is wrapped by errors about a transition the
 	// instance's current state forbids.
 	ErrInstanceState = errors.New("instance state forbids this")
+	// ErrInvalidRequest is what the admin API answers (400) for a request
+	// it cannot carry out as given: an unknown zone or type, a bad body.
+	ErrInvalidRequest = errors.New("invalid admin request")
 	// ErrNoInstances is what the admin API answers for a cloud that does
 	// not implement Instances.
 	ErrNoInstances = errors.New("cloud does not implement the instances admin API")
@@ -129,7 +132,7 @@ func (s *Server) instancesRoutes(mux *http.ServeMux) {
 		}
 		info, err := insts.LaunchInstance(spec)
 		if err != nil {
-			WriteJSONError(w, instanceErrorStatus(err), fmt.Errorf("launch instance: %w", err))
+			WriteJSONError(w, InstanceErrorStatus(err), fmt.Errorf("launch instance: %w", err))
 			return
 		}
 		WriteJSON(w, http.StatusCreated, info)
@@ -154,7 +157,7 @@ func (s *Server) instancesRoutes(mux *http.ServeMux) {
 			return
 		}
 		if err := f(id); err != nil {
-			WriteJSONError(w, instanceErrorStatus(err), fmt.Errorf("%s instance %s: %w", action, id, err))
+			WriteJSONError(w, InstanceErrorStatus(err), fmt.Errorf("%s instance %s: %w", action, id, err))
 			return
 		}
 		// Terminated instances may vanish from the listing at once on some
@@ -167,7 +170,10 @@ func (s *Server) instancesRoutes(mux *http.ServeMux) {
 	})
 }
 
-func instanceErrorStatus(err error) int {
+// InstanceErrorStatus is the admin status of an instance error: 404 for
+// ErrInstanceNotFound, 409 for ErrInstanceState, else 400. The clouds'
+// own admin routes use it with AdminHandler.
+func InstanceErrorStatus(err error) int {
 	switch {
 	case errors.Is(err, ErrInstanceNotFound):
 		return http.StatusNotFound

@@ -1,7 +1,9 @@
 package openstack
 
 import (
+	"maps"
 	"net/netip"
+	"slices"
 )
 
 // image is a Glance image servers boot from; only its ID and name show.
@@ -127,10 +129,7 @@ func (e *Emulator) Fixture() Fixture {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	f := e.fixture
-	f.Flavors = make(map[string]string, len(e.fixture.Flavors))
-	for k, v := range e.fixture.Flavors {
-		f.Flavors[k] = v
-	}
-	f.Zones = append([]string(nil), e.fixture.Zones...)
+	f.Flavors = maps.Clone(e.fixture.Flavors)
+	f.Zones = slices.Clone(e.fixture.Zones)
 	return f
 }
