@@ -398,5 +398,7 @@ func (e *Emulator) Admin() http.Handler {
 		e.ExpireTokens()
 		w.WriteHeader(http.StatusNoContent)
 	})
+	e.neutronAdmin(mux)
+	e.octaviaAdmin(mux)
 	return mux
 }

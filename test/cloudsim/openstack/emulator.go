@@ -73,6 +73,10 @@ type Config struct {
 	Seed uint64
 	// Now is the clock (token expiry, timestamps), default time.Now.
 	Now func() time.Time
+	// Neutron and Octavia configure those services (neutron.go,
+	// octavia.go).
+	Neutron NeutronConfig
+	Octavia OctaviaConfig
 }
 
 func (c *Config) setDefaults() {
@@ -104,6 +108,8 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	c.Neutron.setDefaults()
+	c.Octavia.setDefaults()
 }
 
 // Emulator is the OpenStack cloud. It implements cloudsim.Cloud and
@@ -143,6 +149,11 @@ type Emulator struct {
 	// changes-since listings, but nowhere else.
 	deleted   map[string]*server
 	launchSeq int // round-robin over zones for launches without one
+
+	// neutron and octavia hold those services' own state (routers,
+	// security groups; load balancers and their children).
+	neutron neutronState
+	octavia octaviaState
 
 	fixture Fixture
 }
@@ -185,6 +196,8 @@ func New(cfg Config) *Emulator {
 			e.endpointIDs = append(e.endpointIDs, e.ids.hex32())
 		}
 	}
+	e.initNeutron()
+	e.initOctavia()
 	e.services = []service{keystoneService{e}, novaService{e}, neutronService{e}, octaviaService{e}}
 	return e
 }

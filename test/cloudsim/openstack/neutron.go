@@ -57,3 +57,20 @@ func (n neutronService) writeThrottle(w http.ResponseWriter, r *http.Request, rt
 func (neutronService) writeServerError(w http.ResponseWriter, r *http.Request, rt route) {
 	writeError(w, neutronError(http.StatusInternalServerError, "HTTPInternalServerError", "Request Failed: internal server error while processing your request."))
 }
+
+// NeutronConfig configures Neutron.
+type NeutronConfig struct{}
+
+func (c *NeutronConfig) setDefaults() {}
+
+// neutronState is Neutron's own state. Callers hold e.mu.
+type neutronState struct{}
+
+// initNeutron sets up Neutron's state; New calls it.
+func (e *Emulator) initNeutron() {}
+
+// neutronResources adds Neutron's resources to Resources. Callers hold e.mu.
+func (e *Emulator) neutronResources(add func(kind, id, name, parent string, tags map[string]string)) {}
+
+// neutronAdmin adds Neutron's admin routes to the admin mux.
+func (e *Emulator) neutronAdmin(mux *http.ServeMux) {}

@@ -58,3 +58,20 @@ func (o octaviaService) writeThrottle(w http.ResponseWriter, r *http.Request, rt
 func (octaviaService) writeServerError(w http.ResponseWriter, r *http.Request, rt route) {
 	writeError(w, octaviaFault(http.StatusInternalServerError, "Server", "Internal Server Error"))
 }
+
+// OctaviaConfig configures Octavia.
+type OctaviaConfig struct{}
+
+func (c *OctaviaConfig) setDefaults() {}
+
+// octaviaState is Octavia's own state. Callers hold e.mu.
+type octaviaState struct{}
+
+// initOctavia sets up Octavia's state; New calls it.
+func (e *Emulator) initOctavia() {}
+
+// octaviaResources adds Octavia's resources to Resources. Callers hold e.mu.
+func (e *Emulator) octaviaResources(add func(kind, id, name, parent string, tags map[string]string)) {}
+
+// octaviaAdmin adds Octavia's admin routes to the admin mux.
+func (e *Emulator) octaviaAdmin(mux *http.ServeMux) {}

@@ -75,6 +75,8 @@ func (e *Emulator) Resources() []cloudsim.Resource {
 	for _, s := range e.servers.All() {
 		add(KindServer, s.id, s.name, s.projectID, s.metadata)
 	}
+	e.neutronResources(add)
+	e.octaviaResources(add)
 	cloudsim.SortResources(out)
 	return out
 }
