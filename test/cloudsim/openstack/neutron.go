@@ -70,7 +70,8 @@ type neutronState struct{}
 func (e *Emulator) initNeutron() {}
 
 // neutronResources adds Neutron's resources to Resources. Callers hold e.mu.
-func (e *Emulator) neutronResources(add func(kind, id, name, parent string, tags map[string]string)) {}
+func (e *Emulator) neutronResources(add func(kind, id, name, parent string, tags map[string]string)) {
+}
 
 // neutronAdmin adds Neutron's admin routes to the admin mux.
 func (e *Emulator) neutronAdmin(mux *http.ServeMux) {}

@@ -71,7 +71,8 @@ type octaviaState struct{}
 func (e *Emulator) initOctavia() {}
 
 // octaviaResources adds Octavia's resources to Resources. Callers hold e.mu.
-func (e *Emulator) octaviaResources(add func(kind, id, name, parent string, tags map[string]string)) {}
+func (e *Emulator) octaviaResources(add func(kind, id, name, parent string, tags map[string]string)) {
+}
 
 // octaviaAdmin adds Octavia's admin routes to the admin mux.
 func (e *Emulator) octaviaAdmin(mux *http.ServeMux) {}
