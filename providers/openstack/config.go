@@ -1,8 +1,8 @@
 // Package openstack is the OpenStack backend: Nova instances, Octavia load
 // balancers with Neutron floating IPs, and pod-CIDR routes on a Neutron
-// router, through gophercloud. Work in progress (the OpenStack issue): so
-// far its config section and authentication options; it is not registered
-// with providers/builtin until it serves a cluster.
+// router, through gophercloud. Work in progress (the OpenStack issue): it
+// serves the node controllers (InstancesV2); load balancers and routes
+// follow.
 package openstack
 
 import (

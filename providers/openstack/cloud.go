@@ -1,0 +1,91 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/informers"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/utils/clock"
+
+	"github.com/multicloud-ccm/multicloud-ccm/config"
+	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
+)
+
+// Cloud implements cloudprovider.Interface for OpenStack.
+type Cloud struct {
+	cfg       *Section
+	clusterID string
+	api       *clients
+	nodes     *nodes.Lister
+	instances *instances
+}
+
+var (
+	_ cloudprovider.Interface    = (*Cloud)(nil)
+	_ cloudprovider.InformerUser = (*Cloud)(nil)
+)
+
+// New builds the OpenStack cloud from a validated cloud-config. It
+// authenticates once (wrong credentials stop the manager with the reason)
+// and makes no other call until the controllers run.
+func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
+	s, ok := cc.Section.(*Section)
+	if !ok {
+		return nil, fmt.Errorf("openstack: cloud-config section has type %T", cc.Section)
+	}
+	api, err := newClients(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return newCloud(s, cc.ClusterID, api, clock.RealClock{}), nil
+}
+
+func newCloud(s *Section, clusterID string, api *clients, clk clock.PassiveClock) *Cloud {
+	c := &Cloud{cfg: s, clusterID: clusterID, api: api, nodes: nodes.New(serverIDParser(s.Region))}
+	c.instances = newInstances(api.compute, s, c.nodes, clk)
+	return c
+}
+
+// Initialize is called once leadership is won.
+func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
+
+// SetInformers implements cloudprovider.InformerUser: the Node informer
+// maps Node names to servers through their providerIDs.
+func (c *Cloud) SetInformers(f informers.SharedInformerFactory) { c.nodes.SetInformers(f) }
+
+// ProviderName implements cloudprovider.Interface.
+func (c *Cloud) ProviderName() string { return ProviderName }
+
+// HasClusterID is always true: clusterID is required in the cloud-config.
+func (c *Cloud) HasClusterID() bool { return true }
+
+// InstancesV2 serves the node controllers.
+func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }
+
+// Instances is not offered: InstancesV2 replaces it.
+func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
+
+// Zones is not offered: InstancesV2 reports zones.
+func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
+
+// Clusters is not offered.
+func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
+
+// LoadBalancer is not offered yet (the OpenStack issue's Octavia part).
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return nil, false }
+
+// Routes is not offered yet (the OpenStack issue's Neutron routes part).
+func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
+
+// Backend describes the OpenStack backend for the registry.
+func Backend() providers.Backend {
+	return providers.Backend{
+		Name:       ProviderName,
+		NewSection: func() config.Section { return &Section{} },
+		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
+			return New(ctx, cc)
+		},
+	}
+}

@@ -1,0 +1,252 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+	"golang.org/x/sync/errgroup"
+	v1 "k8s.io/api/core/v1"
+)
+
+// How the backend reads Nova: one paginated GET /servers/detail for the
+// project serves every Node; what that listing lacks is asked for by name
+// (one regular-expression filter for a batch of names) or by ID (a GET of
+// that server, the only answer that can say "gone").
+
+const (
+	// serverPageSize is the page the listing asks for: Nova's default
+	// [api] max_limit, so a cloud that kept it answers 1000 Nodes in one
+	// call, and one with a lower limit pages through its own.
+	serverPageSize = 1000
+	// maxDirectGets is the most IDs looked up with one GET each; more
+	// are served by one listing plus a GET of each ID it lacks, so 100
+	// NotReady Nodes cost one call per check, not 100.
+	maxDirectGets = 3
+	// maxNamesPerFilter caps the names in one name filter, keeping the
+	// URL well under the 8 KiB proxies and eventlet accept.
+	maxNamesPerFilter = 40
+)
+
+// server is what the backend keeps of a Nova server: a few strings and
+// the Node addresses, computed once when the listing is read.
+type server struct {
+	id, name, status, zone string
+	// flavor is the flavor's name, embedded in the server since
+	// microversion 2.47.
+	flavor    string
+	addresses []v1.NodeAddress
+}
+
+// novaServer is the part of Nova's server JSON the backend reads.
+type novaServer struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Zone   string `json:"OS-EXT-AZ:availability_zone"`
+	Flavor struct {
+		OriginalName string `json:"original_name"`
+	} `json:"flavor"`
+	Addresses  map[string][]novaAddress `json:"addresses"`
+	AccessIPv4 string                   `json:"accessIPv4"`
+	AccessIPv6 string                   `json:"accessIPv6"`
+}
+
+type novaAddress struct {
+	Addr string `json:"addr"`
+	// Type is fixed (the port's own address) or floating.
+	Type string `json:"OS-EXT-IPS:type"`
+}
+
+func (s *novaServer) server() *server {
+	return &server{
+		id: s.ID, name: s.Name, status: s.Status, zone: s.Zone, flavor: s.Flavor.OriginalName,
+		addresses: s.nodeAddresses(),
+	}
+}
+
+// nodeAddresses maps the server's addresses as the upstream OpenStack CCM
+// does: fixed addresses are InternalIP, floating ones and the access IPs
+// ExternalIP, and the server name is the Hostname. Networks are taken in
+// name order (Nova's map has none) and addresses in Nova's order within
+// each, so the list is stable between syncs; the node controller puts a
+// kubelet's provided-node-ip first.
+func (s *novaServer) nodeAddresses() []v1.NodeAddress {
+	var out []v1.NodeAddress
+	add := func(t v1.NodeAddressType, a string) {
+		if a == "" || slices.Contains(out, v1.NodeAddress{Type: t, Address: a}) {
+			return
+		}
+		out = append(out, v1.NodeAddress{Type: t, Address: a})
+	}
+	nets := make([]string, 0, len(s.Addresses))
+	for n := range s.Addresses {
+		nets = append(nets, n)
+	}
+	sort.Strings(nets)
+	for _, want := range []string{"fixed", "floating"} {
+		for _, n := range nets {
+			for _, a := range s.Addresses[n] {
+				if a.Type != want {
+					continue
+				}
+				if want == "fixed" {
+					add(v1.NodeInternalIP, a.Addr)
+				} else {
+					add(v1.NodeExternalIP, a.Addr)
+				}
+			}
+		}
+	}
+	add(v1.NodeExternalIP, s.AccessIPv4)
+	add(v1.NodeExternalIP, s.AccessIPv6)
+	add(v1.NodeHostName, s.Name)
+	return out
+}
+
+// extractServers decodes a page of servers/detail into the backend's
+// servers, skipping gophercloud's full Server type.
+func extractServers(page pagination.Page) ([]*server, error) {
+	var raw []novaServer
+	if err := servers.ExtractServersInto(page, &raw); err != nil {
+		return nil, err
+	}
+	out := make([]*server, len(raw))
+	for i := range raw {
+		out[i] = raw[i].server()
+	}
+	return out, nil
+}
+
+// listServers lists the project's servers, page by page.
+func listServers(ctx context.Context, compute *gophercloud.ServiceClient, opts servers.ListOpts) ([]*server, error) {
+	var out []*server
+	err := servers.List(compute, opts).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+		list, err := extractServers(page)
+		out = append(out, list...)
+		return true, err
+	})
+	return out, err
+}
+
+// getServer is a GET of one server: found is false only on Nova's 404
+// for that ID.
+func getServer(ctx context.Context, compute *gophercloud.ServiceClient, id string) (s *server, found bool, err error) {
+	var ns novaServer
+	err = servers.Get(ctx, compute, id).ExtractInto(&ns)
+	if isNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("get server %s: %w", id, err)
+	}
+	return ns.server(), true, nil
+}
+
+// serverReader lists and looks up the project's servers for the snapshot.
+type serverReader struct {
+	compute *gophercloud.ServiceClient
+}
+
+// list is the snapshot's listing: every server of the project.
+func (r serverReader) list(ctx context.Context) ([]*server, error) {
+	list, err := listServers(ctx, r.compute, servers.ListOpts{Limit: serverPageSize})
+	if err != nil {
+		return nil, fmt.Errorf("list servers: %w", err)
+	}
+	return list, nil
+}
+
+// lookupIDs asks Nova about ids. Nova filters lists by UUID for
+// administrators only, so a few IDs are a GET each and more are one
+// listing plus a GET of each ID the listing lacks: a server is absent
+// from the result only when a GET of its ID answered 404.
+func (r serverReader) lookupIDs(ctx context.Context, ids []string) (map[string]*server, error) {
+	out := make(map[string]*server, len(ids))
+	missing := ids
+	if len(ids) > maxDirectGets {
+		list, err := r.list(ctx)
+		if err != nil {
+			return nil, err
+		}
+		want := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			want[id] = true
+		}
+		for _, s := range list {
+			if want[s.id] {
+				out[s.id] = s
+			}
+		}
+		missing = nil
+		for _, id := range ids {
+			if out[id] == nil {
+				missing = append(missing, id)
+			}
+		}
+	}
+	found := make([]*server, len(missing))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, id := range missing {
+		g.Go(func() error {
+			s, ok, err := getServer(gctx, r.compute, id)
+			if ok {
+				found[i] = s
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, s := range found {
+		if s != nil {
+			out[s.id] = s
+		}
+	}
+	return out, nil
+}
+
+// lookupNames finds servers named exactly as given. Nova's name filter is
+// a case-insensitive regular expression matched anywhere, so a batch is
+// one anchored alternation and the answer is filtered to exact names.
+func (r serverReader) lookupNames(ctx context.Context, names []string) (map[string]*server, error) {
+	out := map[string]*server{}
+	for chunk := range slices.Chunk(names, maxNamesPerFilter) {
+		quoted := make([]string, len(chunk))
+		for i, n := range chunk {
+			quoted[i] = regexp.QuoteMeta(n)
+		}
+		list, err := listServers(ctx, r.compute, servers.ListOpts{Name: "^(" + strings.Join(quoted, "|") + ")$", Limit: serverPageSize})
+		if err != nil {
+			return nil, fmt.Errorf("list servers by name: %w", err)
+		}
+		for _, s := range list {
+			if slices.Contains(chunk, s.name) {
+				if prev := out[s.name]; prev != nil && prev.id != s.id {
+					return nil, fmt.Errorf("servers %s and %s are both named %q; give the Node a providerID", prev.id, s.id, s.name)
+				}
+				out[s.name] = s
+			}
+		}
+	}
+	return out, nil
+}
+
+// serverStatusShutdown is the status of a stopped server. Nova's other
+// statuses (ACTIVE, BUILD, REBOOT, PAUSED, SUSPENDED, ERROR, ...) are not
+// shut down: upstream reports only SHUTOFF, and a paused or suspended
+// server resumes with its memory intact.
+const serverStatusShutdown = "SHUTOFF"
+
+// serverGone is a status Nova still shows for a server that is gone for
+// good: DELETED appears only in changes-since listings, which the
+// backend does not use, but would mean the same as a 404.
+func serverGone(s *server) bool { return s != nil && s.status == "DELETED" }
