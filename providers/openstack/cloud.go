@@ -10,6 +10,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbserial"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 )
 
@@ -20,6 +21,9 @@ type Cloud struct {
 	api       *clients
 	nodes     *nodes.Lister
 	instances *instances
+	lb        *loadBalancers
+	// serialLB is lb with one Service's calls never overlapping.
+	serialLB *lbserial.LoadBalancer
 }
 
 var (
@@ -42,9 +46,11 @@ func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 	return newCloud(s, cc.ClusterID, api, clock.RealClock{}), nil
 }
 
-func newCloud(s *Section, clusterID string, api *clients, clk clock.PassiveClock) *Cloud {
+func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Cloud {
 	c := &Cloud{cfg: s, clusterID: clusterID, api: api, nodes: nodes.New(serverIDParser(s.Region))}
 	c.instances = newInstances(api.compute, s, c.nodes, clk)
+	c.lb = newLoadBalancers(api, s, clusterID, clk)
+	c.serialLB = lbserial.Wrap(c.lb)
 	return c
 }
 
@@ -73,8 +79,8 @@ func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
 // Clusters is not offered.
 func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
 
-// LoadBalancer is not offered yet (the OpenStack issue's Octavia part).
-func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return nil, false }
+// LoadBalancer serves the service controller.
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.serialLB, true }
 
 // Routes is not offered yet (the OpenStack issue's Neutron routes part).
 func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }

@@ -1,0 +1,137 @@
+package openstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2"
+)
+
+// Octavia provisioning: every write puts the load balancer in PENDING_*
+// until its provider has applied it, and Octavia refuses (409) any other
+// write meanwhile. Only provisioning_status is waited on: a new load
+// balancer or member may stay operating_status OFFLINE or NO_MONITOR for
+// a long time without traffic.
+
+const (
+	statusActive        = "ACTIVE"
+	statusError         = "ERROR"
+	statusPendingDelete = "PENDING_DELETE"
+	// pendingRetry is when a Service whose load balancer is still
+	// PENDING_* after waitActiveTimeout is synced again.
+	pendingRetry = 10 * time.Second
+	// Polls while waiting start at firstPoll and grow by half up to
+	// maxPoll: a fast provider answers in a second or two, an amphora
+	// boot takes about a minute.
+	firstPoll = 250 * time.Millisecond
+	maxPoll   = 5 * time.Second
+)
+
+// find returns the Service's load balancer by name, nil when there is
+// none. Two with the name is an error: nothing would say which to keep.
+func (l *loadBalancers) find(ctx context.Context, svc *v1.Service) (*loadbalancers.LoadBalancer, error) {
+	name := lbName(l.clusterID, svc)
+	pages, err := loadbalancers.List(l.api.lb, loadbalancers.ListOpts{Name: name}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list load balancers named %s: %w", name, err)
+	}
+	list, err := loadbalancers.ExtractLoadBalancers(pages)
+	if err != nil {
+		return nil, err
+	}
+	switch len(list) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &list[0], nil
+	}
+	ids := make([]string, len(list))
+	for i := range list {
+		ids[i] = list[i].ID
+	}
+	return nil, fmt.Errorf("%d load balancers are named %s (%s); delete all but one", len(list), name, strings.Join(ids, ", "))
+}
+
+// waitActive polls the load balancer until it is ACTIVE and returns it.
+// ERROR is an error for the Service's events; still PENDING_* after
+// waitActiveTimeout is a RetryError, so the Service is synced again later
+// without holding a worker.
+func (l *loadBalancers) waitActive(ctx context.Context, id string) (*loadbalancers.LoadBalancer, error) {
+	deadline := l.clock.Now().Add(l.cfg.LoadBalancer.WaitActiveTimeout)
+	poll := firstPoll
+	for {
+		lb, err := loadbalancers.Get(ctx, l.api.lb, id).Extract()
+		if err != nil {
+			return nil, fmt.Errorf("get load balancer %s: %w", id, err)
+		}
+		switch lb.ProvisioningStatus {
+		case statusActive:
+			return lb, nil
+		case statusError:
+			return nil, fmt.Errorf("load balancer %s is in provisioning status ERROR (Octavia's provider failed to apply a change; see `openstack loadbalancer show %s` and its amphora logs); delete it or fix it, and the Service is synced again", id, id)
+		case statusPendingDelete:
+			return nil, api.NewRetryError(fmt.Sprintf("load balancer %s is being deleted", id), pendingRetry)
+		}
+		if !l.clock.Now().Add(poll).Before(deadline) {
+			return nil, api.NewRetryError(fmt.Sprintf("load balancer %s is still %s after %s", id, lb.ProvisioningStatus, l.cfg.LoadBalancer.WaitActiveTimeout), pendingRetry)
+		}
+		klog.FromContext(ctx).V(4).Info("Waiting for the load balancer", "status", lb.ProvisioningStatus, "next", poll)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-l.clock.After(poll):
+		}
+		poll = min(poll*3/2, maxPoll)
+	}
+}
+
+// write makes one Octavia write on an ACTIVE load balancer and waits for
+// it to apply. A 409 (the load balancer went PENDING_* under us: another
+// writer, or Octavia's own housekeeping) is retried after waiting again.
+func (l *loadBalancers) write(ctx context.Context, lbID, what string, call func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := call()
+		if err == nil {
+			break
+		}
+		if !isConflict(err) || attempt >= 3 {
+			return fmt.Errorf("%s: %w", what, refusal(err))
+		}
+		if _, werr := l.waitActive(ctx, lbID); werr != nil {
+			return werr
+		}
+	}
+	_, err := l.waitActive(ctx, lbID)
+	return err
+}
+
+// refusal explains a provider's refusal, which retrying cannot fix: 501
+// (the provider lacks the feature) and 400 (Octavia or the provider
+// rejects the value). The message names the option so the Service's
+// Warning Event says what to change.
+func refusal(err error) error {
+	switch statusOf(err) {
+	case http.StatusNotImplemented:
+		return fmt.Errorf("the Octavia provider does not support an option this Service asks for (lbMethod, protocol, health monitor type or allowed CIDRs): %w", errors.Join(err))
+	case http.StatusBadRequest:
+		return fmt.Errorf("Octavia refused the request: %w", err)
+	}
+	return err
+}
+
+// bodyOf is the text of an API error's body, for messages.
+func bodyOf(err error) string {
+	var e gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &e) {
+		return strings.TrimSpace(string(e.Body))
+	}
+	return ""
+}

@@ -1,0 +1,301 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/ttlcache"
+)
+
+// The member security group (manageSecurityGroups). The upstream CCM
+// makes a group per load balancer and adds it to every member port by
+// read-modify-write, so each Service costs a port write per node and
+// concurrent syncs overwrite each other's port updates, leaking groups
+// attached to every node. Here the cluster has one group, attached to
+// each node port once, when its Node first backs a load balancer (with
+// the port's revision_number as If-Match, so a concurrent writer's change
+// is never lost); each Service's rules live in it, marked with the
+// Service in their description. A Service change costs rule writes, never
+// port writes.
+
+const (
+	// attachedTTL bounds how long a port is trusted to still carry the
+	// group without reading it again.
+	attachedTTL = 30 * time.Minute
+	// maxPortUpdateAttempts bounds the re-reads after 412s.
+	maxPortUpdateAttempts = 5
+)
+
+// memberGroupName is the cluster's member security group. MUST NOT change.
+func memberGroupName(clusterID string) string { return "k8s-lb-members-" + clusterID }
+
+// ruleDescription marks a rule with the Service it admits traffic for.
+func ruleDescription(svc *v1.Service) string { return serviceTag(svc) }
+
+type memberGroup struct {
+	api       *clients
+	clusterID string
+	provider  string
+
+	mu sync.Mutex
+	id string
+	// idFill shares finding (or creating) the group.
+	idFill flight.Group[string]
+	// attached holds the node ports known to carry the group.
+	attached *ttlcache.Cache[bool]
+	// attachFill shares one attach pass among Services synced together.
+	attachFill flight.Group[struct{}]
+}
+
+func newMemberGroup(api *clients, clusterID, provider string, clk clock.Clock) *memberGroup {
+	return &memberGroup{api: api, clusterID: clusterID, provider: provider, attached: ttlcache.New[bool](attachedTTL, clk)}
+}
+
+// groupID finds the cluster's group by name, or (create) creates it; ""
+// when there is none and create is false.
+func (g *memberGroup) groupID(ctx context.Context, create bool) (string, error) {
+	g.mu.Lock()
+	id := g.id
+	g.mu.Unlock()
+	if id != "" {
+		return id, nil
+	}
+	return g.idFill.Do(ctx, fmt.Sprint(create), func(ctx context.Context) (string, error) {
+		name := memberGroupName(g.clusterID)
+		pages, err := groups.List(g.api.network, groups.ListOpts{Name: name}).AllPages(ctx)
+		if err != nil {
+			return "", fmt.Errorf("list security groups named %s: %w", name, err)
+		}
+		list, err := groups.ExtractGroups(pages)
+		if err != nil {
+			return "", err
+		}
+		var id string
+		switch {
+		case len(list) == 0 && !create:
+			return "", nil
+		case len(list) == 0:
+			sg, err := groups.Create(ctx, g.api.network, groups.CreateOpts{
+				Name:        name,
+				Description: "Admits load balancer traffic to the NodePorts of cluster " + g.clusterID + "; managed by multicloud-ccm",
+			}).Extract()
+			if err != nil {
+				return "", fmt.Errorf("create security group %s: %w", name, err)
+			}
+			klog.FromContext(ctx).Info("Created the cluster's member security group", "id", sg.ID, "name", name)
+			id = sg.ID
+		case len(list) == 1:
+			id = list[0].ID
+		default:
+			return "", fmt.Errorf("%d security groups are named %s; delete all but one", len(list), name)
+		}
+		g.mu.Lock()
+		g.id = id
+		g.mu.Unlock()
+		return id, nil
+	})
+}
+
+// attach adds the group to the ports of nodes that do not carry it yet:
+// one listing of the nodes' network finds their ports, and each port is
+// written once, with If-Match.
+func (g *memberGroup) attach(ctx context.Context, subnets lbSubnets, nodes []*v1.Node) error {
+	var todo []string
+	for _, n := range nodes {
+		if a := memberAddress(n, subnets.memberCIDR); a != "" {
+			if _, ok := g.attached.Get(a); !ok {
+				todo = append(todo, a)
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	slices.Sort(todo)
+	_, err := g.attachFill.Do(ctx, strings.Join(todo, ","), func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, g.attachAddresses(ctx, subnets.memberNetworkID, todo)
+	})
+	return err
+}
+
+func (g *memberGroup) attachAddresses(ctx context.Context, networkID string, addrs []string) error {
+	sg, err := g.groupID(ctx, true)
+	if err != nil {
+		return err
+	}
+	pages, err := ports.List(g.api.network, ports.ListOpts{NetworkID: networkID}).AllPages(ctx)
+	if err != nil {
+		return fmt.Errorf("list ports of network %s: %w", networkID, err)
+	}
+	list, err := ports.ExtractPorts(pages)
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, a := range addrs {
+		want[a] = true
+	}
+	for i := range list {
+		p := &list[i]
+		addr := ""
+		for _, ip := range p.FixedIPs {
+			if want[ip.IPAddress] {
+				addr = ip.IPAddress
+			}
+		}
+		if addr == "" || !strings.HasPrefix(p.DeviceOwner, "compute:") {
+			continue
+		}
+		if err := g.addToPort(ctx, p, sg); err != nil {
+			return err
+		}
+		g.attached.Set(addr, true)
+	}
+	return nil
+}
+
+// addToPort adds the group to a port's groups by read-modify-write with
+// the port's revision as If-Match; a 412 (someone else changed the port)
+// re-reads it and tries again.
+func (g *memberGroup) addToPort(ctx context.Context, p *ports.Port, sg string) error {
+	for attempt := 1; ; attempt++ {
+		if slices.Contains(p.SecurityGroups, sg) {
+			return nil
+		}
+		groupsWanted := append(slices.Clone(p.SecurityGroups), sg)
+		rev := p.RevisionNumber
+		_, err := ports.Update(ctx, g.api.network, p.ID, ports.UpdateOpts{SecurityGroups: &groupsWanted, RevisionNumber: &rev}).Extract()
+		if err == nil {
+			klog.FromContext(ctx).V(2).Info("Attached the member security group to a node port", "port", p.ID)
+			return nil
+		}
+		if statusOf(err) != http.StatusPreconditionFailed || attempt >= maxPortUpdateAttempts {
+			return fmt.Errorf("add security group %s to port %s: %w", sg, p.ID, err)
+		}
+		if p, err = ports.Get(ctx, g.api.network, p.ID).Extract(); err != nil {
+			return fmt.Errorf("read port %s again after a conflicting change: %w", p.ID, err)
+		}
+	}
+}
+
+// rule is one ingress rule the group should hold for a Service.
+type rule struct {
+	protocol string
+	port     int
+	prefix   string
+}
+
+// wantedRules admit each NodePort (and the health check port) from the
+// VIP subnet, where amphorae send from; OVN keeps the client's address,
+// so with it the source ranges (default everyone) are admitted too.
+func (g *memberGroup) wantedRules(opts *lbOptions, subnets lbSubnets) []rule {
+	sources := []string{subnets.vipCIDR.String()}
+	if g.provider == "ovn" {
+		if len(opts.sourceRanges) == 0 {
+			sources = append(sources, "0.0.0.0/0")
+		} else {
+			sources = append(sources, opts.sourceRanges...)
+		}
+	}
+	var out []rule
+	for _, p := range opts.ports {
+		for _, s := range sources {
+			out = append(out, rule{strings.ToLower(p.protocol), p.nodePort, s})
+		}
+	}
+	if opts.monitor != nil && opts.monitor.port != 0 {
+		out = append(out, rule{"tcp", opts.monitor.port, subnets.vipCIDR.String()})
+	}
+	slices.SortFunc(out, func(a, b rule) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	return slices.Compact(out)
+}
+
+// ensureRules attaches the group to the nodes' ports and makes the
+// group's rules for the Service exactly the wanted ones.
+func (g *memberGroup) ensureRules(ctx context.Context, svc *v1.Service, opts *lbOptions, subnets lbSubnets, nodes []*v1.Node) error {
+	if err := g.attach(ctx, subnets, nodes); err != nil {
+		return err
+	}
+	sg, err := g.groupID(ctx, true)
+	if err != nil {
+		return err
+	}
+	have, err := g.rules(ctx, sg, svc)
+	if err != nil {
+		return err
+	}
+	want := g.wantedRules(opts, subnets)
+	var create []rules.CreateOpts
+	keep := map[string]bool{}
+	for _, w := range want {
+		i := slices.IndexFunc(have, func(r rules.SecGroupRule) bool {
+			return r.Protocol == w.protocol && r.PortRangeMin == w.port && r.PortRangeMax == w.port && r.RemoteIPPrefix == w.prefix
+		})
+		if i >= 0 {
+			keep[have[i].ID] = true
+			continue
+		}
+		ether := rules.EtherType4
+		if p, err := netip.ParsePrefix(w.prefix); err == nil && p.Addr().Is6() {
+			ether = rules.EtherType6
+		}
+		create = append(create, rules.CreateOpts{
+			Direction: rules.DirIngress, EtherType: ether, SecGroupID: sg, Description: ruleDescription(svc),
+			Protocol: rules.RuleProtocol(w.protocol), PortRangeMin: w.port, PortRangeMax: w.port, RemoteIPPrefix: w.prefix,
+		})
+	}
+	if len(create) > 0 {
+		if err := rules.CreateBulk(ctx, g.api.network, create).Err; err != nil && !isConflict(err) {
+			return fmt.Errorf("create %d security group rules: %w", len(create), err)
+		}
+	}
+	for _, r := range have {
+		if !keep[r.ID] {
+			if err := ignoreNotFound(rules.Delete(ctx, g.api.network, r.ID).Err); err != nil {
+				return fmt.Errorf("delete security group rule %s: %w", r.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// rules are the group's rules for the Service.
+func (g *memberGroup) rules(ctx context.Context, sg string, svc *v1.Service) ([]rules.SecGroupRule, error) {
+	pages, err := rules.List(g.api.network, rules.ListOpts{SecGroupID: sg, Description: ruleDescription(svc)}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list rules of security group %s: %w", sg, err)
+	}
+	return rules.ExtractRules(pages)
+}
+
+// deleteRules removes the Service's rules from the group.
+func (g *memberGroup) deleteRules(ctx context.Context, svc *v1.Service) error {
+	sg, err := g.groupID(ctx, false)
+	if err != nil || sg == "" {
+		return err
+	}
+	have, err := g.rules(ctx, sg, svc)
+	if err != nil {
+		return err
+	}
+	for _, r := range have {
+		if err := ignoreNotFound(rules.Delete(ctx, g.api.network, r.ID).Err); err != nil {
+			return fmt.Errorf("delete security group rule %s: %w", r.ID, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package openstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	v1 "k8s.io/api/core/v1"
+)
+
+// subnetInfo is what the backend keeps of a Neutron subnet.
+type subnetInfo struct {
+	id, networkID string
+	cidr          netip.Prefix
+}
+
+// lbSubnets are the subnets a Service's load balancer uses.
+type lbSubnets struct {
+	vipSubnetID    string
+	vipCIDR        netip.Prefix
+	memberSubnetID string
+	memberCIDR     netip.Prefix
+	// memberNetworkID is the nodes' network, whose ports get the member
+	// security group.
+	memberNetworkID string
+}
+
+// errStaleRecord says a load balancer record no longer describes the
+// Service (a port without a pool); the caller syncs in full.
+var errStaleRecord = errors.New("the load balancer record lacks a pool the Service needs")
+
+// listSubnets is the project's subnets, from a cache at most
+// subnetCacheTTL old: one call serves every Service.
+func (l *loadBalancers) listSubnets(ctx context.Context) ([]subnetInfo, error) {
+	if s, ok := l.subnets.Get("all"); ok {
+		return s, nil
+	}
+	// Services synced together share one listing.
+	return l.subnetFill.Do(ctx, "all", l.fetchSubnets)
+}
+
+func (l *loadBalancers) fetchSubnets(ctx context.Context) ([]subnetInfo, error) {
+	pages, err := subnets.List(l.api.network, subnets.ListOpts{}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list subnets: %w", err)
+	}
+	list, err := subnets.ExtractSubnets(pages)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]subnetInfo, 0, len(list))
+	for _, s := range list {
+		p, err := netip.ParsePrefix(s.CIDR)
+		if err != nil {
+			continue
+		}
+		out = append(out, subnetInfo{id: s.ID, networkID: s.NetworkID, cidr: p.Masked()})
+	}
+	l.subnets.Set("all", out)
+	return out, nil
+}
+
+// resolveSubnets finds the VIP and member subnets: the configured or
+// annotated ones, else the subnet holding the nodes' addresses (of the
+// first node by name, so every sync picks the same).
+func (l *loadBalancers) resolveSubnets(ctx context.Context, opts *lbOptions, nodes []*v1.Node) (lbSubnets, error) {
+	all, err := l.listSubnets(ctx)
+	if err != nil {
+		return lbSubnets{}, err
+	}
+	byID := func(id string) (subnetInfo, bool) {
+		i := slices.IndexFunc(all, func(s subnetInfo) bool { return s.id == id })
+		if i < 0 {
+			return subnetInfo{}, false
+		}
+		return all[i], true
+	}
+	var nodeSubnet *subnetInfo
+	if opts.vipSubnetID == "" || opts.memberSubnetID == "" {
+		sorted := slices.Clone(nodes)
+		slices.SortFunc(sorted, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
+	search:
+		for _, n := range sorted {
+			for _, a := range n.Status.Addresses {
+				ip, err := netip.ParseAddr(a.Address)
+				if a.Type != v1.NodeInternalIP || err != nil {
+					continue
+				}
+				for i := range all {
+					if all[i].cidr.Contains(ip) {
+						nodeSubnet = &all[i]
+						break search
+					}
+				}
+			}
+		}
+		if nodeSubnet == nil {
+			return lbSubnets{}, fmt.Errorf("no subnet of the project holds a node's InternalIP (%d nodes); set loadBalancer.subnetID and loadBalancer.memberSubnetID in the cloud-config", len(nodes))
+		}
+	}
+	var out lbSubnets
+	pick := func(id, what string) (subnetInfo, error) {
+		if id == "" {
+			return *nodeSubnet, nil
+		}
+		s, ok := byID(id)
+		if !ok {
+			l.subnets.Delete("all") // a new subnet may not be cached yet
+			return subnetInfo{}, fmt.Errorf("%s %s is not a subnet of the project", what, id)
+		}
+		return s, nil
+	}
+	vip, err := pick(opts.vipSubnetID, "VIP subnet")
+	if err != nil {
+		return out, err
+	}
+	mem, err := pick(opts.memberSubnetID, "member subnet")
+	if err != nil {
+		return out, err
+	}
+	return lbSubnets{vipSubnetID: vip.id, vipCIDR: vip.cidr, memberSubnetID: mem.id, memberCIDR: mem.cidr, memberNetworkID: mem.networkID}, nil
+}

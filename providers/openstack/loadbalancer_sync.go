@@ -1,0 +1,489 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/monitors"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+)
+
+// member is one node behind a pool.
+type member struct {
+	name    string
+	address string
+}
+
+// lbRecord is what a full sync established: the pools by port key, with
+// the members each holds, for node set changes.
+type lbRecord struct {
+	lbID string
+	// sig is the options the sync applied (lbOptions.signature).
+	sig   string
+	pools map[string]poolRecord
+}
+
+type poolRecord struct {
+	id       string
+	nodePort int
+	// members is the sorted, joined member addresses.
+	members string
+}
+
+// signature identifies the options that shape pools and members; a record
+// made under other options is not used.
+func (o *lbOptions) signature() string {
+	var b strings.Builder
+	for _, p := range o.ports {
+		fmt.Fprintf(&b, "%s>%d,", p.key(), p.nodePort)
+	}
+	fmt.Fprintf(&b, "|%s|%s|", o.memberSubnetID, o.lbMethod)
+	if o.monitor != nil {
+		fmt.Fprintf(&b, "%s:%d", o.monitor.typ, o.monitor.port)
+	}
+	return b.String()
+}
+
+// ensure brings the Service's load balancer in line with its spec and
+// nodes. A missing load balancer is created whole in one fully-populated
+// call; an existing one is read (listeners, pools, members, monitors) and
+// only what differs is written, one change at a time since Octavia takes
+// one per load balancer. It returns the status and a record of what it
+// established.
+func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node) (*v1.LoadBalancerStatus, *lbRecord, error) {
+	logger := klog.FromContext(ctx)
+	lb, err := l.find(ctx, svc)
+	if err != nil {
+		return nil, nil, err
+	}
+	subnets, err := l.resolveSubnets(ctx, opts, nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	members := l.members(nodes, subnets.memberCIDR)
+	if lb == nil {
+		if lb, err = l.create(ctx, svc, opts, subnets, members); err != nil {
+			return nil, nil, err
+		}
+		logger.Info("Created load balancer", "id", lb.ID, "vip", lb.VipAddress, "members", len(members))
+	}
+	// The floating IP needs only the VIP port, not an ACTIVE load
+	// balancer: associate it while Octavia provisions.
+	if err := l.ensureFloatingIP(ctx, svc, opts, lb); err != nil {
+		return nil, nil, err
+	}
+	if l.groups != nil {
+		if err := l.groups.ensureRules(ctx, svc, opts, subnets, nodes); err != nil {
+			return nil, nil, err
+		}
+	}
+	if lb, err = l.waitActive(ctx, lb.ID); err != nil {
+		return nil, nil, err
+	}
+	rec, err := l.reconcile(ctx, opts, lb, subnets, members)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := l.status(ctx, svc, lb)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec.sig = opts.signature()
+	return st, rec, nil
+}
+
+// members are the nodes' addresses in the member subnet: each node's
+// first InternalIP inside it (any InternalIP when the subnet is not
+// known), sorted. Nodes without one are left out and logged.
+func (l *loadBalancers) members(nodes []*v1.Node, cidr netip.Prefix) []member {
+	out := make([]member, 0, len(nodes))
+	for _, n := range nodes {
+		if a := memberAddress(n, cidr); a != "" {
+			out = append(out, member{name: n.Name, address: a})
+		}
+	}
+	slices.SortFunc(out, func(a, b member) int { return strings.Compare(a.address, b.address) })
+	return slices.CompactFunc(out, func(a, b member) bool { return a.address == b.address })
+}
+
+func memberAddress(n *v1.Node, cidr netip.Prefix) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type != v1.NodeInternalIP {
+			continue
+		}
+		ip, err := netip.ParseAddr(a.Address)
+		if err != nil {
+			continue
+		}
+		if !cidr.IsValid() || cidr.Contains(ip) {
+			return ip.String()
+		}
+	}
+	return ""
+}
+
+func membersKey(ms []member) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = m.address
+	}
+	return strings.Join(s, ",")
+}
+
+// poolOpts is a pool as the Service wants it, with its members and
+// monitor, for the fully-populated create and for new ports alike.
+func (l *loadBalancers) poolOpts(opts *lbOptions, p portSpec, index int, name string, subnets lbSubnets, members []member) pools.CreateOpts {
+	po := pools.CreateOpts{
+		Name:     childName("pool", index, name),
+		Protocol: pools.Protocol(p.protocol),
+		LBMethod: pools.LBMethod(opts.lbMethod),
+		Members:  make([]pools.CreateMemberOpts, 0, len(members)),
+	}
+	for _, m := range members {
+		po.Members = append(po.Members, pools.CreateMemberOpts{
+			Name: cut(m.name, 255), Address: m.address, ProtocolPort: p.nodePort,
+			SubnetID: subnets.memberSubnetID, MonitorPort: monitorPort(opts),
+		})
+	}
+	if opts.monitor != nil {
+		po.Monitor = l.monitorOpts(opts, p, index, name)
+	}
+	return po
+}
+
+func (l *loadBalancers) monitorOpts(opts *lbOptions, p portSpec, index int, name string) monitors.CreateOpts {
+	m := opts.monitor
+	mo := monitors.CreateOpts{
+		Name: childName("monitor", index, name), Type: m.typeFor(p.protocol),
+		Delay: m.delay, Timeout: m.timeout, MaxRetries: m.maxRetries,
+	}
+	if mo.Type == "HTTP" {
+		mo.URLPath, mo.HTTPMethod, mo.ExpectedCodes = m.path, "GET", "200"
+	}
+	return mo
+}
+
+// monitorPort is the members' monitor_port: kube-proxy's health check
+// port for externalTrafficPolicy Local, else none (the traffic port).
+func monitorPort(opts *lbOptions) *int {
+	if opts.monitor != nil && opts.monitor.port != 0 {
+		p := opts.monitor.port
+		return &p
+	}
+	return nil
+}
+
+func (l *loadBalancers) listenerOpts(opts *lbOptions, p portSpec, index int, name string) listeners.CreateOpts {
+	return listeners.CreateOpts{
+		Name: childName("listener", index, name), Protocol: listeners.Protocol(p.protocol), ProtocolPort: p.port,
+		AllowedCIDRs: opts.sourceRanges,
+	}
+}
+
+// create makes the whole load balancer in one fully-populated call:
+// listeners, their default pools, members and monitors.
+func (l *loadBalancers) create(ctx context.Context, svc *v1.Service, opts *lbOptions, subnets lbSubnets, members []member) (*loadbalancers.LoadBalancer, error) {
+	name := lbName(l.clusterID, svc)
+	co := loadbalancers.CreateOpts{
+		Name:        name,
+		Description: lbDescription(l.clusterID, svc),
+		VipSubnetID: subnets.vipSubnetID,
+		Provider:    l.cfg.LoadBalancer.Provider,
+		Tags:        []string{clusterTag(l.clusterID), serviceTag(svc)},
+	}
+	if opts.internal && opts.loadBalancerIP != "" {
+		co.VipAddress = opts.loadBalancerIP
+	}
+	for i, p := range opts.ports {
+		lo := l.listenerOpts(opts, p, i, name)
+		po := l.poolOpts(opts, p, i, name, subnets, members)
+		lo.DefaultPool = &po
+		co.Listeners = append(co.Listeners, lo)
+	}
+	lb, err := loadbalancers.Create(ctx, l.api.lb, co).Extract()
+	if err != nil {
+		return nil, fmt.Errorf("create load balancer %s: %w", name, refusal(err))
+	}
+	return lb, nil
+}
+
+// reconcile reads the load balancer's listeners, pools, members and
+// monitors and writes what differs from the Service, one change at a
+// time. It returns the record of the pools it leaves.
+func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, subnets lbSubnets, members []member) (*lbRecord, error) {
+	logger := klog.FromContext(ctx)
+	lsPages, err := listeners.List(l.api.lb, listeners.ListOpts{LoadbalancerID: lb.ID}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list listeners of %s: %w", lb.ID, err)
+	}
+	ls, err := listeners.ExtractListeners(lsPages)
+	if err != nil {
+		return nil, err
+	}
+	plPages, err := pools.List(l.api.lb, pools.ListOpts{LoadbalancerID: lb.ID}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list pools of %s: %w", lb.ID, err)
+	}
+	pls, err := pools.ExtractPools(plPages)
+	if err != nil {
+		return nil, err
+	}
+	poolByID := map[string]*pools.Pool{}
+	for i := range pls {
+		poolByID[pls[i].ID] = &pls[i]
+	}
+
+	rec := &lbRecord{lbID: lb.ID, pools: map[string]poolRecord{}}
+	wanted := map[string]bool{}
+	for i, p := range opts.ports {
+		wanted[p.key()] = true
+		var lis *listeners.Listener
+		for j := range ls {
+			if ls[j].Protocol == p.protocol && ls[j].ProtocolPort == p.port {
+				lis = &ls[j]
+			}
+		}
+		if lis == nil {
+			id, err := l.addPort(ctx, opts, lb, p, i, subnets, members)
+			if err != nil {
+				return nil, err
+			}
+			rec.pools[p.key()] = poolRecord{id: id, nodePort: p.nodePort, members: membersKey(members)}
+			continue
+		}
+		if !sameCIDRs(lis.AllowedCIDRs, opts.sourceRanges) {
+			cidrs := opts.sourceRanges
+			if cidrs == nil {
+				cidrs = []string{}
+			}
+			if err := l.write(ctx, lb.ID, "update allowed CIDRs of listener "+lis.ID, func() error {
+				return listeners.Update(ctx, l.api.lb, lis.ID, listeners.UpdateOpts{AllowedCIDRs: &cidrs}).Err
+			}); err != nil {
+				return nil, err
+			}
+			logger.Info("Updated listener source ranges", "listener", lis.ID, "allowedCIDRs", cidrs)
+		}
+		pool := poolByID[lis.DefaultPoolID]
+		if pool == nil {
+			id, err := l.addPool(ctx, opts, lb, lis.ID, p, i, subnets, members)
+			if err != nil {
+				return nil, err
+			}
+			rec.pools[p.key()] = poolRecord{id: id, nodePort: p.nodePort, members: membersKey(members)}
+			continue
+		}
+		if err := l.reconcilePool(ctx, opts, lb, pool, p, i, subnets, members); err != nil {
+			return nil, err
+		}
+		rec.pools[p.key()] = poolRecord{id: pool.ID, nodePort: p.nodePort, members: membersKey(members)}
+	}
+	// Ports the Service no longer has: the pool (with its members and
+	// monitor), then the listener.
+	for _, lis := range ls {
+		if wanted[lis.Protocol+":"+strconv.Itoa(lis.ProtocolPort)] {
+			continue
+		}
+		if lis.DefaultPoolID != "" {
+			if err := l.write(ctx, lb.ID, "delete pool "+lis.DefaultPoolID, func() error {
+				return ignoreNotFound(pools.Delete(ctx, l.api.lb, lis.DefaultPoolID).Err)
+			}); err != nil {
+				return nil, err
+			}
+		}
+		if err := l.write(ctx, lb.ID, "delete listener "+lis.ID, func() error {
+			return ignoreNotFound(listeners.Delete(ctx, l.api.lb, lis.ID).Err)
+		}); err != nil {
+			return nil, err
+		}
+		logger.Info("Removed listener of a port the Service no longer has", "listener", lis.ID, "port", lis.ProtocolPort)
+	}
+	return rec, nil
+}
+
+// addPort adds a listener and its pool for a new Service port.
+func (l *loadBalancers) addPort(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, p portSpec, index int, subnets lbSubnets, members []member) (string, error) {
+	var lis *listeners.Listener
+	if err := l.write(ctx, lb.ID, "create listener for port "+p.key(), func() error {
+		var err error
+		lis, err = listeners.Create(ctx, l.api.lb, withLB(l.listenerOpts(opts, p, index, lb.Name), lb.ID)).Extract()
+		return err
+	}); err != nil {
+		return "", err
+	}
+	return l.addPool(ctx, opts, lb, lis.ID, p, index, subnets, members)
+}
+
+func withLB(o listeners.CreateOpts, lbID string) listeners.CreateOpts {
+	o.LoadbalancerID = lbID
+	return o
+}
+
+// addPool creates a listener's default pool with its members and
+// monitor, in one call.
+func (l *loadBalancers) addPool(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, listenerID string, p portSpec, index int, subnets lbSubnets, members []member) (string, error) {
+	po := l.poolOpts(opts, p, index, lb.Name, subnets, members)
+	po.ListenerID = listenerID
+	var pool *pools.Pool
+	if err := l.write(ctx, lb.ID, "create pool for port "+p.key(), func() error {
+		var err error
+		pool, err = pools.Create(ctx, l.api.lb, po).Extract()
+		return err
+	}); err != nil {
+		return "", err
+	}
+	return pool.ID, nil
+}
+
+// reconcilePool brings a pool's algorithm, members and monitor in line.
+func (l *loadBalancers) reconcilePool(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, pool *pools.Pool, p portSpec, index int, subnets lbSubnets, members []member) error {
+	if pool.LBMethod != opts.lbMethod {
+		if err := l.write(ctx, lb.ID, "update algorithm of pool "+pool.ID, func() error {
+			return pools.Update(ctx, l.api.lb, pool.ID, pools.UpdateOpts{LBMethod: pools.LBMethod(opts.lbMethod)}).Err
+		}); err != nil {
+			return err
+		}
+	}
+	pages, err := pools.ListMembers(l.api.lb, pool.ID, pools.ListMembersOpts{}).AllPages(ctx)
+	if err != nil {
+		return fmt.Errorf("list members of pool %s: %w", pool.ID, err)
+	}
+	have, err := pools.ExtractMembers(pages)
+	if err != nil {
+		return err
+	}
+	if !sameMembers(have, members, p.nodePort, monitorPort(opts)) {
+		if err := l.setMembers(ctx, lb.ID, pool.ID, p.nodePort, subnets.memberSubnetID, monitorPort(opts), members); err != nil {
+			return err
+		}
+	}
+	return l.reconcileMonitor(ctx, opts, lb, pool, p, index)
+}
+
+// reconcileMonitor creates, replaces or deletes the pool's monitor.
+func (l *loadBalancers) reconcileMonitor(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, pool *pools.Pool, p portSpec, index int) error {
+	var have *monitors.Monitor
+	if pool.MonitorID != "" {
+		m, err := monitors.Get(ctx, l.api.lb, pool.MonitorID).Extract()
+		if err != nil && !isNotFound(err) {
+			return fmt.Errorf("get monitor %s: %w", pool.MonitorID, err)
+		}
+		have = m
+	}
+	if have != nil && opts.monitor != nil {
+		want := l.monitorOpts(opts, p, index, lb.Name)
+		if have.Type == want.Type && have.URLPath == want.URLPath && have.Delay == want.Delay &&
+			have.Timeout == want.Timeout && have.MaxRetries == want.MaxRetries {
+			return nil
+		}
+	}
+	if have != nil {
+		if err := l.write(ctx, lb.ID, "delete monitor "+have.ID, func() error {
+			return ignoreNotFound(monitors.Delete(ctx, l.api.lb, have.ID).Err)
+		}); err != nil {
+			return err
+		}
+	}
+	if opts.monitor == nil {
+		return nil
+	}
+	mo := l.monitorOpts(opts, p, index, lb.Name)
+	mo.PoolID = pool.ID
+	return l.write(ctx, lb.ID, "create monitor for pool "+pool.ID, func() error {
+		return monitors.Create(ctx, l.api.lb, mo).Err
+	})
+}
+
+// setMembers replaces a pool's members in one batch update.
+func (l *loadBalancers) setMembers(ctx context.Context, lbID, poolID string, nodePort int, subnetID string, monitorPort *int, members []member) error {
+	batch := make([]pools.BatchUpdateMemberOpts, len(members))
+	for i, m := range members {
+		name := cut(m.name, 255)
+		batch[i] = pools.BatchUpdateMemberOpts{Name: &name, Address: m.address, ProtocolPort: nodePort, MonitorPort: monitorPort}
+		if subnetID != "" {
+			batch[i].SubnetID = &subnetID
+		}
+	}
+	err := l.write(ctx, lbID, "update members of pool "+poolID, func() error {
+		return pools.BatchUpdateMembers(ctx, l.api.lb, poolID, batch).Err
+	})
+	if err == nil {
+		klog.FromContext(ctx).V(2).Info("Updated pool members", "pool", poolID, "members", len(members))
+	}
+	return err
+}
+
+// updateFromRecord applies a node set change to the pools the record
+// names: one batch member update per pool whose members changed, and no
+// read. A conflict or a missing pool means the record is stale.
+func (l *loadBalancers) updateFromRecord(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node, rec *lbRecord) error {
+	subnets, err := l.resolveSubnets(ctx, opts, nodes)
+	if err != nil {
+		return err
+	}
+	members := l.members(nodes, subnets.memberCIDR)
+	key := membersKey(members)
+	if l.groups != nil {
+		if err := l.groups.attach(ctx, subnets, nodes); err != nil {
+			return err
+		}
+	}
+	for _, p := range opts.ports {
+		pr, ok := rec.pools[p.key()]
+		if !ok {
+			return errStaleRecord
+		}
+		if pr.members == key {
+			continue
+		}
+		if err := l.setMembers(ctx, rec.lbID, pr.id, p.nodePort, subnets.memberSubnetID, monitorPort(opts), members); err != nil {
+			return err
+		}
+		pr.members = key
+		rec.pools[p.key()] = pr
+	}
+	return nil
+}
+
+// sameMembers reports whether a pool's members are exactly the wanted
+// addresses on the node port (and monitor port).
+func sameMembers(have []pools.Member, want []member, nodePort int, monitorPort *int) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	mp := 0
+	if monitorPort != nil {
+		mp = *monitorPort
+	}
+	addrs := make(map[string]bool, len(have))
+	for _, m := range have {
+		if m.ProtocolPort != nodePort || m.MonitorPort != mp {
+			return false
+		}
+		addrs[m.Address] = true
+	}
+	for _, m := range want {
+		if !addrs[m.address] {
+			return false
+		}
+	}
+	return true
+}
+
+func sameCIDRs(have, want []string) bool {
+	h := slices.Clone(have)
+	w := slices.Clone(want)
+	slices.Sort(h)
+	slices.Sort(w)
+	if len(h) == 1 && (h[0] == "0.0.0.0/0" || h[0] == "::/0") {
+		h = nil
+	}
+	return slices.Equal(h, w)
+}
