@@ -24,6 +24,7 @@ type Cloud struct {
 	lb        *loadBalancers
 	// serialLB is lb with one Service's calls never overlapping.
 	serialLB *lbserial.LoadBalancer
+	routes   *routes
 }
 
 var (
@@ -51,6 +52,9 @@ func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Clou
 	c.instances = newInstances(api.compute, s, c.nodes, clk)
 	c.lb = newLoadBalancers(api, s, clusterID, clk)
 	c.serialLB = lbserial.Wrap(c.lb)
+	if s.RoutesEnabled() {
+		c.routes = newRoutes(api, s, c.instances)
+	}
 	return c
 }
 
@@ -82,8 +86,13 @@ func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
 // LoadBalancer serves the service controller.
 func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.serialLB, true }
 
-// Routes is not offered yet (the OpenStack issue's Neutron routes part).
-func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
+// Routes is supported only when routes.routerID is configured.
+func (c *Cloud) Routes() (cloudprovider.Routes, bool) {
+	if c.routes == nil {
+		return nil, false
+	}
+	return c.routes, true
+}
 
 // Backend describes the OpenStack backend for the registry.
 func Backend() providers.Backend {
