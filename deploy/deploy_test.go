@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -562,5 +563,33 @@ func TestManifestsServerSideApplyDryRun(t *testing.T) {
 	_, err = cp.AdminClient.AppsV1().Deployments(namespace).Get(ctx, deploymentName, metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("Deployment exists after a dry-run apply (get error %v)", err)
+	}
+}
+
+// TestOpenStackSecretExample: the OpenStack example is a Secret of the same
+// name and key as the default one, and its cloud-config is one the binary
+// accepts, with the application credential secret marked secret.
+func TestOpenStackSecretExample(t *testing.T) {
+	raw, err := os.ReadFile("examples/cloud-config-secret-openstack.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s corev1.Secret
+	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	data, ok := s.StringData["cloud-config.yaml"]
+	if s.Kind != "Secret" || s.Name != secretName || s.Namespace != "kube-system" || !ok || len(s.StringData) != 1 {
+		t.Fatalf("want Secret kube-system/%s with the single key cloud-config.yaml, got %s %s/%s keys %v", secretName, s.Kind, s.Namespace, s.Name, s.StringData)
+	}
+	cfg, err := config.Parse([]byte(data), providers.Default)
+	if err != nil {
+		t.Fatalf("the OpenStack example cloud-config does not validate:\n%v", err)
+	}
+	if cfg.Provider != "openstack" {
+		t.Errorf("provider %q", cfg.Provider)
+	}
+	if strings.Contains(cfg.String(), "replace-with-the-application-credential-secret") {
+		t.Errorf("the redacted config shows the secret: %s", cfg.String())
 	}
 }
