@@ -20,6 +20,12 @@ const (
 	KindFlavor        = "flavor"
 	KindImage         = "image"
 	KindServer        = "server"
+	// Octavia's.
+	KindLoadBalancer  = "load-balancer"
+	KindListener      = "listener"
+	KindPool          = "pool"
+	KindMember        = "member"
+	KindHealthMonitor = "health-monitor"
 )
 
 // Resources implements cloudsim.Cloud. It lists everything the emulator
