@@ -199,7 +199,10 @@ func TestAdminAPIAndResources(t *testing.T) {
 	}
 	want := map[string]int{
 		"domain": 1, "project": 1, "user": 1, "role": 3, "application-credential": 1, "network": 2, "subnet": 2,
-		"port": 3, "flavor": 5, "image": 1, "server": 3,
+		"port": 3 + 2, "flavor": 5, "image": 1, "server": 3,
+		// The fixture's router (its interface and gateway ports above) and
+		// the project's default security group with its four rules.
+		"router": 1, "security-group": 1, "security-group-rule": 4,
 	}
 	if !maps.Equal(kinds, want) {
 		t.Errorf("resource kinds %v, want %v", kinds, want)

@@ -45,7 +45,14 @@ type Fixture struct {
 	ExternalNetworkName string `json:"externalNetworkName"`
 	ExternalSubnetID    string `json:"externalSubnetId"`
 	FloatingCIDR        string `json:"floatingCidr"`
-	ImageID             string `json:"imageId"`
+	// RouterID/RouterName are the project's router ("<cluster>-router"):
+	// an interface on the node subnet (its gateway address) and its
+	// gateway on the external network.
+	RouterID   string `json:"routerId"`
+	RouterName string `json:"routerName"`
+	// DefaultSecurityGroupID is the project's default security group.
+	DefaultSecurityGroupID string `json:"defaultSecurityGroupId"`
+	ImageID                string `json:"imageId"`
 	// Flavors maps flavor names to IDs; DefaultFlavor is the name
 	// launches use when they name none.
 	Flavors       map[string]string `json:"flavors"`
@@ -110,6 +117,12 @@ func NewDefault(cfg Config) *Emulator {
 	es, err := e.createSubnet(ext.id, "public-subnet", "", fipCIDR)
 	must(err)
 	f.ExternalNetworkID, f.ExternalNetworkName, f.ExternalSubnetID, f.FloatingCIDR = ext.id, ext.name, es.id, es.cidr.String()
+	rt, err := e.createRouter(e.cfg.ClusterID+"-router", p.id, ext.id, s.id)
+	must(err)
+	f.RouterID, f.RouterName = rt.id, rt.name
+	if sg := e.ensureDefaultSecurityGroup(p.id); sg != nil {
+		f.DefaultSecurityGroupID = sg.id
+	}
 
 	img := &image{id: e.ids.uuid(), name: "ubuntu-24.04-server-cloudimg-amd64"}
 	e.images.Put(img)

@@ -26,6 +26,10 @@ const (
 	KindPool          = "pool"
 	KindMember        = "member"
 	KindHealthMonitor = "health-monitor"
+	// Neutron's own.
+	KindSecurityGroup     = "security-group"
+	KindSecurityGroupRule = "security-group-rule"
+	KindRouter            = "router"
 )
 
 // Resources implements cloudsim.Cloud. It lists everything the emulator
@@ -61,16 +65,16 @@ func (e *Emulator) Resources() []cloudsim.Resource {
 		add(KindAppCredential, a.id, a.name, a.userID, nil)
 	}
 	for _, n := range e.networks.All() {
-		add(KindNetwork, n.id, n.name, n.projectID, nil)
+		add(KindNetwork, n.id, n.name, n.projectID, ntTagMap(n.std.tags))
 	}
 	for _, s := range e.subnets.All() {
-		add(KindSubnet, s.id, s.name, s.networkID, nil)
+		add(KindSubnet, s.id, s.name, s.networkID, ntTagMap(s.std.tags))
 	}
 	for _, p := range e.ports.All() {
-		add(KindPort, p.id, p.fixedIP.String(), p.networkID, nil)
+		add(KindPort, p.id, p.fixedIP.String(), p.networkID, ntTagMap(p.std.tags))
 	}
 	for _, f := range e.floatingIPs.All() {
-		add(KindFloatingIP, f.id, f.address.String(), f.networkID, nil)
+		add(KindFloatingIP, f.id, f.address.String(), f.networkID, ntTagMap(f.std.tags))
 	}
 	for _, f := range e.flavors.All() {
 		add(KindFlavor, f.id, f.name, "", nil)
