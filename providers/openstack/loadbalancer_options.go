@@ -209,7 +209,6 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 		seen[ps.key()] = true
 		o.ports = append(o.ports, ps)
 	}
-	slices.SortFunc(o.ports, func(a, b portSpec) int { return strings.Compare(a.key(), b.key()) })
 
 	monitor := s.LoadBalancer.CreateMonitor
 	if v, set, err := annotationHealthMonitor.Bool(svc); err != nil {
@@ -228,10 +227,11 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 			m.path = path
 			m.typ = "HTTP"
 			if s.LoadBalancer.Provider == "ovn" {
-				// OVN monitors are TCP or UDP-CONNECT only: a TCP
-				// connect to kube-proxy's health port still tells
-				// whether the node forwards.
-				m.typ, m.path = "TCP", ""
+				// OVN has neither HTTP monitors nor members'
+				// monitor_port. A connect to the NodePort itself
+				// tells the same: with policy Local, kube-proxy
+				// drops it on nodes without a ready endpoint.
+				m.typ, m.path, m.port = "", "", 0
 			}
 		}
 		o.monitor = m

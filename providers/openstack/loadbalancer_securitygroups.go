@@ -57,8 +57,8 @@ type memberGroup struct {
 	idFill flight.Group[string]
 	// attached holds the node ports known to carry the group.
 	attached *ttlcache.Cache[bool]
-	// attachFill shares one attach pass among Services synced together.
-	attachFill flight.Group[struct{}]
+	// attachMu runs one attach pass at a time.
+	attachMu sync.Mutex
 }
 
 func newMemberGroup(api *clients, clusterID, provider string, clk clock.Clock) *memberGroup {
@@ -112,24 +112,30 @@ func (g *memberGroup) groupID(ctx context.Context, create bool) (string, error) 
 
 // attach adds the group to the ports of nodes that do not carry it yet:
 // one listing of the nodes' network finds their ports, and each port is
-// written once, with If-Match.
+// written once, with If-Match. Passes run one at a time, so Services
+// synced together never race for the same port.
 func (g *memberGroup) attach(ctx context.Context, subnets lbSubnets, nodes []*v1.Node) error {
-	var todo []string
-	for _, n := range nodes {
-		if a := memberAddress(n, subnets.memberCIDR); a != "" {
-			if _, ok := g.attached.Get(a); !ok {
-				todo = append(todo, a)
+	todo := func() []string {
+		var out []string
+		for _, n := range nodes {
+			if a := memberAddress(n, subnets.memberCIDR); a != "" {
+				if _, ok := g.attached.Get(a); !ok {
+					out = append(out, a)
+				}
 			}
 		}
+		return out
 	}
-	if len(todo) == 0 {
+	if len(todo()) == 0 {
 		return nil
 	}
-	slices.Sort(todo)
-	_, err := g.attachFill.Do(ctx, strings.Join(todo, ","), func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, g.attachAddresses(ctx, subnets.memberNetworkID, todo)
-	})
-	return err
+	g.attachMu.Lock()
+	defer g.attachMu.Unlock()
+	addrs := todo() // another pass may have done them meanwhile
+	if len(addrs) == 0 {
+		return nil
+	}
+	return g.attachAddresses(ctx, subnets.memberNetworkID, addrs)
 }
 
 func (g *memberGroup) attachAddresses(ctx context.Context, networkID string, addrs []string) error {

@@ -184,8 +184,18 @@ func monitorPort(opts *lbOptions) *int {
 func (l *loadBalancers) listenerOpts(opts *lbOptions, p portSpec, index int, name string) listeners.CreateOpts {
 	return listeners.CreateOpts{
 		Name: childName("listener", index, name), Protocol: listeners.Protocol(p.protocol), ProtocolPort: p.port,
-		AllowedCIDRs: opts.sourceRanges,
+		AllowedCIDRs: l.allowedCIDRs(opts),
 	}
+}
+
+// allowedCIDRs are the listeners' allowed_cidrs: the source ranges, or
+// nil for everyone. The ovn provider has none (it refuses the field); the
+// member security group admits its source ranges instead.
+func (l *loadBalancers) allowedCIDRs(opts *lbOptions) []string {
+	if l.cfg.LoadBalancer.Provider == "ovn" {
+		return nil
+	}
+	return opts.sourceRanges
 }
 
 // create makes the whole load balancer in one fully-populated call:
@@ -259,8 +269,8 @@ func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *load
 			rec.pools[p.key()] = poolRecord{id: id, nodePort: p.nodePort, members: membersKey(members)}
 			continue
 		}
-		if !sameCIDRs(lis.AllowedCIDRs, opts.sourceRanges) {
-			cidrs := opts.sourceRanges
+		if !sameCIDRs(lis.AllowedCIDRs, l.allowedCIDRs(opts)) {
+			cidrs := l.allowedCIDRs(opts)
 			if cidrs == nil {
 				cidrs = []string{}
 			}
@@ -326,11 +336,13 @@ func withLB(o listeners.CreateOpts, lbID string) listeners.CreateOpts {
 	return o
 }
 
-// addPool creates a listener's default pool with its members and
-// monitor, in one call.
+// addPool creates a listener's default pool, then its members in one
+// batch and its monitor: Octavia takes members and a monitor inside a
+// pool only in a fully-populated load balancer create.
 func (l *loadBalancers) addPool(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, listenerID string, p portSpec, index int, subnets lbSubnets, members []member) (string, error) {
-	po := l.poolOpts(opts, p, index, lb.Name, subnets, members)
+	po := l.poolOpts(opts, p, index, lb.Name, subnets, nil)
 	po.ListenerID = listenerID
+	po.Monitor = nil
 	var pool *pools.Pool
 	if err := l.write(ctx, lb.ID, "create pool for port "+p.key(), func() error {
 		var err error
@@ -338,6 +350,20 @@ func (l *loadBalancers) addPool(ctx context.Context, opts *lbOptions, lb *loadba
 		return err
 	}); err != nil {
 		return "", err
+	}
+	if len(members) > 0 {
+		if err := l.setMembers(ctx, lb.ID, pool.ID, p.nodePort, subnets.memberSubnetID, monitorPort(opts), members); err != nil {
+			return "", err
+		}
+	}
+	if opts.monitor != nil {
+		mo := l.monitorOpts(opts, p, index, lb.Name)
+		mo.PoolID = pool.ID
+		if err := l.write(ctx, lb.ID, "create monitor for pool "+pool.ID, func() error {
+			return monitors.Create(ctx, l.api.lb, mo).Err
+		}); err != nil {
+			return "", err
+		}
 	}
 	return pool.ID, nil
 }
