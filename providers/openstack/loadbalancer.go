@@ -149,7 +149,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	}
 	ctx = l.logContext(ctx, svc)
 	op := l.records.Begin(serviceKey(svc))
-	st, rec, err := l.ensure(ctx, svc, opts, nodes)
+	st, rec, err := l.ensure(ctx, svc, opts, nodes, true)
 	op.End(rec, op.Start)
 	if err != nil {
 		return nil, fmt.Errorf("ensure load balancer %s for service %s: %w", lbName(l.clusterID, svc), serviceKey(svc), err)
@@ -180,7 +180,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 		// The load balancer changed under the record: sync it whole.
 		klog.FromContext(ctx).V(2).Info("Record is stale; syncing the load balancer in full", "err", err)
 	}
-	_, rec, err := l.ensure(ctx, svc, opts, nodes)
+	_, rec, err := l.ensure(ctx, svc, opts, nodes, false)
 	op.End(rec, op.Start)
 	if err != nil {
 		return fmt.Errorf("update load balancer %s for service %s: %w", lbName(l.clusterID, svc), serviceKey(svc), err)

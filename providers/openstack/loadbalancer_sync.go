@@ -58,11 +58,19 @@ func (o *lbOptions) signature() string {
 // only what differs is written, one change at a time since Octavia takes
 // one per load balancer. It returns the status and a record of what it
 // established.
-func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node) (*v1.LoadBalancerStatus, *lbRecord, error) {
+//
+// An update (create false) never creates: a load balancer that is gone
+// was deleted with its Service (an update can wait behind that deletion)
+// or is EnsureLoadBalancer's to make.
+func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node, create bool) (*v1.LoadBalancerStatus, *lbRecord, error) {
 	logger := klog.FromContext(ctx)
 	lb, err := l.find(ctx, svc)
 	if err != nil {
 		return nil, nil, err
+	}
+	if lb == nil && !create {
+		logger.V(2).Info("No load balancer to update")
+		return nil, nil, nil
 	}
 	subnets, err := l.resolveSubnets(ctx, opts, nodes)
 	if err != nil {

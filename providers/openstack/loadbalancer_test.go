@@ -186,6 +186,17 @@ func TestNodeChangeOneBatchPerPool(t *testing.T) {
 	if calls := e.srv.Calls(); calls["octavia:BatchUpdateMembers"] != 0 {
 		t.Errorf("unchanged nodes: calls %v", calls)
 	}
+	// An update that waited behind the Service's deletion creates
+	// nothing.
+	if err := e.lb.EnsureLoadBalancerDeleted(t.Context(), "", svc); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.lb.UpdateLoadBalancer(t.Context(), "", svc, e.nodes); err != nil {
+		t.Fatal(err)
+	}
+	if lbs := e.emu.LoadBalancers(); len(lbs) != 0 {
+		t.Errorf("an update after the deletion made %d load balancers", len(lbs))
+	}
 }
 
 // TestFloatingIPsReleasedOnlyWhenOurs: spec.loadBalancerIP's floating IP
@@ -317,6 +328,16 @@ func TestPortChange(t *testing.T) {
 	for _, p := range e.lbOf(t, svc).Pools {
 		if len(p.Members) != 2 {
 			t.Errorf("pool %s members %v", p.Name, memberAddrs(p))
+		}
+	}
+	// A node joining after the port change reaches every pool.
+	nodes := append(slices.Clone(e.nodes), e.addNodes(t, 1)...)
+	if err := e.lb.UpdateLoadBalancer(t.Context(), "", svc, nodes); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range e.lbOf(t, svc).Pools {
+		if len(p.Members) != 3 {
+			t.Errorf("after a node joined: pool %s members %v", p.Name, memberAddrs(p))
 		}
 	}
 }

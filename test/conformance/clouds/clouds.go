@@ -10,11 +10,13 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/aws"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/openstack"
 )
 
 // all holds every adapter by name.
 var all = map[string]conformance.Adapter{
-	"aws": aws.Adapter{},
+	"aws":       aws.Adapter{},
+	"openstack": openstack.Adapter{},
 }
 
 // Default is the cloud used when none is named.
