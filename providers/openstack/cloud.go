@@ -50,7 +50,7 @@ func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Cloud {
 	c := &Cloud{cfg: s, clusterID: clusterID, api: api, nodes: nodes.New(serverIDParser(s.Region))}
 	c.instances = newInstances(api.compute, s, c.nodes, clk)
-	c.lb = newLoadBalancers(api, s, clusterID, clk)
+	c.lb = newLoadBalancers(api, s, clusterID, c.instances, clk)
 	c.serialLB = lbserial.Wrap(c.lb)
 	if s.RoutesEnabled() {
 		c.routes = newRoutes(api, s, c.instances)

@@ -36,6 +36,8 @@ type loadBalancers struct {
 	cfg       *Section
 	clusterID string
 	clock     clock.Clock
+	// in finds the servers of Nodes that have no address yet.
+	in *instances
 
 	// subnets caches the project's subnets (ID -> CIDR) for finding the
 	// subnet of the nodes' addresses.
@@ -52,8 +54,8 @@ type loadBalancers struct {
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
-func newLoadBalancers(api *clients, s *Section, clusterID string, clk clock.Clock) *loadBalancers {
-	l := &loadBalancers{api: api, cfg: s, clusterID: clusterID, clock: clk}
+func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances, clk clock.Clock) *loadBalancers {
+	l := &loadBalancers{api: api, cfg: s, clusterID: clusterID, in: in, clock: clk}
 	l.subnets = ttlcache.New[[]subnetInfo](subnetCacheTTL, clk)
 	l.records = lbrecords.New[lbRecord](lbRecordTTL, clk)
 	if s.LoadBalancer.ManageSecurityGroups {

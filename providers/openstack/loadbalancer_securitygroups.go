@@ -114,14 +114,12 @@ func (g *memberGroup) groupID(ctx context.Context, create bool) (string, error) 
 // one listing of the nodes' network finds their ports, and each port is
 // written once, with If-Match. Passes run one at a time, so Services
 // synced together never race for the same port.
-func (g *memberGroup) attach(ctx context.Context, subnets lbSubnets, nodes []*v1.Node) error {
+func (g *memberGroup) attach(ctx context.Context, subnets lbSubnets, members []member) error {
 	todo := func() []string {
 		var out []string
-		for _, n := range nodes {
-			if a := memberAddress(n, subnets.memberCIDR); a != "" {
-				if _, ok := g.attached.Get(a); !ok {
-					out = append(out, a)
-				}
+		for _, m := range members {
+			if _, ok := g.attached.Get(m.address); !ok {
+				out = append(out, m.address)
 			}
 		}
 		return out
@@ -232,8 +230,8 @@ func (g *memberGroup) wantedRules(opts *lbOptions, subnets lbSubnets) []rule {
 
 // ensureRules attaches the group to the nodes' ports and makes the
 // group's rules for the Service exactly the wanted ones.
-func (g *memberGroup) ensureRules(ctx context.Context, svc *v1.Service, opts *lbOptions, subnets lbSubnets, nodes []*v1.Node) error {
-	if err := g.attach(ctx, subnets, nodes); err != nil {
+func (g *memberGroup) ensureRules(ctx context.Context, svc *v1.Service, opts *lbOptions, subnets lbSubnets, members []member) error {
+	if err := g.attach(ctx, subnets, members); err != nil {
 		return err
 	}
 	sg, err := g.groupID(ctx, true)

@@ -76,7 +76,10 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	if err != nil {
 		return nil, nil, err
 	}
-	members := l.members(nodes, subnets.memberCIDR)
+	members, err := l.members(ctx, nodes, subnets.memberCIDR)
+	if err != nil {
+		return nil, nil, err
+	}
 	if lb == nil {
 		if lb, err = l.create(ctx, svc, opts, subnets, members); err != nil {
 			return nil, nil, err
@@ -89,7 +92,7 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 		return nil, nil, err
 	}
 	if l.groups != nil {
-		if err := l.groups.ensureRules(ctx, svc, opts, subnets, nodes); err != nil {
+		if err := l.groups.ensureRules(ctx, svc, opts, subnets, members); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -110,16 +113,57 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 
 // members are the nodes' addresses in the member subnet: each node's
 // first InternalIP inside it (any InternalIP when the subnet is not
-// known), sorted. Nodes without one are left out and logged.
-func (l *loadBalancers) members(nodes []*v1.Node, cidr netip.Prefix) []member {
+// known), sorted. A Node the node controller has not initialised yet has
+// no addresses, and the service controller does not sync again when it
+// gets them; its server's fixed address (from the instance snapshot, no
+// call per node) stands in. A node without either is left out.
+func (l *loadBalancers) members(ctx context.Context, nodes []*v1.Node, cidr netip.Prefix) ([]member, error) {
 	out := make([]member, 0, len(nodes))
+	var pending []*v1.Node
 	for _, n := range nodes {
 		if a := memberAddress(n, cidr); a != "" {
 			out = append(out, member{name: n.Name, address: a})
+		} else {
+			pending = append(pending, n)
 		}
 	}
+	if len(pending) > 0 && l.in != nil {
+		found, err := l.serverAddresses(ctx, pending, cidr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, found...)
+	}
 	slices.SortFunc(out, func(a, b member) int { return strings.Compare(a.address, b.address) })
-	return slices.CompactFunc(out, func(a, b member) bool { return a.address == b.address })
+	return slices.CompactFunc(out, func(a, b member) bool { return a.address == b.address }), nil
+}
+
+// serverAddresses finds the fixed addresses of nodes without addresses
+// through their servers.
+func (l *loadBalancers) serverAddresses(ctx context.Context, nodes []*v1.Node, cidr netip.Prefix) ([]member, error) {
+	ids := make([]string, 0, len(nodes))
+	names := map[string]string{}
+	for _, n := range nodes {
+		id, err := l.in.serverIDForNode(ctx, n)
+		if err != nil {
+			klog.FromContext(ctx).V(2).Info("Node has no address and no server yet; left out of the pools", "node", n.Name, "err", err)
+			continue
+		}
+		ids = append(ids, id)
+		names[id] = n.Name
+	}
+	servers, err := l.in.snap.ByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []member
+	for id, s := range servers {
+		n := &v1.Node{Status: v1.NodeStatus{Addresses: s.addresses}}
+		if a := memberAddress(n, cidr); a != "" {
+			out = append(out, member{name: names[id], address: a})
+		}
+	}
+	return out, nil
 }
 
 func memberAddress(n *v1.Node, cidr netip.Prefix) string {
@@ -462,10 +506,13 @@ func (l *loadBalancers) updateFromRecord(ctx context.Context, svc *v1.Service, o
 	if err != nil {
 		return err
 	}
-	members := l.members(nodes, subnets.memberCIDR)
+	members, err := l.members(ctx, nodes, subnets.memberCIDR)
+	if err != nil {
+		return err
+	}
 	key := membersKey(members)
 	if l.groups != nil {
-		if err := l.groups.attach(ctx, subnets, nodes); err != nil {
+		if err := l.groups.attach(ctx, subnets, members); err != nil {
 			return err
 		}
 	}

@@ -94,7 +94,9 @@ func memberAddrs(p osemu.PoolInfo) []string {
 func (e *lbEnv) wantMembers(nodes []*v1.Node, nodePort int32) []string {
 	var out []string
 	for _, n := range nodes {
-		out = append(out, fmt.Sprintf("%s:%d", n.Status.Addresses[0].Address, nodePort))
+		id, _ := serverIDParser("RegionOne")(n.Spec.ProviderID)
+		info, _ := e.emu.Server(id)
+		out = append(out, fmt.Sprintf("%s:%d", info.PrivateIP, nodePort))
 	}
 	slices.Sort(out)
 	return out
@@ -465,3 +467,21 @@ func TestBadAnnotations(t *testing.T) {
 }
 
 var _ = netip.Prefix{}
+
+// TestUninitializedNodeIsMember: a Node the node controller has not given
+// addresses yet (the service controller syncs it once, with no address)
+// is a member through its server's fixed address.
+func TestUninitializedNodeIsMember(t *testing.T) {
+	e := newLBEnv(t, 2, nil)
+	svc := service("web", 80)
+	fresh := e.addNodes(t, 1)[0]
+	want := e.wantMembers(append(slices.Clone(e.nodes), fresh), svc.Spec.Ports[0].NodePort)
+	fresh.Status.Addresses = nil
+	fresh.Spec.ProviderID = "" // found by its server name
+	if _, err := e.lb.EnsureLoadBalancer(t.Context(), "", svc, append(slices.Clone(e.nodes), fresh)); err != nil {
+		t.Fatal(err)
+	}
+	if got := memberAddrs(e.lbOf(t, svc).Pools[0]); !slices.Equal(got, want) {
+		t.Errorf("members %v, want %v", got, want)
+	}
+}

@@ -34,7 +34,8 @@ const (
 // set a slower Octavia.
 type Options struct {
 	// ProvisioningDelay is how long Octavia keeps changes PENDING_*
-	// (default 100ms).
+	// (default 1s: a real amphora takes far longer, and the suite's
+	// crash scenario needs provisioning to outlast its 0-3 s kill).
 	ProvisioningDelay time.Duration
 }
 
@@ -58,12 +59,16 @@ func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 	if clusterID == "" {
 		clusterID = "kubernetes"
 	}
+	delay := a.Options.ProvisioningDelay
+	if delay == 0 {
+		delay = time.Second
+	}
 	emu := cloudsimopenstack.NewDefault(cloudsimopenstack.Config{
 		ClusterID: clusterID,
 		// A cluster's router holds a route per node; operators raise
 		// Neutron's default quota of 30 for that.
 		Neutron: cloudsimopenstack.NeutronConfig{RouterRouteQuota: -1},
-		Octavia: cloudsimopenstack.OctaviaConfig{ProvisioningDelay: a.Options.ProvisioningDelay},
+		Octavia: cloudsimopenstack.OctaviaConfig{ProvisioningDelay: delay},
 	})
 	srv, err := cloudsim.Start(emu)
 	if err != nil {
