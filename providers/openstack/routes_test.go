@@ -116,4 +116,3 @@ func toRouters(in []osemu.RouteInfo) []routers.Route {
 	}
 	return out
 }
-

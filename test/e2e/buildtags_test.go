@@ -94,3 +94,40 @@ func linkedMethods(t *testing.T, bin, prefix string) int {
 	}
 	return n
 }
+
+// TestSlimOpenStackBuild: `make build PROVIDERS=openstack` keeps only
+// OpenStack: gophercloud and no AWS, Azure or Google module, and a
+// cloud-config for another cloud is refused with the rebuild hint.
+func TestSlimOpenStackBuild(t *testing.T) {
+	bin := filepath.Join(env.tmp, "multicloud-ccm-openstack")
+	cmd := exec.Command("make", "build", "PROVIDERS=openstack", "BIN="+bin)
+	cmd.Dir = env.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build PROVIDERS=openstack: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "providers: openstack\n") {
+		t.Fatalf("version: %v\n%s", err, out)
+	}
+	mods, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, mods)
+	}
+	if !strings.Contains(string(mods), "github.com/gophercloud/gophercloud/v2") {
+		t.Errorf("slim OpenStack build lacks gophercloud:\n%s", mods)
+	}
+	for _, foreign := range []string{"github.com/aws/", "github.com/Azure/", "cloud.google.com/", "google.golang.org/api"} {
+		if strings.Contains(string(mods), foreign) {
+			t.Errorf("slim OpenStack build contains %s", foreign)
+		}
+	}
+	cfg := writeFile(t, "aws-for-openstack-build.yaml",
+		"apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: aws\nclusterID: c1\n")
+	out, err = exec.Command(bin, "validate-config", cfg).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("validate-config exit = %v, want 1\n%s", err, out)
+	}
+	if want := `provider: "aws" is not compiled into this binary (compiled in: openstack)`; !strings.Contains(string(out), want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}

@@ -295,3 +295,7 @@ func (c *Cloud) PodRoutes() map[string]string {
 	}
 	return out
 }
+
+// SetProvisioningDelay changes how long Octavia keeps changes PENDING_*,
+// for the benchmarks' slow-provider scenario.
+func (c *Cloud) SetProvisioningDelay(d time.Duration) { c.emu.SetOctaviaProvisioningDelay(d) }
