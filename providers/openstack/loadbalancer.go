@@ -38,6 +38,9 @@ type loadBalancers struct {
 	clock     clock.Clock
 	// in finds the servers of Nodes that have no address yet.
 	in *instances
+	// firstPoll is the first wait for a PENDING load balancer (tests
+	// shorten it).
+	firstPoll time.Duration
 
 	// subnets caches the project's subnets (ID -> CIDR) for finding the
 	// subnet of the nodes' addresses.
@@ -55,7 +58,7 @@ type loadBalancers struct {
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
 func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances, clk clock.Clock) *loadBalancers {
-	l := &loadBalancers{api: api, cfg: s, clusterID: clusterID, in: in, clock: clk}
+	l := &loadBalancers{api: api, cfg: s, clusterID: clusterID, in: in, clock: clk, firstPoll: firstPoll}
 	l.subnets = ttlcache.New[[]subnetInfo](subnetCacheTTL, clk)
 	l.records = lbrecords.New[lbRecord](lbRecordTTL, clk)
 	if s.LoadBalancer.ManageSecurityGroups {

@@ -88,7 +88,7 @@ func (l *loadBalancers) delete(ctx context.Context, svc *v1.Service) error {
 // within waitActiveTimeout.
 func (l *loadBalancers) waitGone(ctx context.Context, id string) error {
 	deadline := l.clock.Now().Add(l.cfg.LoadBalancer.WaitActiveTimeout)
-	poll := firstPoll
+	poll := l.firstPoll
 	for {
 		lb, err := loadbalancers.Get(ctx, l.api.lb, id).Extract()
 		if isNotFound(err) || (err == nil && lb.ProvisioningStatus == "DELETED") {

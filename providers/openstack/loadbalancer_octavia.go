@@ -66,7 +66,7 @@ func (l *loadBalancers) find(ctx context.Context, svc *v1.Service) (*loadbalance
 // without holding a worker.
 func (l *loadBalancers) waitActive(ctx context.Context, id string) (*loadbalancers.LoadBalancer, error) {
 	deadline := l.clock.Now().Add(l.cfg.LoadBalancer.WaitActiveTimeout)
-	poll := firstPoll
+	poll := l.firstPoll
 	for {
 		lb, err := loadbalancers.Get(ctx, l.api.lb, id).Extract()
 		if err != nil {

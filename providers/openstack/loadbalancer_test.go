@@ -23,6 +23,7 @@ import (
 // provisioning taking 20 ms.
 type lbEnv struct {
 	*testEnv
+	t     *testing.T
 	lb    *loadBalancers
 	nodes []*v1.Node
 }
@@ -35,7 +36,8 @@ func newLBEnv(t *testing.T, nodeCount int, edit func(*Section)) *lbEnv {
 			edit(s)
 		}
 	})
-	e := &lbEnv{testEnv: env, lb: env.cloud.lb}
+	e := &lbEnv{testEnv: env, t: t, lb: env.cloud.lb}
+	e.lb.firstPoll = 10 * time.Millisecond
 	if nodeCount > 0 {
 		e.nodes = e.addNodes(t, nodeCount)
 	}
