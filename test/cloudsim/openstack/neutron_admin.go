@@ -265,6 +265,27 @@ func (e *Emulator) SecurityGroup(id string) (SecurityGroupInfo, bool) {
 	return e.securityGroupInfo(g), true
 }
 
+// AllocateFloatingIP allocates a floating IP in the fixture's project
+// from an external network, unassociated, as a person reserving an
+// address would.
+func (e *Emulator) AllocateFloatingIP(networkID, description string) (FloatingIPInfo, error) {
+	e.mu.Lock()
+	f, err := e.createFloatingIP(networkID, e.fixture.ProjectID, "")
+	if err == nil {
+		f.std.description = description
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return FloatingIPInfo{}, err
+	}
+	for _, info := range e.FloatingIPs() {
+		if info.ID == f.id {
+			return info, nil
+		}
+	}
+	return FloatingIPInfo{}, fmt.Errorf("floating IP %s vanished", f.id)
+}
+
 // FloatingIPs lists every floating IP.
 func (e *Emulator) FloatingIPs() []FloatingIPInfo {
 	e.mu.Lock()

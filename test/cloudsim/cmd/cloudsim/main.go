@@ -22,6 +22,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 )
 
 // options are the flags every cloud understands.
@@ -35,7 +36,8 @@ type options struct {
 
 // clouds maps -cloud names to constructors; each cloud registers here.
 var clouds = map[string]func(options) (cloudsim.Cloud, error){
-	"aws": newAWS,
+	"aws":       newAWS,
+	"openstack": newOpenStack,
 }
 
 func newAWS(o options) (cloudsim.Cloud, error) {
@@ -54,6 +56,24 @@ func newAWS(o options) (cloudsim.Cloud, error) {
 	f := emu.Fixture()
 	log.Printf("aws %s: vpc %s, node security group %s, route table %s, %d instances",
 		emu.Region(), f.VPCID, f.NodeSecurityGroupID, f.RouteTableID, len(emu.Instances()))
+	return emu, nil
+}
+
+// newOpenStack serves Keystone, Nova, Neutron and Octavia under one URL;
+// the credentials to use are in the fixture (GET <url>/admin/openstack/fixture).
+func newOpenStack(o options) (cloudsim.Cloud, error) {
+	emu := cloudsimopenstack.NewDefault(cloudsimopenstack.Config{
+		Region: o.region, Zones: o.zones, ClusterID: o.clusterID,
+		Octavia: cloudsimopenstack.OctaviaConfig{ProvisioningDelay: o.lbDelay},
+	})
+	if o.seedInstances > 0 {
+		if _, err := emu.Launch(cloudsimopenstack.LaunchSpec{Count: o.seedInstances, Name: "node"}); err != nil {
+			return nil, fmt.Errorf("seeding servers: %w", err)
+		}
+	}
+	f := emu.Fixture()
+	log.Printf("openstack %s: network %s, floating network %s, router %s, %d servers",
+		emu.Region(), f.NetworkID, f.ExternalNetworkID, f.RouterID, len(emu.Servers()))
 	return emu, nil
 }
 

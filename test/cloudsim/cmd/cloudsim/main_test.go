@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 )
 
 func TestNewAWSSeedsInstances(t *testing.T) {
@@ -21,5 +22,20 @@ func TestNewAWSSeedsInstances(t *testing.T) {
 	}
 	if got := insts[0].PrivateDNSName; got == "" || got[len(got)-len("ec2.internal"):] != "ec2.internal" {
 		t.Fatalf("us-east-1 private DNS name %q", got)
+	}
+}
+
+func TestNewOpenStackSeedsServers(t *testing.T) {
+	cloud, err := clouds["openstack"](options{zones: []string{"az-a", "az-b"}, clusterID: "c1", seedInstances: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu := cloud.(*cloudsimopenstack.Emulator)
+	servers := emu.Servers()
+	if len(servers) != 3 || servers[0].Name != "node-0" || servers[1].Zone == servers[0].Zone {
+		t.Fatalf("servers %+v", servers)
+	}
+	if f := emu.Fixture(); f.NetworkName != "c1-nodes" || f.RouterID == "" {
+		t.Fatalf("fixture %+v", f)
 	}
 }
