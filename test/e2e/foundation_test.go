@@ -310,7 +310,7 @@ func TestVersionListsCompiledBackends(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if !strings.Contains(string(out), "providers: aws,e2e-fake\n") {
+	if !strings.Contains(string(out), "providers: aws,e2e-fake,openstack\n") {
 		t.Fatalf("version output: %s", out)
 	}
 }

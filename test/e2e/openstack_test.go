@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+	confopenstack "github.com/multicloud-ccm/multicloud-ccm/test/conformance/openstack"
+)
+
+// TestOpenStack checks, through the release binary, what is OpenStack's
+// own (what every cloud must do is TestConformance's): the whole Octavia
+// tree comes from one fully-populated create, a node joining costs batch
+// member updates only, spec.loadBalancerIP's floating IP survives its
+// Service while ours is released, and a load balancer held PENDING delays
+// the Service without failing it.
+func TestOpenStack(t *testing.T) {
+	s := startSuiteCloud(t, confopenstack.Adapter{}, "openstack-only")
+	c, ok := s.cloud.(*confopenstack.Cloud)
+	if !ok {
+		t.Fatalf("the openstack adapter returned %T", s.cloud)
+	}
+	emu, srv, fx := c.Emulator(), c.Server(), c.Fixture()
+	ctx := context.Background()
+	zones := s.cloud.Zones()
+	i1 := s.launchNode(t, zones[0], "os-1", "")
+	i2 := s.launchNode(t, zones[1], "os-2", "")
+	for _, i := range []conformance.Instance{i1, i2} {
+		waitInitialized(t, i.NodeName)
+	}
+	lbOf := func(name string) *cloudsimopenstack.LoadBalancerInfo {
+		for _, lb := range emu.LoadBalancers() {
+			if slices.Contains(lb.Tags, "kube_service="+confNS+"/"+name) {
+				return &lb
+			}
+		}
+		return nil
+	}
+
+	web := types.NamespacedName{Namespace: confNS, Name: "os-web"}
+	t.Run("a new service's load balancer is created in one call", func(t *testing.T) {
+		srv.ResetCalls()
+		createService(t, lbService(web.Name, 80, 443))
+		waitService(t, web, "an address", hasAddress)
+		s.waitLB(t, web, []int32{80, 443}, i1, i2)
+		calls := srv.Calls()
+		if calls["octavia:CreateLoadBalancer"] != 1 || calls["octavia:CreateListener"]+calls["octavia:CreatePool"]+calls["octavia:CreateHealthMonitor"]+calls["octavia:BatchUpdateMembers"] != 0 {
+			t.Errorf("calls %v: want one fully-populated create", calls)
+		}
+		lb := lbOf(web.Name)
+		for _, p := range lb.Pools {
+			if p.HealthMonitor == nil {
+				t.Errorf("pool %s has no health monitor (createMonitor is on)", p.Name)
+			}
+		}
+	})
+
+	t.Run("a node joining costs one batch member update per pool", func(t *testing.T) {
+		srv.ResetCalls()
+		i3 := s.launchNode(t, zones[0], "os-3", "")
+		s.waitLB(t, web, []int32{80, 443}, i1, i2, i3)
+		time.Sleep(2 * time.Second) // let every sync finish
+		calls := srv.Calls()
+		if calls["octavia:BatchUpdateMembers"] != 2 || calls["octavia:CreateMember"]+calls["octavia:DeleteMember"]+calls["octavia:UpdateMember"] != 0 {
+			t.Errorf("calls %v: want two batch member updates", calls)
+		}
+		deleteNode(t, i3.NodeName)
+		s.waitLB(t, web, []int32{80, 443}, i1, i2)
+	})
+
+	t.Run("spec.loadBalancerIP's floating IP is used and kept; ours is released", func(t *testing.T) {
+		user, err := emu.AllocateFloatingIP(fx.ExternalNetworkID, "reserved by a person")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pinned := lbService("os-pinned", 80)
+		pinned.Spec.LoadBalancerIP = user.Address
+		pk := createService(t, pinned)
+		waitService(t, pk, "the reserved address", func(s *corev1.Service) (bool, string) {
+			ing := s.Status.LoadBalancer.Ingress
+			return len(ing) == 1 && ing[0].IP == user.Address, fmt.Sprint(ing)
+		})
+		var ours string
+		for _, f := range emu.FloatingIPs() {
+			if strings.Contains(f.Description, "service "+web.String()+" ") {
+				ours = f.ID
+			}
+		}
+		if ours == "" {
+			t.Fatal("no floating IP of ours for", web)
+		}
+		deleteServiceAndWait(t, pk)
+		deleteServiceAndWait(t, web)
+		var left []string
+		for _, f := range emu.FloatingIPs() {
+			left = append(left, f.ID)
+			if f.ID == user.ID && f.PortID != "" {
+				t.Errorf("the reserved floating IP is still associated with %s", f.PortID)
+			}
+		}
+		if !slices.Contains(left, user.ID) || slices.Contains(left, ours) {
+			t.Errorf("floating IPs left %v: want the reserved %s and not ours %s", left, user.ID, ours)
+		}
+	})
+
+	t.Run("a load balancer held PENDING delays the service without failing it", func(t *testing.T) {
+		held := types.NamespacedName{Namespace: confNS, Name: "os-held"}
+		createService(t, lbService(held.Name, 80))
+		s.waitLB(t, held, []int32{80}, i1, i2)
+		lb := lbOf(held.Name)
+		if err := emu.HoldLoadBalancer(lb.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := emu.SetLoadBalancerStatus(lb.ID, "PENDING_UPDATE"); err != nil {
+			t.Logf("(%v)", err)
+		}
+		i4 := s.launchNode(t, zones[1], "os-4", "")
+		waitInitialized(t, i4.NodeName)
+		time.Sleep(3 * time.Second)
+		if err := emu.ReleaseLoadBalancer(lb.ID); err != nil {
+			t.Fatal(err)
+		}
+		s.waitLB(t, held, []int32{80}, i1, i2, i4)
+		deleteServiceAndWait(t, held)
+		deleteNode(t, i4.NodeName)
+	})
+	_ = metav1.Now
+	_ = ctx
+}
