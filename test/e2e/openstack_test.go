@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
@@ -30,7 +28,6 @@ func TestOpenStack(t *testing.T) {
 		t.Fatalf("the openstack adapter returned %T", s.cloud)
 	}
 	emu, srv, fx := c.Emulator(), c.Server(), c.Fixture()
-	ctx := context.Background()
 	zones := s.cloud.Zones()
 	i1 := s.launchNode(t, zones[0], "os-1", "")
 	i2 := s.launchNode(t, zones[1], "os-2", "")
@@ -46,10 +43,11 @@ func TestOpenStack(t *testing.T) {
 		return nil
 	}
 
-	web := types.NamespacedName{Namespace: confNS, Name: "os-web"}
+	// Services live as long as the whole test (createService deletes at
+	// the cleanup of the t it is given).
+	srv.ResetCalls()
+	web := createService(t, lbService("os-web", 80, 443))
 	t.Run("a new service's load balancer is created in one call", func(t *testing.T) {
-		srv.ResetCalls()
-		createService(t, lbService(web.Name, 80, 443))
 		waitService(t, web, "an address", hasAddress)
 		s.waitLB(t, web, []int32{80, 443}, i1, i2)
 		calls := srv.Calls()
@@ -133,6 +131,4 @@ func TestOpenStack(t *testing.T) {
 		deleteServiceAndWait(t, held)
 		deleteNode(t, i4.NodeName)
 	})
-	_ = metav1.Now
-	_ = ctx
 }
