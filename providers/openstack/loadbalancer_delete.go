@@ -87,26 +87,16 @@ func (l *loadBalancers) delete(ctx context.Context, svc *v1.Service) error {
 // waitGone polls a deleted load balancer until Octavia no longer shows it,
 // within waitActiveTimeout.
 func (l *loadBalancers) waitGone(ctx context.Context, id string) error {
-	deadline := l.clock.Now().Add(l.cfg.LoadBalancer.WaitActiveTimeout)
-	poll := l.firstPoll
-	for {
-		lb, err := loadbalancers.Get(ctx, l.api.lb, id).Extract()
+	_, err := l.poll(ctx, id, func(lb *loadbalancers.LoadBalancer, err error) (bool, error) {
 		if isNotFound(err) || (err == nil && lb.ProvisioningStatus == "DELETED") {
-			return nil
+			return true, nil
 		}
 		if err != nil {
-			return fmt.Errorf("get load balancer %s: %w", id, err)
+			return false, fmt.Errorf("get load balancer %s: %w", id, err)
 		}
-		if !l.clock.Now().Add(poll).Before(deadline) {
-			return api.NewRetryError(fmt.Sprintf("load balancer %s is still %s", id, lb.ProvisioningStatus), pendingRetry)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-l.clock.After(poll):
-		}
-		poll = min(poll*3/2, maxPoll)
-	}
+		return false, nil
+	})
+	return err
 }
 
 // ignoreNotFound treats "already gone" as done.

@@ -65,31 +65,44 @@ func (l *loadBalancers) find(ctx context.Context, svc *v1.Service) (*loadbalance
 // waitActiveTimeout is a RetryError, so the Service is synced again later
 // without holding a worker.
 func (l *loadBalancers) waitActive(ctx context.Context, id string) (*loadbalancers.LoadBalancer, error) {
-	deadline := l.clock.Now().Add(l.cfg.LoadBalancer.WaitActiveTimeout)
-	poll := l.firstPoll
-	for {
-		lb, err := loadbalancers.Get(ctx, l.api.lb, id).Extract()
+	return l.poll(ctx, id, func(lb *loadbalancers.LoadBalancer, err error) (bool, error) {
 		if err != nil {
-			return nil, fmt.Errorf("get load balancer %s: %w", id, err)
+			return false, fmt.Errorf("get load balancer %s: %w", id, err)
 		}
 		switch lb.ProvisioningStatus {
 		case statusActive:
-			return lb, nil
+			return true, nil
 		case statusError:
-			return nil, fmt.Errorf("load balancer %s is in provisioning status ERROR (Octavia's provider failed to apply a change; see `openstack loadbalancer show %s` and its amphora logs); delete it or fix it, and the Service is synced again", id, id)
+			return false, fmt.Errorf("load balancer %s is in provisioning status ERROR (Octavia's provider failed to apply a change; see `openstack loadbalancer show %s` and its amphora logs); delete it or fix it, and the Service is synced again", id, id)
 		case statusPendingDelete:
-			return nil, api.NewRetryError(fmt.Sprintf("load balancer %s is being deleted", id), pendingRetry)
+			return false, api.NewRetryError(fmt.Sprintf("load balancer %s is being deleted", id), pendingRetry)
 		}
-		if !l.clock.Now().Add(poll).Before(deadline) {
+		return false, nil
+	})
+}
+
+// poll GETs the load balancer with growing pauses until check says done
+// (or fails), for at most waitActiveTimeout; past that it is a RetryError.
+// check sees the GET's own error, so a caller may take 404 as done.
+func (l *loadBalancers) poll(ctx context.Context, id string, check func(*loadbalancers.LoadBalancer, error) (bool, error)) (*loadbalancers.LoadBalancer, error) {
+	deadline := l.clock.Now().Add(l.cfg.LoadBalancer.WaitActiveTimeout)
+	pause := l.firstPoll
+	for {
+		lb, err := loadbalancers.Get(ctx, l.api.lb, id).Extract()
+		done, err := check(lb, err)
+		if done || err != nil {
+			return lb, err
+		}
+		if !l.clock.Now().Add(pause).Before(deadline) {
 			return nil, api.NewRetryError(fmt.Sprintf("load balancer %s is still %s after %s", id, lb.ProvisioningStatus, l.cfg.LoadBalancer.WaitActiveTimeout), pendingRetry)
 		}
-		klog.FromContext(ctx).V(4).Info("Waiting for the load balancer", "status", lb.ProvisioningStatus, "next", poll)
+		klog.FromContext(ctx).V(4).Info("Waiting for the load balancer", "status", lb.ProvisioningStatus, "next", pause)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-l.clock.After(poll):
+		case <-l.clock.After(pause):
 		}
-		poll = min(poll*3/2, maxPoll)
+		pause = min(pause*3/2, maxPoll)
 	}
 }
 

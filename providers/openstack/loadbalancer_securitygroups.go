@@ -3,7 +3,6 @@ package openstack
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -36,8 +35,6 @@ const (
 	// attachedTTL bounds how long a port is trusted to still carry the
 	// group without reading it again.
 	attachedTTL = 30 * time.Minute
-	// maxPortUpdateAttempts bounds the re-reads after 412s.
-	maxPortUpdateAttempts = 5
 )
 
 // memberGroupName is the cluster's member security group. MUST NOT change.
@@ -172,28 +169,22 @@ func (g *memberGroup) attachAddresses(ctx context.Context, networkID string, add
 	return nil
 }
 
-// addToPort adds the group to a port's groups by read-modify-write with
-// the port's revision as If-Match; a 412 (someone else changed the port)
-// re-reads it and tries again.
+// addToPort adds the group to a port's groups.
 func (g *memberGroup) addToPort(ctx context.Context, p *ports.Port, sg string) error {
-	for attempt := 1; ; attempt++ {
+	changed, err := updatePort(ctx, g.api.network, p, func(p *ports.Port) (ports.UpdateOpts, bool) {
 		if slices.Contains(p.SecurityGroups, sg) {
-			return nil
+			return ports.UpdateOpts{}, false
 		}
-		groupsWanted := append(slices.Clone(p.SecurityGroups), sg)
-		rev := p.RevisionNumber
-		_, err := ports.Update(ctx, g.api.network, p.ID, ports.UpdateOpts{SecurityGroups: &groupsWanted, RevisionNumber: &rev}).Extract()
-		if err == nil {
-			klog.FromContext(ctx).V(2).Info("Attached the member security group to a node port", "port", p.ID)
-			return nil
-		}
-		if statusOf(err) != http.StatusPreconditionFailed || attempt >= maxPortUpdateAttempts {
-			return fmt.Errorf("add security group %s to port %s: %w", sg, p.ID, err)
-		}
-		if p, err = ports.Get(ctx, g.api.network, p.ID).Extract(); err != nil {
-			return fmt.Errorf("read port %s again after a conflicting change: %w", p.ID, err)
-		}
+		groups := append(slices.Clone(p.SecurityGroups), sg)
+		return ports.UpdateOpts{SecurityGroups: &groups}, true
+	})
+	if err != nil {
+		return fmt.Errorf("add security group %s to port %s: %w", sg, p.ID, err)
 	}
+	if changed {
+		klog.FromContext(ctx).V(2).Info("Attached the member security group to a node port", "port", p.ID)
+	}
+	return nil
 }
 
 // rule is one ingress rule the group should hold for a Service.

@@ -258,26 +258,19 @@ func (r *routes) allowPodCIDR(ctx context.Context, s *server, hop, cidr string, 
 	if i < 0 {
 		return fmt.Errorf("no port of server %s has address %s", s.id, hop)
 	}
-	p := &list[i]
-	for attempt := 1; ; attempt++ {
+	_, err = updatePort(ctx, r.api.network, &list[i], func(p *ports.Port) (ports.UpdateOpts, bool) {
 		has := slices.ContainsFunc(p.AllowedAddressPairs, func(ap ports.AddressPair) bool { return ap.IPAddress == cidr })
 		if has == add {
-			return nil
+			return ports.UpdateOpts{}, false
 		}
 		pairs := slices.DeleteFunc(slices.Clone(p.AllowedAddressPairs), func(ap ports.AddressPair) bool { return ap.IPAddress == cidr })
 		if add {
 			pairs = append(pairs, ports.AddressPair{IPAddress: cidr})
 		}
-		rev := p.RevisionNumber
-		_, err := ports.Update(ctx, r.api.network, p.ID, ports.UpdateOpts{AllowedAddressPairs: &pairs, RevisionNumber: &rev}).Extract()
-		if err == nil {
-			return nil
-		}
-		if statusOf(err) != http.StatusPreconditionFailed || attempt >= maxPortUpdateAttempts {
-			return fmt.Errorf("update allowed address pairs of port %s: %w", p.ID, err)
-		}
-		if p, err = ports.Get(ctx, r.api.network, p.ID).Extract(); err != nil {
-			return fmt.Errorf("read port %s again after a conflicting change: %w", p.ID, err)
-		}
+		return ports.UpdateOpts{AllowedAddressPairs: &pairs}, true
+	})
+	if err != nil {
+		return fmt.Errorf("update allowed address pairs of port %s: %w", list[i].ID, err)
 	}
+	return nil
 }

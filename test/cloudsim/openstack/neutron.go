@@ -683,50 +683,6 @@ func (c *neutronCall) checkAttributes(m map[string]any, attrs map[string]ntAttr,
 	return nil
 }
 
-// ntStr is Python's str() of a decoded JSON value, for messages that
-// echo what the client sent.
-func ntStr(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case string:
-		return x
-	case json.Number:
-		return x.String()
-	case []any:
-		parts := make([]string, len(x))
-		for i, it := range x {
-			parts[i] = ntRepr(it)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = pyRepr(k) + ": " + ntRepr(x[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return fmt.Sprint(v)
-}
-
-// ntRepr is Python's repr() of a decoded JSON value.
-func ntRepr(v any) string {
-	if s, ok := v.(string); ok {
-		return pyRepr(s)
-	}
-	return ntStr(v)
-}
-
 // ntAttrString reads a string attribute (validators.validate_string).
 func ntAttrString(m map[string]any, key string, maxLen int) (string, bool, *apiError) {
 	v, ok := m[key]
@@ -735,7 +691,7 @@ func ntAttrString(m map[string]any, key string, maxLen int) (string, bool, *apiE
 	}
 	s, isStr := v.(string)
 	if !isStr {
-		return "", true, ntHTTPBadRequest("Invalid input for " + key + ". Reason: '" + ntStr(v) + "' is not a valid string.")
+		return "", true, ntHTTPBadRequest("Invalid input for " + key + ". Reason: '" + pyStr(v) + "' is not a valid string.")
 	}
 	if maxLen > 0 && len([]rune(s)) > maxLen {
 		return "", true, ntHTTPBadRequest(fmt.Sprintf("Invalid input for %s. Reason: '%s' exceeds maximum length of %d.", key, s, maxLen))
@@ -758,14 +714,14 @@ func ntBool(v any) (bool, *apiError) {
 	case bool:
 		return x, nil
 	case string, json.Number:
-		switch strings.ToLower(strings.TrimSpace(ntStr(x))) {
+		switch strings.ToLower(strings.TrimSpace(pyStr(x))) {
 		case "1", "t", "true", "on", "y", "yes":
 			return true, nil
 		case "0", "f", "false", "off", "n", "no":
 			return false, nil
 		}
 	}
-	return false, ntInvalidInput("'" + ntStr(v) + "' cannot be converted to boolean")
+	return false, ntInvalidInput("'" + pyStr(v) + "' cannot be converted to boolean")
 }
 
 // Attribute lengths from neutron_lib.db.constants.

@@ -121,7 +121,7 @@ func ntOptUUID(m map[string]any, key string) (string, *apiError) {
 	}
 	s, isStr := v.(string)
 	if !isStr || !ntUUIDPattern.MatchString(s) {
-		return "", ntHTTPBadRequest("Invalid input for " + key + ". Reason: '" + ntStr(v) + "' is not a valid UUID.")
+		return "", ntHTTPBadRequest("Invalid input for " + key + ". Reason: '" + pyStr(v) + "' is not a valid UUID.")
 	}
 	return s, nil
 }

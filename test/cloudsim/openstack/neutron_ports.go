@@ -181,13 +181,13 @@ func ntUUIDList(m map[string]any, key string) ([]string, bool, *apiError) {
 	}
 	l, isList := v.([]any)
 	if !isList {
-		return nil, true, ntHTTPBadRequest("Invalid input for " + key + ". Reason: '" + ntStr(v) + "' is not a list.")
+		return nil, true, ntHTTPBadRequest("Invalid input for " + key + ". Reason: '" + pyStr(v) + "' is not a list.")
 	}
 	out := []string{}
 	for _, it := range l {
 		s, isStr := it.(string)
 		if !isStr || !ntUUIDPattern.MatchString(s) {
-			return nil, true, ntHTTPBadRequest("Invalid input for " + key + ". Reason: '" + ntStr(it) + "' is not a valid UUID.")
+			return nil, true, ntHTTPBadRequest("Invalid input for " + key + ". Reason: '" + pyStr(it) + "' is not a valid UUID.")
 		}
 		if slices.Contains(out, s) {
 			return nil, true, ntHTTPBadRequest("Invalid input for " + key + ". Reason: Duplicate items in the list: '" + s + "'.")
@@ -216,14 +216,14 @@ func (e *Emulator) addressPairs(v any, mac string) ([]addressPair, *apiError) {
 	for _, it := range l {
 		d, ok := it.(map[string]any)
 		if !ok {
-			return nil, ntHTTPBadRequest("Invalid input for allowed_address_pairs. Reason: '" + ntStr(it) + "' is not a dictionary.")
+			return nil, ntHTTPBadRequest("Invalid input for allowed_address_pairs. Reason: '" + pyStr(it) + "' is not a dictionary.")
 		}
 		pairMAC := ""
 		if m, ok := d["mac_address"]; ok {
 			s, isStr := m.(string)
 			mac, ok := ntMAC(s)
 			if !isStr || !ok {
-				return nil, ntHTTPBadRequest("'" + ntStr(m) + "' is not a valid MAC address")
+				return nil, ntHTTPBadRequest("'" + pyStr(m) + "' is not a valid MAC address")
 			}
 			pairMAC = mac
 		}
@@ -238,7 +238,7 @@ func (e *Emulator) addressPairs(v any, mac string) ([]addressPair, *apiError) {
 		}
 		if seen[[2]string{macKey, ip}] {
 			return nil, neutronBadRequest("DuplicateAddressPairInRequest",
-				"Request contains duplicate address pair: mac_address "+macKey+" ip_address "+ntStr(ipv)+".")
+				"Request contains duplicate address pair: mac_address "+macKey+" ip_address "+pyStr(ipv)+".")
 		}
 		seen[[2]string{macKey, ip}] = true
 		var extra []string
@@ -271,7 +271,7 @@ func (e *Emulator) addressPairs(v any, mac string) ([]addressPair, *apiError) {
 func ntValidateIP(v any) string {
 	s, ok := v.(string)
 	if !ok {
-		return "'" + ntStr(v) + "' is not a valid IP address"
+		return "'" + pyStr(v) + "' is not a valid IP address"
 	}
 	a, err := netip.ParseAddr(s)
 	if err != nil || (!strings.Contains(s, ":") && strings.Count(s, ".") != 3) {
@@ -325,7 +325,7 @@ func (e *Emulator) allocateFixedIP(n *network, v any, hasFixed bool) (*subnet, n
 	if hasFixed {
 		l, ok := v.([]any)
 		if !ok {
-			return nil, netip.Addr{}, ntHTTPBadRequest("Invalid input for fixed_ips. Reason: Invalid data format for fixed IP: '" + ntStr(v) + "'.")
+			return nil, netip.Addr{}, ntHTTPBadRequest("Invalid input for fixed_ips. Reason: Invalid data format for fixed IP: '" + pyStr(v) + "'.")
 		}
 		if len(l) != 1 {
 			return nil, netip.Addr{}, ntHTTPBadRequest(fmt.Sprintf(
@@ -333,7 +333,7 @@ func (e *Emulator) allocateFixedIP(n *network, v any, hasFixed bool) (*subnet, n
 		}
 		entry, ok = l[0].(map[string]any)
 		if !ok {
-			return nil, netip.Addr{}, ntHTTPBadRequest("Invalid input for fixed_ips. Reason: Invalid data format for fixed IP: '" + ntStr(l[0]) + "'.")
+			return nil, netip.Addr{}, ntHTTPBadRequest("Invalid input for fixed_ips. Reason: Invalid data format for fixed IP: '" + pyStr(l[0]) + "'.")
 		}
 		if ipv, ok := entry["ip_address"]; ok {
 			if msg := ntValidateIP(ipv); msg != "" {
@@ -342,7 +342,7 @@ func (e *Emulator) allocateFixedIP(n *network, v any, hasFixed bool) (*subnet, n
 		}
 		if sid, ok := entry["subnet_id"]; ok {
 			if s, isStr := sid.(string); !isStr || !ntUUIDPattern.MatchString(s) {
-				return nil, netip.Addr{}, ntHTTPBadRequest("Invalid input for fixed_ips. Reason: '" + ntStr(sid) + "' is not a valid UUID.")
+				return nil, netip.Addr{}, ntHTTPBadRequest("Invalid input for fixed_ips. Reason: '" + pyStr(sid) + "' is not a valid UUID.")
 			}
 		}
 	}

@@ -195,13 +195,13 @@ func parseRoutes(v any) ([]extraRoute, *apiError) {
 	bad := func(msg string) *apiError { return ntHTTPBadRequest("Invalid input for routes. Reason: " + msg + ".") }
 	l, ok := v.([]any)
 	if !ok {
-		return nil, bad("Invalid data format for hostroute: '" + ntStr(v) + "'")
+		return nil, bad("Invalid data format for hostroute: '" + pyStr(v) + "'")
 	}
 	out := []extraRoute{}
 	for _, it := range l {
 		d, ok := it.(map[string]any)
 		if !ok {
-			return nil, bad("Invalid input. '" + ntStr(it) + "' must be a dictionary with keys: ['destination', 'nexthop']")
+			return nil, bad("Invalid input. '" + pyStr(it) + "' must be a dictionary with keys: ['destination', 'nexthop']")
 		}
 		_, hasDst := d["destination"]
 		_, hasHop := d["nexthop"]
@@ -216,7 +216,7 @@ func parseRoutes(v any) ([]extraRoute, *apiError) {
 		dst, _ := d["destination"].(string)
 		p, err := netip.ParsePrefix(dst)
 		if err != nil || p.Masked() != p {
-			return nil, bad("'" + ntStr(d["destination"]) + "' is not a valid CIDR")
+			return nil, bad("'" + pyStr(d["destination"]) + "' is not a valid CIDR")
 		}
 		if p.Addr().IsLoopback() {
 			return nil, bad("'" + dst + "' is not a routable CIDR")

@@ -527,7 +527,7 @@ func convertProtocol(v any) (string, *apiError) {
 		for i, n := range ipProtocolNames {
 			q[i] = pyRepr(n)
 		}
-		return neutronBadRequest("SecurityGroupRuleInvalidProtocol", "Security group rule protocol "+ntStr(v)+
+		return neutronBadRequest("SecurityGroupRuleInvalidProtocol", "Security group rule protocol "+pyStr(v)+
 			" not supported. Only protocol values (None, 'any', "+strings.Join(q, ", ")+") and integer representations [0 to 255] are supported.")
 	}
 	switch x := v.(type) {
@@ -537,7 +537,7 @@ func convertProtocol(v any) (string, *apiError) {
 		}
 		return "False", nil
 	case string, fmt.Stringer:
-		s := ntStr(x)
+		s := pyStr(x)
 		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
 			if n < 0 || n > 255 {
 				return "", invalid()
@@ -556,9 +556,9 @@ func convertPort(v any) (*int, *apiError) {
 	if v == nil {
 		return nil, nil
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(ntStr(v)))
+	n, err := strconv.Atoi(strings.TrimSpace(pyStr(v)))
 	if _, isBool := v.(bool); isBool || err != nil || n < 0 || n > 65535 {
-		return nil, neutronBadRequest("SecurityGroupInvalidPortValue", "Invalid value for port "+ntStr(v))
+		return nil, neutronBadRequest("SecurityGroupInvalidPortValue", "Invalid value for port "+pyStr(v))
 	}
 	return &n, nil
 }
@@ -573,7 +573,7 @@ func convertEthertype(v any) (string, *apiError) {
 		}
 	}
 	return "", neutronBadRequest("SecurityGroupRuleInvalidEtherType",
-		"Security group rule for ethertype '"+ntStr(v)+"' not supported. Allowed values are ['IPv4', 'IPv6'].")
+		"Security group rule for ethertype '"+pyStr(v)+"' not supported. Allowed values are ['IPv4', 'IPv6'].")
 }
 
 // convertIPPrefix is convert_ip_prefix_to_cidr: an address becomes a
@@ -590,7 +590,7 @@ func convertIPPrefix(v any) (string, *apiError) {
 	} else if a, err := netip.ParseAddr(s); err == nil {
 		return netip.PrefixFrom(a, a.BitLen()).String(), nil
 	}
-	return "", neutronBadRequest("InvalidCIDR", "Invalid CIDR "+ntStr(v)+" given as IP prefix.")
+	return "", neutronBadRequest("InvalidCIDR", "Invalid CIDR "+pyStr(v)+" given as IP prefix.")
 }
 
 // parseRule converts and validates one rule of a create request, as
@@ -605,13 +605,13 @@ func (e *Emulator) parseRule(c *neutronCall, m map[string]any) (*sgRule, *apiErr
 	if v, ok := m["remote_group_id"]; ok && v != nil {
 		s, isStr := v.(string)
 		if !isStr {
-			return nil, ntHTTPBadRequest("Invalid input for remote_group_id. Reason: '" + ntStr(v) + "' is not a valid string.")
+			return nil, ntHTTPBadRequest("Invalid input for remote_group_id. Reason: '" + pyStr(v) + "' is not a valid string.")
 		}
 		r.remoteGroupID = s
 	}
 	dir, _ := m["direction"].(string)
 	if dir != "ingress" && dir != "egress" {
-		return nil, ntHTTPBadRequest("Invalid input for direction. Reason: " + ntStr(m["direction"]) + " is not in ['ingress', 'egress'].")
+		return nil, ntHTTPBadRequest("Invalid input for direction. Reason: " + pyStr(m["direction"]) + " is not in ['ingress', 'egress'].")
 	}
 	r.direction = dir
 	if r.protocol, err = convertProtocol(m["protocol"]); err != nil {

@@ -81,13 +81,13 @@ func ntValidateTagList(v any, attr string) ([]string, *apiError) {
 	}
 	l, ok := v.([]any)
 	if !ok {
-		return nil, bad("'" + ntStr(v) + "' is not a list")
+		return nil, bad("'" + pyStr(v) + "' is not a list")
 	}
 	out := []string{}
 	for _, it := range l {
 		s, ok := it.(string)
 		if !ok {
-			return nil, bad("'" + ntStr(it) + "' is not a valid string")
+			return nil, bad("'" + pyStr(it) + "' is not a valid string")
 		}
 		if len([]rune(s)) > maxTagLen {
 			return nil, bad(fmt.Sprintf("'%s' exceeds maximum length of %d", s, maxTagLen))

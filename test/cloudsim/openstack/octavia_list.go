@@ -216,7 +216,7 @@ func ovParseSort(q query) ([]ovSortKey, *apiError) {
 				}
 				out = append(out, ovSortKey{key: comps[0], desc: desc})
 			default:
-				return nil, octaviaErr(http.StatusBadRequest, "Supplied sort key '%s' is not valid.", ovPyStr(ovAnyList(comps)))
+				return nil, octaviaErr(http.StatusBadRequest, "Supplied sort key '%s' is not valid.", pyStr(ovAnyList(comps)))
 			}
 		}
 		return out, nil

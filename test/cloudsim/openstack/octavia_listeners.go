@@ -149,10 +149,10 @@ func checkInsertHeaders(headers map[string]string, protocol string) *apiError {
 		}
 	}
 	if len(unknown) > 0 {
-		return errOctaviaInvalidOption(ovPyStr(ovAnyList(unknown)), "insert_headers")
+		return errOctaviaInvalidOption(pyStr(ovAnyList(unknown)), "insert_headers")
 	}
 	if len(ssl) > 0 && protocol != "TERMINATED_HTTPS" {
-		return errOctaviaInvalidOption(ovPyStr(ovAnyList(ssl)), protocol+" protocol listener.")
+		return errOctaviaInvalidOption(pyStr(ovAnyList(ssl)), protocol+" protocol listener.")
 	}
 	return nil
 }
@@ -169,7 +169,7 @@ func ovSortedKeys(m map[string]string) []string {
 // errCertificates is CertificateRetrievalException: no container
 // reference resolves without Barbican.
 func errCertificates(refs []string) *apiError {
-	return octaviaErr(http.StatusBadRequest, "Could not retrieve certificate: %s", ovPyStr(ovAnyList(refs)))
+	return octaviaErr(http.StatusBadRequest, "Could not retrieve certificate: %s", pyStr(ovAnyList(refs)))
 }
 
 // checkListenerCreate is _validate_create_listener: TLS, header and
@@ -256,7 +256,7 @@ func checkCIDRsAgainstVIPs(cidrs, vips []string) *apiError {
 			}
 		}
 		if !ok {
-			return errOctaviaValidation("CIDR %s IP version incompatible with all VIPs %s IP version.", c, ovPyStr(ovAnyList(vips)))
+			return errOctaviaValidation("CIDR %s IP version incompatible with all VIPs %s IP version.", c, pyStr(ovAnyList(vips)))
 		}
 	}
 	return nil

@@ -260,7 +260,7 @@ func (e *Emulator) buildGraph(lb *octaviaLB, o ovObj) (*lbGraph, *apiError) {
 	for _, ps := range poolSpecs {
 		for _, attr := range []string{"protocol", "lb_algorithm"} {
 			if !ps.has(attr) {
-				return nil, errOctaviaValidation("Pool definition for '%s' missing required attribute: %s", ovPyStr(ps["name"]), attr)
+				return nil, errOctaviaValidation("Pool definition for '%s' missing required attribute: %s", pyStr(ps["name"]), attr)
 			}
 		}
 		if err := checkPoolTLS(ps); err != nil {

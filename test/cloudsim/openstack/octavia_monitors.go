@@ -126,7 +126,7 @@ func checkMonitorCreate(o ovObj) *apiError {
 		return errOctaviaValidation("'http_version' must be specified when 'domain_name' is provided.")
 	}
 	if hasVersion && o.str("domain_name") != "" && v < 1.1 {
-		return errOctaviaInvalidOption("http_version "+ovPyStr(v), "health monitors HTTP 1.1 domain name health check")
+		return errOctaviaInvalidOption("http_version "+pyStr(v), "health monitors HTTP 1.1 domain name health check")
 	}
 	return nil
 }
@@ -267,7 +267,7 @@ func (e *Emulator) updateHealthMonitor(c *octaviaCall) (int, any, *apiError) {
 		return 0, nil, errOctaviaValidation("'http_version' must be specified when 'domain_name' is provided.")
 	}
 	if version != nil && (domain != "" || h.domainName != nil) && *version < 1.1 {
-		return 0, nil, errOctaviaInvalidOption("http_version "+ovPyStr(*version), "health monitors HTTP 1.1 domain name health check")
+		return 0, nil, errOctaviaInvalidOption("http_version "+pyStr(*version), "health monitors HTTP 1.1 domain name health check")
 	}
 	p := h.pool
 	if p.protocol == "UDP" || p.protocol == "SCTP" {

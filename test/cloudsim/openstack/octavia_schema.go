@@ -148,7 +148,7 @@ func (f ovField) from(minor int) ovField { f.since = minor; return f }
 
 // errOvInvalidInput is WSME's InvalidInput.
 func errOvInvalidInput(field string, value any, msg string) *apiError {
-	return octaviaErr(http.StatusBadRequest, "Invalid input for field/attribute %s. Value: '%s'. %s", field, ovPyStr(value), msg)
+	return octaviaErr(http.StatusBadRequest, "Invalid input for field/attribute %s. Value: '%s'. %s", field, pyStr(value), msg)
 }
 
 // errOvUnknownAttributes is WSME's UnknownAttribute, its field the path of
@@ -300,7 +300,7 @@ func (e *Emulator) decodeOctaviaValue(raw json.RawMessage, f ovField, path strin
 				return false, nil
 			}
 		}
-		return bad(fmt.Sprintf("Value not an unambiguous boolean: %s", ovPyStr(v)))
+		return bad(fmt.Sprintf("Value not an unambiguous boolean: %s", pyStr(v)))
 	case ovUUID:
 		s, ok := v.(string)
 		if !ok {
@@ -350,7 +350,7 @@ func (e *Emulator) decodeOctaviaValue(raw json.RawMessage, f ovField, path strin
 	case ovStrList, ovCIDRList:
 		items, ok := v.([]any)
 		if !ok {
-			return bad(fmt.Sprintf("Value not a valid list: %s", ovPyStr(v)))
+			return bad(fmt.Sprintf("Value not a valid list: %s", pyStr(v)))
 		}
 		out := make([]string, 0, len(items))
 		for _, it := range items {
@@ -375,7 +375,7 @@ func (e *Emulator) decodeOctaviaValue(raw json.RawMessage, f ovField, path strin
 	case ovStrMap:
 		m, ok := v.(map[string]any)
 		if !ok {
-			return bad(fmt.Sprintf("Value not a valid dict: %s", ovPyStr(v)))
+			return bad(fmt.Sprintf("Value not a valid dict: %s", pyStr(v)))
 		}
 		out := map[string]string{}
 		for k, x := range m {
@@ -394,7 +394,7 @@ func (e *Emulator) decodeOctaviaValue(raw json.RawMessage, f ovField, path strin
 	case ovObjectList:
 		var items []json.RawMessage
 		if err := json.Unmarshal(raw, &items); err != nil {
-			return bad(fmt.Sprintf("Value not a valid list: %s", ovPyStr(v)))
+			return bad(fmt.Sprintf("Value not a valid list: %s", pyStr(v)))
 		}
 		out := make([]ovObj, 0, len(items))
 		for _, it := range items {
@@ -470,53 +470,6 @@ func ovPyTypeName(v any) string {
 }
 
 func ovPyType(v any) string { return "<class '" + ovPyTypeName(v) + "'>" }
-
-// ovPyStr renders a JSON value as Python's str() does for what json.loads
-// returned, for WSME's messages.
-func ovPyStr(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if x {
-			return "True"
-		}
-		return "False"
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return strconv.FormatInt(int64(x), 10)
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case string:
-		return x
-	case []any:
-		parts := make([]string, len(x))
-		for i, it := range x {
-			parts[i] = ovPyRepr(it)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = pyRepr(k) + ": " + ovPyRepr(x[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return fmt.Sprint(v)
-}
-
-// ovPyRepr is repr() of a JSON value inside a container.
-func ovPyRepr(v any) string {
-	if s, ok := v.(string); ok {
-		return pyRepr(s)
-	}
-	return ovPyStr(v)
-}
 
 var ovUUIDHex = regexp.MustCompile(`^[0-9a-fA-F]{32}$`)
 
