@@ -47,9 +47,11 @@ func newInstances(compute *gophercloud.ServiceClient, s *Section, lister *nodes.
 	}, snapshot.Options{
 		Provider: ProviderName,
 		TTL:      s.InstanceCacheTTL,
-		MaxKeys:  maxNamesPerFilter,
-		Watch:    func() []string { return in.nodes.NotReadyInstanceIDs(in.cachedIDForName) },
-		Clock:    clk,
+		// An ID batch of any size is one listing (lookupIDs), and names
+		// are chunked by lookupNames itself: one lookup per batch.
+		MaxKeys: maxLookupBatch,
+		Watch:   func() []string { return in.nodes.NotReadyInstanceIDs(in.cachedIDForName) },
+		Clock:   clk,
 	})
 	return in
 }

@@ -32,6 +32,8 @@ const (
 	// maxNamesPerFilter caps the names in one name filter, keeping the
 	// URL well under the 8 KiB proxies and eventlet accept.
 	maxNamesPerFilter = 40
+	// maxLookupBatch caps the IDs or names one snapshot lookup takes.
+	maxLookupBatch = 5000
 )
 
 // server is what the backend keeps of a Nova server: a few strings and
