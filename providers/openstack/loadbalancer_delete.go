@@ -56,19 +56,24 @@ func (l *loadBalancers) delete(ctx context.Context, svc *v1.Service) error {
 		case statusPendingDelete:
 			return api.NewRetryError(fmt.Sprintf("load balancer %s is being deleted", lb.ID), pendingRetry)
 		case statusActive, statusError:
-			err := loadbalancers.Delete(ctx, l.api.lb, lb.ID, loadbalancers.DeleteOpts{Cascade: true}).Err
-			if isConflict(err) {
-				return api.NewRetryError(fmt.Sprintf("load balancer %s is busy", lb.ID), pendingRetry)
-			}
-			if err := ignoreNotFound(err); err != nil {
-				return fmt.Errorf("delete load balancer %s: %w", lb.ID, err)
-			}
-			logger.Info("Deleting load balancer", "id", lb.ID)
 		default:
-			// PENDING_CREATE or PENDING_UPDATE: Octavia refuses the delete
-			// until the change is applied.
-			return api.NewRetryError(fmt.Sprintf("load balancer %s is %s", lb.ID, lb.ProvisioningStatus), pendingRetry)
+			// PENDING_CREATE or PENDING_UPDATE: Octavia refuses the
+			// delete until the change is applied; wait for that (or
+			// retry later).
+			if _, err := l.poll(ctx, lb.ID, func(lb *loadbalancers.LoadBalancer, err error) (bool, error) {
+				return err == nil && (lb.ProvisioningStatus == statusActive || lb.ProvisioningStatus == statusError), err
+			}); err != nil {
+				return err
+			}
 		}
+		err := loadbalancers.Delete(ctx, l.api.lb, lb.ID, loadbalancers.DeleteOpts{Cascade: true}).Err
+		if isConflict(err) {
+			return api.NewRetryError(fmt.Sprintf("load balancer %s is busy", lb.ID), pendingRetry)
+		}
+		if err := ignoreNotFound(err); err != nil {
+			return fmt.Errorf("delete load balancer %s: %w", lb.ID, err)
+		}
+		logger.Info("Deleting load balancer", "id", lb.ID)
 		// The service controller removes the finalizer only when this
 		// returns nil; answer once the load balancer is really gone so
 		// a Service re-created with the same name does not find it.

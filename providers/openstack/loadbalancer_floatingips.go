@@ -45,53 +45,59 @@ func (l *loadBalancers) ownedFloatingIPs(ctx context.Context, svc *v1.Service) (
 // spec.loadBalancerIP's existing one, else one allocated from the
 // floating network. An internal Service gets none, and one we allocated
 // earlier is released (kept, disassociated, with keep-floatingip).
-func (l *loadBalancers) ensureFloatingIP(ctx context.Context, svc *v1.Service, opts *lbOptions, lb *loadbalancers.LoadBalancer) error {
+//
+// It returns the floating IP now on the VIP port ("" for internal). A
+// load balancer just created (fresh) has none yet, so nothing is read.
+func (l *loadBalancers) ensureFloatingIP(ctx context.Context, svc *v1.Service, opts *lbOptions, lb *loadbalancers.LoadBalancer, fresh bool) (string, error) {
 	logger := klog.FromContext(ctx)
-	current, err := l.floatingIPOnPort(ctx, lb.VipPortID)
-	if err != nil {
-		return err
+	var current *floatingips.FloatingIP
+	if !fresh {
+		var err error
+		if current, err = l.floatingIPOnPort(ctx, lb.VipPortID); err != nil {
+			return "", err
+		}
 	}
 	ours := fipDescription(l.clusterID, svc)
 	if opts.internal {
 		if current == nil {
-			return nil
+			return "", nil
 		}
 		if current.Description == ours && !opts.keepFloatingIP {
 			logger.Info("Releasing the floating IP of a Service that became internal", "floatingIP", current.FloatingIP)
-			return ignoreNotFound(floatingips.Delete(ctx, l.api.network, current.ID).Err)
+			return "", ignoreNotFound(floatingips.Delete(ctx, l.api.network, current.ID).Err)
 		}
-		return l.disassociate(ctx, current)
+		return "", l.disassociate(ctx, current)
 	}
 	if current != nil && (opts.loadBalancerIP == "" || current.FloatingIP == opts.loadBalancerIP) {
-		return nil
+		return current.FloatingIP, nil
 	}
 	if current != nil {
 		// spec.loadBalancerIP changed: move to the asked-for address.
 		if current.Description == ours && !opts.keepFloatingIP {
 			if err := ignoreNotFound(floatingips.Delete(ctx, l.api.network, current.ID).Err); err != nil {
-				return fmt.Errorf("release floating IP %s: %w", current.FloatingIP, err)
+				return "", fmt.Errorf("release floating IP %s: %w", current.FloatingIP, err)
 			}
 		} else if err := l.disassociate(ctx, current); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if opts.loadBalancerIP != "" {
-		return l.associateExisting(ctx, opts, lb)
+		return opts.loadBalancerIP, l.associateExisting(ctx, opts, lb)
 	}
 	// A floating IP allocated for this Service before a crash, not yet
 	// (or no longer) associated, is reused rather than leaked.
 	owned, err := l.ownedFloatingIPs(ctx, svc)
 	if err != nil {
-		return err
+		return "", err
 	}
 	for _, f := range owned {
 		if f.PortID == "" && f.FloatingNetworkID == opts.floatingNetworkID {
 			port := lb.VipPortID
 			if err := floatingips.Update(ctx, l.api.network, f.ID, floatingips.UpdateOpts{PortID: &port}).Err; err != nil {
-				return fmt.Errorf("associate floating IP %s with VIP port %s: %w", f.FloatingIP, port, err)
+				return "", fmt.Errorf("associate floating IP %s with VIP port %s: %w", f.FloatingIP, port, err)
 			}
 			logger.Info("Associated the Service's floating IP again", "floatingIP", f.FloatingIP)
-			return nil
+			return f.FloatingIP, nil
 		}
 	}
 	f, err := floatingips.Create(ctx, l.api.network, floatingips.CreateOpts{
@@ -99,10 +105,10 @@ func (l *loadBalancers) ensureFloatingIP(ctx context.Context, svc *v1.Service, o
 		PortID: lb.VipPortID, Description: ours,
 	}).Extract()
 	if err != nil {
-		return fmt.Errorf("allocate a floating IP on network %s: %w", opts.floatingNetworkID, err)
+		return "", fmt.Errorf("allocate a floating IP on network %s: %w", opts.floatingNetworkID, err)
 	}
 	logger.Info("Allocated floating IP", "floatingIP", f.FloatingIP, "id", f.ID)
-	return nil
+	return f.FloatingIP, nil
 }
 
 // associateExisting points spec.loadBalancerIP's floating IP at the VIP

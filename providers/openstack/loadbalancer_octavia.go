@@ -110,6 +110,16 @@ func (l *loadBalancers) poll(ctx context.Context, id string, check func(*loadbal
 // it to apply. A 409 (the load balancer went PENDING_* under us: another
 // writer, or Octavia's own housekeeping) is retried after waiting again.
 func (l *loadBalancers) write(ctx context.Context, lbID, what string, call func() error) error {
+	if err := l.send(ctx, lbID, what, call); err != nil {
+		return err
+	}
+	_, err := l.waitActive(ctx, lbID)
+	return err
+}
+
+// send is write without the final wait: the change is accepted and the
+// next write to the load balancer (a 409 while it applies) waits for it.
+func (l *loadBalancers) send(ctx context.Context, lbID, what string, call func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := call()
 		if err == nil {
@@ -122,8 +132,7 @@ func (l *loadBalancers) write(ctx context.Context, lbID, what string, call func(
 			return werr
 		}
 	}
-	_, err := l.waitActive(ctx, lbID)
-	return err
+	return nil
 }
 
 // refusal explains a provider's refusal, which retrying cannot fix: 501

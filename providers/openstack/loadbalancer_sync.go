@@ -80,7 +80,8 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	if err != nil {
 		return nil, nil, err
 	}
-	if lb == nil {
+	created := lb == nil
+	if created {
 		if lb, err = l.create(ctx, svc, opts, subnets, members); err != nil {
 			return nil, nil, err
 		}
@@ -88,7 +89,8 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	}
 	// The floating IP needs only the VIP port, not an ACTIVE load
 	// balancer: associate it while Octavia provisions.
-	if err := l.ensureFloatingIP(ctx, svc, opts, lb); err != nil {
+	fip, err := l.ensureFloatingIP(ctx, svc, opts, lb, created)
+	if err != nil {
 		return nil, nil, err
 	}
 	if l.groups != nil {
@@ -96,19 +98,44 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 			return nil, nil, err
 		}
 	}
-	if lb, err = l.waitActive(ctx, lb.ID); err != nil {
-		return nil, nil, err
-	}
-	rec, err := l.reconcile(ctx, opts, lb, subnets, members)
+	active, err := l.waitActive(ctx, lb.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := l.status(ctx, svc, lb)
-	if err != nil {
-		return nil, nil, err
+	// A tree just created whole is what the Service wants: no read.
+	var rec *lbRecord
+	if created {
+		rec = createdRecord(lb, opts, members)
 	}
+	if rec == nil {
+		if rec, err = l.reconcile(ctx, opts, active, subnets, members); err != nil {
+			return nil, nil, err
+		}
+	}
+	addr := fip
+	if addr == "" {
+		addr = active.VipAddress
+	}
+	st := &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: addr}}}
 	rec.sig = opts.signature()
 	return st, rec, nil
+}
+
+// createdRecord is the record of a fully-populated create, from the
+// listeners (with their default pools) Octavia returned; nil if the
+// answer lacks one.
+func createdRecord(lb *loadbalancers.LoadBalancer, opts *lbOptions, members []member) *lbRecord {
+	rec := &lbRecord{lbID: lb.ID, pools: map[string]poolRecord{}}
+	for _, p := range opts.ports {
+		i := slices.IndexFunc(lb.Listeners, func(l listeners.Listener) bool {
+			return l.Protocol == p.protocol && l.ProtocolPort == p.port && l.DefaultPoolID != ""
+		})
+		if i < 0 {
+			return nil
+		}
+		rec.pools[p.key()] = poolRecord{id: lb.Listeners[i].DefaultPoolID, nodePort: p.nodePort, members: membersKey(members)}
+	}
+	return rec
 }
 
 // members are the nodes' addresses in the member subnet: each node's
@@ -404,7 +431,7 @@ func (l *loadBalancers) addPool(ctx context.Context, opts *lbOptions, lb *loadba
 		return "", err
 	}
 	if len(members) > 0 {
-		if err := l.setMembers(ctx, lb.ID, pool.ID, p.nodePort, subnets.memberSubnetID, monitorPort(opts), members); err != nil {
+		if err := l.setMembers(ctx, lb.ID, pool.ID, p.nodePort, subnets.memberSubnetID, monitorPort(opts), members, true); err != nil {
 			return "", err
 		}
 	}
@@ -438,7 +465,7 @@ func (l *loadBalancers) reconcilePool(ctx context.Context, opts *lbOptions, lb *
 		return err
 	}
 	if !sameMembers(have, members, p.nodePort, monitorPort(opts)) {
-		if err := l.setMembers(ctx, lb.ID, pool.ID, p.nodePort, subnets.memberSubnetID, monitorPort(opts), members); err != nil {
+		if err := l.setMembers(ctx, lb.ID, pool.ID, p.nodePort, subnets.memberSubnetID, monitorPort(opts), members, true); err != nil {
 			return err
 		}
 	}
@@ -480,7 +507,12 @@ func (l *loadBalancers) reconcileMonitor(ctx context.Context, opts *lbOptions, l
 }
 
 // setMembers replaces a pool's members in one batch update.
-func (l *loadBalancers) setMembers(ctx context.Context, lbID, poolID string, nodePort int, subnetID string, monitorPort *int, members []member) error {
+//
+// A node set change (wait false) does not wait for Octavia to apply it:
+// the service controller has nothing more to do for the Service, and
+// waiting would hold a worker for each of many load balancers. A second
+// pool's update meets the 409 and waits then.
+func (l *loadBalancers) setMembers(ctx context.Context, lbID, poolID string, nodePort int, subnetID string, monitorPort *int, members []member, wait bool) error {
 	batch := make([]pools.BatchUpdateMemberOpts, len(members))
 	for i, m := range members {
 		name := cut(m.name, 255)
@@ -489,7 +521,11 @@ func (l *loadBalancers) setMembers(ctx context.Context, lbID, poolID string, nod
 			batch[i].SubnetID = &subnetID
 		}
 	}
-	err := l.write(ctx, lbID, "update members of pool "+poolID, func() error {
+	send := l.send
+	if wait {
+		send = l.write
+	}
+	err := send(ctx, lbID, "update members of pool "+poolID, func() error {
 		return pools.BatchUpdateMembers(ctx, l.api.lb, poolID, batch).Err
 	})
 	if err == nil {
@@ -516,19 +552,30 @@ func (l *loadBalancers) updateFromRecord(ctx context.Context, svc *v1.Service, o
 			return err
 		}
 	}
+	type change struct {
+		key string
+		pr  poolRecord
+		p   portSpec
+	}
+	var changes []change
 	for _, p := range opts.ports {
 		pr, ok := rec.pools[p.key()]
 		if !ok {
 			return errStaleRecord
 		}
-		if pr.members == key {
-			continue
+		if pr.members != key {
+			changes = append(changes, change{p.key(), pr, p})
 		}
-		if err := l.setMembers(ctx, rec.lbID, pr.id, p.nodePort, subnets.memberSubnetID, monitorPort(opts), members); err != nil {
+	}
+	for i, c := range changes {
+		// Every update but the last waits for Octavia to apply it, so
+		// the next is not refused; the last returns once accepted.
+		last := i == len(changes)-1
+		if err := l.setMembers(ctx, rec.lbID, c.pr.id, c.p.nodePort, subnets.memberSubnetID, monitorPort(opts), members, !last); err != nil {
 			return err
 		}
-		pr.members = key
-		rec.pools[p.key()] = pr
+		c.pr.members = key
+		rec.pools[c.key] = c.pr
 	}
 	return nil
 }
