@@ -2,6 +2,7 @@ package openstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -173,12 +174,12 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	ctx = l.logContext(ctx, svc)
 	op := l.records.Begin(serviceKey(svc))
 	if rec := op.Rec; rec != nil && rec.sig == opts.signature() {
-		err := l.updateFromRecord(ctx, svc, opts, nodes, rec)
+		err := l.updateFromRecord(ctx, opts, nodes, rec)
 		if err == nil {
 			op.End(rec, op.RecAt)
 			return nil
 		}
-		if !isConflict(err) && !isNotFound(err) {
+		if !isConflict(err) && !isNotFound(err) && !errors.Is(err, errStaleRecord) {
 			op.End(nil, op.Start)
 			return fmt.Errorf("update members of load balancer %s for service %s: %w", lbName(l.clusterID, svc), serviceKey(svc), err)
 		}

@@ -2,13 +2,11 @@ package openstack
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/cloud-provider/api"
@@ -142,18 +140,9 @@ func (l *loadBalancers) send(ctx context.Context, lbID, what string, call func()
 func refusal(err error) error {
 	switch statusOf(err) {
 	case http.StatusNotImplemented:
-		return fmt.Errorf("the Octavia provider does not support an option this Service asks for (lbMethod, protocol, health monitor type or allowed CIDRs): %w", errors.Join(err))
+		return fmt.Errorf("the Octavia provider does not support an option this Service asks for (lbMethod, protocol, health monitor type or allowed CIDRs): %w", err)
 	case http.StatusBadRequest:
 		return fmt.Errorf("Octavia refused the request: %w", err)
 	}
 	return err
-}
-
-// bodyOf is the text of an API error's body, for messages.
-func bodyOf(err error) string {
-	var e gophercloud.ErrUnexpectedResponseCode
-	if errors.As(err, &e) {
-		return strings.TrimSpace(string(e.Body))
-	}
-	return ""
 }

@@ -32,8 +32,7 @@ type lbRecord struct {
 }
 
 type poolRecord struct {
-	id       string
-	nodePort int
+	id string
 	// members is the sorted, joined member addresses.
 	members string
 }
@@ -133,7 +132,7 @@ func createdRecord(lb *loadbalancers.LoadBalancer, opts *lbOptions, members []me
 		if i < 0 {
 			return nil
 		}
-		rec.pools[p.key()] = poolRecord{id: lb.Listeners[i].DefaultPoolID, nodePort: p.nodePort, members: membersKey(members)}
+		rec.pools[p.key()] = poolRecord{id: lb.Listeners[i].DefaultPoolID, members: membersKey(members)}
 	}
 	return rec
 }
@@ -148,7 +147,7 @@ func (l *loadBalancers) members(ctx context.Context, nodes []*v1.Node, cidr neti
 	out := make([]member, 0, len(nodes))
 	var pending []*v1.Node
 	for _, n := range nodes {
-		if a := memberAddress(n, cidr); a != "" {
+		if a := memberAddress(n.Status.Addresses, cidr); a != "" {
 			out = append(out, member{name: n.Name, address: a})
 		} else {
 			pending = append(pending, n)
@@ -185,16 +184,17 @@ func (l *loadBalancers) serverAddresses(ctx context.Context, nodes []*v1.Node, c
 	}
 	var out []member
 	for id, s := range servers {
-		n := &v1.Node{Status: v1.NodeStatus{Addresses: s.addresses}}
-		if a := memberAddress(n, cidr); a != "" {
+		if a := memberAddress(s.addresses, cidr); a != "" {
 			out = append(out, member{name: names[id], address: a})
 		}
 	}
 	return out, nil
 }
 
-func memberAddress(n *v1.Node, cidr netip.Prefix) string {
-	for _, a := range n.Status.Addresses {
+// memberAddress is the first InternalIP of addrs in cidr (any InternalIP
+// when cidr is not known).
+func memberAddress(addrs []v1.NodeAddress, cidr netip.Prefix) string {
+	for _, a := range addrs {
 		if a.Type != v1.NodeInternalIP {
 			continue
 		}
@@ -345,7 +345,7 @@ func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *load
 			if err != nil {
 				return nil, err
 			}
-			rec.pools[p.key()] = poolRecord{id: id, nodePort: p.nodePort, members: membersKey(members)}
+			rec.pools[p.key()] = poolRecord{id: id, members: membersKey(members)}
 			continue
 		}
 		if !sameCIDRs(lis.AllowedCIDRs, l.allowedCIDRs(opts)) {
@@ -366,13 +366,13 @@ func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *load
 			if err != nil {
 				return nil, err
 			}
-			rec.pools[p.key()] = poolRecord{id: id, nodePort: p.nodePort, members: membersKey(members)}
+			rec.pools[p.key()] = poolRecord{id: id, members: membersKey(members)}
 			continue
 		}
 		if err := l.reconcilePool(ctx, opts, lb, pool, p, i, subnets, members); err != nil {
 			return nil, err
 		}
-		rec.pools[p.key()] = poolRecord{id: pool.ID, nodePort: p.nodePort, members: membersKey(members)}
+		rec.pools[p.key()] = poolRecord{id: pool.ID, members: membersKey(members)}
 	}
 	// Ports the Service no longer has: the pool (with its members and
 	// monitor), then the listener.
@@ -508,10 +508,10 @@ func (l *loadBalancers) reconcileMonitor(ctx context.Context, opts *lbOptions, l
 
 // setMembers replaces a pool's members in one batch update.
 //
-// A node set change (wait false) does not wait for Octavia to apply it:
-// the service controller has nothing more to do for the Service, and
-// waiting would hold a worker for each of many load balancers. A second
-// pool's update meets the 409 and waits then.
+// Without wait it returns once Octavia accepted the change: a node set
+// change's last update, after which the service controller has nothing
+// more to do for the Service, so waiting would only hold a worker for
+// each of many load balancers. A later write meets the 409 and waits.
 func (l *loadBalancers) setMembers(ctx context.Context, lbID, poolID string, nodePort int, subnetID string, monitorPort *int, members []member, wait bool) error {
 	batch := make([]pools.BatchUpdateMemberOpts, len(members))
 	for i, m := range members {
@@ -537,7 +537,7 @@ func (l *loadBalancers) setMembers(ctx context.Context, lbID, poolID string, nod
 // updateFromRecord applies a node set change to the pools the record
 // names: one batch member update per pool whose members changed, and no
 // read. A conflict or a missing pool means the record is stale.
-func (l *loadBalancers) updateFromRecord(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node, rec *lbRecord) error {
+func (l *loadBalancers) updateFromRecord(ctx context.Context, opts *lbOptions, nodes []*v1.Node, rec *lbRecord) error {
 	subnets, err := l.resolveSubnets(ctx, opts, nodes)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package openstack
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -283,9 +282,6 @@ func TestPendingAndError(t *testing.T) {
 	if err := e.emu.HoldLoadBalancer(id); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.emu.SetLoadBalancerStatus(id, "PENDING_UPDATE"); err != nil {
-		t.Logf("SetLoadBalancerStatus PENDING_UPDATE: %v (holding the next change instead)", err)
-	}
 	e.lb.records.Forget(serviceKey(svc))
 	nodes := append(slices.Clone(e.nodes), e.addNodes(t, 1)...)
 	err := e.lb.UpdateLoadBalancer(t.Context(), "", svc, nodes)
@@ -467,8 +463,6 @@ func TestBadAnnotations(t *testing.T) {
 		t.Errorf("calls for malformed Services: %v", e.srv.Calls())
 	}
 }
-
-var _ = netip.Prefix{}
 
 // TestUninitializedNodeIsMember: a Node the node controller has not given
 // addresses yet (the service controller syncs it once, with no address)

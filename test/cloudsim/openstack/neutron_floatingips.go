@@ -69,27 +69,11 @@ func (e *Emulator) floatingIPListSpec() ntListSpec {
 }
 
 func (e *Emulator) listFloatingIPs(c *neutronCall) (*neutronResponse, *apiError) {
-	var views []ntView
-	for _, f := range e.floatingIPs.All() {
-		if f.projectID == c.project {
-			views = append(views, e.floatingIPView(f))
-		}
-	}
-	return e.list(c, e.floatingIPListSpec(), views, func(id string) (ntView, *apiError) {
-		f, err := e.visibleFloatingIP(c, id)
-		if err != nil {
-			return nil, err
-		}
-		return e.floatingIPView(f), nil
-	})
+	return ntList(e, c, e.floatingIPListSpec(), e.floatingIPs.All(), func(f *floatingIP) bool { return f.projectID == c.project }, e.floatingIPView, e.visibleFloatingIP)
 }
 
 func (e *Emulator) getFloatingIP(c *neutronCall) (*neutronResponse, *apiError) {
-	f, err := e.visibleFloatingIP(c, c.id)
-	if err != nil {
-		return nil, err
-	}
-	return c.show("floatingip", e.floatingIPView(f)), nil
+	return ntShow(c, "floatingip", e.visibleFloatingIP, e.floatingIPView)
 }
 
 func (e *Emulator) floatingIPAttrs() map[string]ntAttr {

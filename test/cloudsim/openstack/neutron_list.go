@@ -1,8 +1,6 @@
 package openstack
 
 import (
-	"cmp"
-	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -234,7 +232,7 @@ func (e *Emulator) list(c *neutronCall, spec ntListSpec, views []ntView, lookup 
 	}
 	compare := func(a, b ntView) int {
 		for i, k := range keys {
-			r := ntCompare(a[k], b[k])
+			r := compareColumn(a[k], b[k])
 			if !asc[i] {
 				r = -r
 			}
@@ -294,37 +292,6 @@ func ntMatchAll(v ntView, where []func(ntView) bool) bool {
 	return true
 }
 
-// ntCompare orders view values as the DB would: NULL first, then
-// strings, numbers and booleans by value.
-func ntCompare(a, b any) int {
-	switch {
-	case a == nil && b == nil:
-		return 0
-	case a == nil:
-		return -1
-	case b == nil:
-		return 1
-	}
-	switch x := a.(type) {
-	case string:
-		y, _ := b.(string)
-		return strings.Compare(x, y)
-	case int:
-		y, _ := b.(int)
-		return cmp.Compare(x, y)
-	case bool:
-		y, _ := b.(bool)
-		switch {
-		case x == y:
-			return 0
-		case !x:
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
-}
-
 // paginationLinks is api_common.get_pagination_links: with a limit, a
 // "next" link unless a forward page came back short, and a "previous"
 // link unless a reversed page did. Both carry the request's parameters
@@ -362,4 +329,33 @@ func paginationLinks(c *neutronCall, items []ntView, limit int, pageReverse bool
 		links = append(links, link("previous", first, true))
 	}
 	return links
+}
+
+// ntList answers a collection's list: the items include admits, viewed,
+// filtered, sorted and paged by list; lookup finds a marker as the caller
+// may see it.
+func ntList[T any](e *Emulator, c *neutronCall, spec ntListSpec, all []T, include func(T) bool, view func(T) ntView,
+	lookup func(*neutronCall, string) (T, *apiError)) (*neutronResponse, *apiError) {
+	var views []ntView
+	for _, x := range all {
+		if include(x) {
+			views = append(views, view(x))
+		}
+	}
+	return e.list(c, spec, views, func(id string) (ntView, *apiError) {
+		x, err := lookup(c, id)
+		if err != nil {
+			return nil, err
+		}
+		return view(x), nil
+	})
+}
+
+// ntShow answers a GET of one item the caller may see, as {key: view}.
+func ntShow[T any](c *neutronCall, key string, lookup func(*neutronCall, string) (T, *apiError), view func(T) ntView) (*neutronResponse, *apiError) {
+	x, err := lookup(c, c.id)
+	if err != nil {
+		return nil, err
+	}
+	return c.show(key, view(x)), nil
 }

@@ -1,9 +1,5 @@
 package openstack
 
-import (
-	"slices"
-)
-
 // Neutron networks and subnets, read-only: GET /v2.0/networks[/{id}] and
 // /v2.0/subnets[/{id}]. The fixture (and Config) makes them. A project
 // sees its own networks and the external ones (shared with every
@@ -68,27 +64,11 @@ func (e *Emulator) networkListSpec() ntListSpec {
 }
 
 func (e *Emulator) listNetworks(c *neutronCall) (*neutronResponse, *apiError) {
-	var views []ntView
-	for _, n := range e.networks.All() {
-		if e.networkVisible(c, n) {
-			views = append(views, e.networkView(n))
-		}
-	}
-	return e.list(c, e.networkListSpec(), views, func(id string) (ntView, *apiError) {
-		n, err := e.visibleNetwork(c, id)
-		if err != nil {
-			return nil, err
-		}
-		return e.networkView(n), nil
-	})
+	return ntList(e, c, e.networkListSpec(), e.networks.All(), func(n *network) bool { return e.networkVisible(c, n) }, e.networkView, e.visibleNetwork)
 }
 
 func (e *Emulator) getNetwork(c *neutronCall) (*neutronResponse, *apiError) {
-	n, err := e.visibleNetwork(c, c.id)
-	if err != nil {
-		return nil, err
-	}
-	return c.show("network", e.networkView(n)), nil
+	return ntShow(c, "network", e.visibleNetwork, e.networkView)
 }
 
 // --- subnets ---
@@ -134,37 +114,9 @@ func (e *Emulator) subnetListSpec() ntListSpec {
 }
 
 func (e *Emulator) listSubnets(c *neutronCall) (*neutronResponse, *apiError) {
-	var views []ntView
-	for _, s := range e.subnets.All() {
-		if e.subnetVisible(c, s) {
-			views = append(views, e.subnetView(s))
-		}
-	}
-	return e.list(c, e.subnetListSpec(), views, func(id string) (ntView, *apiError) {
-		s, err := e.visibleSubnet(c, id)
-		if err != nil {
-			return nil, err
-		}
-		return e.subnetView(s), nil
-	})
+	return ntList(e, c, e.subnetListSpec(), e.subnets.All(), func(s *subnet) bool { return e.subnetVisible(c, s) }, e.subnetView, e.visibleSubnet)
 }
 
 func (e *Emulator) getSubnet(c *neutronCall) (*neutronResponse, *apiError) {
-	s, err := e.visibleSubnet(c, c.id)
-	if err != nil {
-		return nil, err
-	}
-	return c.show("subnet", e.subnetView(s)), nil
+	return ntShow(c, "subnet", e.visibleSubnet, e.subnetView)
 }
-
-// networkOf is the network a subnet is on; the model keeps them
-// consistent, so a miss is a bug.
-func (e *Emulator) networkOf(s *subnet) *network {
-	n, ok := e.networks.Get(s.networkID)
-	if !ok {
-		panic("cloudsim/openstack: subnet " + s.id + " on unknown network " + s.networkID)
-	}
-	return n
-}
-
-var _ = slices.Contains[[]string]

@@ -111,27 +111,11 @@ func (e *Emulator) portListSpec() ntListSpec {
 }
 
 func (e *Emulator) listPorts(c *neutronCall) (*neutronResponse, *apiError) {
-	var views []ntView
-	for _, p := range e.ports.All() {
-		if p.projectID == c.project {
-			views = append(views, e.portView(p))
-		}
-	}
-	return e.list(c, e.portListSpec(), views, func(id string) (ntView, *apiError) {
-		p, err := e.visiblePort(c, id)
-		if err != nil {
-			return nil, err
-		}
-		return e.portView(p), nil
-	})
+	return ntList(e, c, e.portListSpec(), e.ports.All(), func(p *port) bool { return p.projectID == c.project }, e.portView, e.visiblePort)
 }
 
 func (e *Emulator) getPort(c *neutronCall) (*neutronResponse, *apiError) {
-	p, err := e.visiblePort(c, c.id)
-	if err != nil {
-		return nil, err
-	}
-	return c.show("port", e.portView(p)), nil
+	return ntShow(c, "port", e.visiblePort, e.portView)
 }
 
 // portAttrs is the ports attribute map with the enabled extensions'.

@@ -152,27 +152,11 @@ func (e *Emulator) routerListSpec() ntListSpec {
 }
 
 func (e *Emulator) listRouters(c *neutronCall) (*neutronResponse, *apiError) {
-	var views []ntView
-	for _, r := range e.neutron.routers.All() {
-		if r.projectID == c.project {
-			views = append(views, e.routerView(r))
-		}
-	}
-	return e.list(c, e.routerListSpec(), views, func(id string) (ntView, *apiError) {
-		r, err := e.visibleRouter(c, id)
-		if err != nil {
-			return nil, err
-		}
-		return e.routerView(r), nil
-	})
+	return ntList(e, c, e.routerListSpec(), e.neutron.routers.All(), func(r *router) bool { return r.projectID == c.project }, e.routerView, e.visibleRouter)
 }
 
 func (e *Emulator) getRouter(c *neutronCall) (*neutronResponse, *apiError) {
-	r, err := e.visibleRouter(c, c.id)
-	if err != nil {
-		return nil, err
-	}
-	return c.show("router", e.routerView(r)), nil
+	return ntShow(c, "router", e.visibleRouter, e.routerView)
 }
 
 func (e *Emulator) routerAttrs() map[string]ntAttr {

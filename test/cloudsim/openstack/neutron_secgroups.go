@@ -201,27 +201,11 @@ func (e *Emulator) securityGroupListSpec() ntListSpec {
 
 func (e *Emulator) listSecurityGroups(c *neutronCall) (*neutronResponse, *apiError) {
 	e.ensureDefaultSecurityGroup(c.project)
-	var views []ntView
-	for _, g := range e.neutron.secGroups.All() {
-		if g.projectID == c.project {
-			views = append(views, e.securityGroupView(g))
-		}
-	}
-	return e.list(c, e.securityGroupListSpec(), views, func(id string) (ntView, *apiError) {
-		g, err := e.visibleSecurityGroup(c, id)
-		if err != nil {
-			return nil, err
-		}
-		return e.securityGroupView(g), nil
-	})
+	return ntList(e, c, e.securityGroupListSpec(), e.neutron.secGroups.All(), func(g *securityGroup) bool { return g.projectID == c.project }, e.securityGroupView, e.visibleSecurityGroup)
 }
 
 func (e *Emulator) getSecurityGroup(c *neutronCall) (*neutronResponse, *apiError) {
-	g, err := e.visibleSecurityGroup(c, c.id)
-	if err != nil {
-		return nil, err
-	}
-	return c.show("security_group", e.securityGroupView(g)), nil
+	return ntShow(c, "security_group", e.visibleSecurityGroup, e.securityGroupView)
 }
 
 func (e *Emulator) securityGroupAttrs() map[string]ntAttr {
@@ -456,27 +440,11 @@ func ntDeref(p *int) any {
 
 func (e *Emulator) listSecurityGroupRules(c *neutronCall) (*neutronResponse, *apiError) {
 	e.ensureDefaultSecurityGroup(c.project)
-	var views []ntView
-	for _, r := range e.neutron.sgRules.All() {
-		if r.projectID == c.project {
-			views = append(views, e.ruleView(r))
-		}
-	}
-	return e.list(c, e.ruleListSpec(), views, func(id string) (ntView, *apiError) {
-		r, err := e.visibleRule(c, id)
-		if err != nil {
-			return nil, err
-		}
-		return e.ruleView(r), nil
-	})
+	return ntList(e, c, e.ruleListSpec(), e.neutron.sgRules.All(), func(r *sgRule) bool { return r.projectID == c.project }, e.ruleView, e.visibleRule)
 }
 
 func (e *Emulator) getSecurityGroupRule(c *neutronCall) (*neutronResponse, *apiError) {
-	r, err := e.visibleRule(c, c.id)
-	if err != nil {
-		return nil, err
-	}
-	return c.show("security_group_rule", e.ruleView(r)), nil
+	return ntShow(c, "security_group_rule", e.visibleRule, e.ruleView)
 }
 
 func (e *Emulator) ruleAttrs() map[string]ntAttr {

@@ -269,45 +269,42 @@ func (e *Emulator) SetLoadBalancerStatus(id, status string) error {
 	return nil
 }
 
-// FailLoadBalancerOperation makes the load balancer's pending operation,
-// or its next one, end in ERROR when it would have completed.
-func (e *Emulator) FailLoadBalancerOperation(id string) error {
+// onLB runs f on a load balancer under the lock.
+func (e *Emulator) onLB(id string, f func(*octaviaLB)) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	lb, err := e.adminLB(id)
 	if err != nil {
 		return err
 	}
-	lb.failNext = true
+	f(lb)
 	return nil
+}
+
+// FailLoadBalancerOperation makes the load balancer's pending operation,
+// or its next one, end in ERROR when it would have completed.
+func (e *Emulator) FailLoadBalancerOperation(id string) error {
+	return e.onLB(id, func(lb *octaviaLB) {
+		lb.failNext = true
+	})
 }
 
 // HoldLoadBalancer keeps the load balancer's pending operation (or its
 // next one) pending, and the load balancer immutable, until
 // ReleaseLoadBalancer: a worker that is stuck.
 func (e *Emulator) HoldLoadBalancer(id string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	lb, err := e.adminLB(id)
-	if err != nil {
-		return err
-	}
-	lb.held = true
-	return nil
+	return e.onLB(id, func(lb *octaviaLB) {
+		lb.held = true
+	})
 }
 
 // ReleaseLoadBalancer lets a held operation complete: at once if its
 // delay has passed, else when it does.
 func (e *Emulator) ReleaseLoadBalancer(id string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	lb, err := e.adminLB(id)
-	if err != nil {
-		return err
-	}
-	lb.held = false
-	e.settleOctavia()
-	return nil
+	return e.onLB(id, func(lb *octaviaLB) {
+		lb.held = false
+		e.settleOctavia()
+	})
 }
 
 // SetMemberHealth sets what the health manager reports for a member of a

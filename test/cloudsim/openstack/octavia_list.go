@@ -1,7 +1,6 @@
 package openstack
 
 import (
-	"cmp"
 	"net/http"
 	"slices"
 	"strconv"
@@ -117,7 +116,7 @@ func octaviaList[T any](e *Emulator, c *octaviaCall, spec ovListSpec[T], items [
 	}
 	compare := func(a, b T) int {
 		for _, sk := range sortKeys {
-			r := ovCompare(spec.columns[sk.key](a), spec.columns[sk.key](b))
+			r := compareColumn(spec.columns[sk.key](a), spec.columns[sk.key](b))
 			if sk.desc {
 				r = -r
 			}
@@ -308,39 +307,6 @@ func ovTagsMatch(have []string, f [4][]string) bool {
 		return false
 	}
 	return true
-}
-
-// ovCompare orders column values, NULL as the column type's empty value.
-func ovCompare(a, b any) int {
-	switch x := a.(type) {
-	case string:
-		y, _ := b.(string)
-		return strings.Compare(x, y)
-	case int:
-		y, _ := b.(int)
-		return cmp.Compare(x, y)
-	case float64:
-		y, _ := b.(float64)
-		return cmp.Compare(x, y)
-	case bool:
-		y, _ := b.(bool)
-		switch {
-		case x == y:
-			return 0
-		case !x:
-			return -1
-		}
-		return 1
-	case time.Time:
-		y, _ := b.(time.Time)
-		return x.Compare(y)
-	case nil:
-		if b == nil {
-			return 0
-		}
-		return -ovCompare(b, nil)
-	}
-	return 0
 }
 
 // ovStrPtr is a nullable string column.

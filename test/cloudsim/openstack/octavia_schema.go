@@ -125,7 +125,6 @@ func (o ovObj) objs(k string) []ovObj {
 func ovIntPtr(n int) *int { return &n }
 
 // Field constructors, named after the WSME types.
-func ovTextF(name string) ovField { return ovField{name: name, kind: ovText} }
 func ovStr(name string, maxLen int) ovField {
 	return ovField{name: name, kind: ovString, maxLen: maxLen}
 }

@@ -108,6 +108,11 @@ func (c *Cloud) Config() conformance.CloudConfig {
 	fmt.Fprintf(&b, "  username: %s\n  userDomainName: %s\n  password: %s\n", c.fx.Username, c.fx.DomainName, c.fx.Password)
 	fmt.Fprintf(&b, "  projectName: %s\n  projectDomainID: %s\n", c.fx.ProjectName, c.fx.DomainID)
 	fmt.Fprintf(&b, "  loadBalancer:\n    floatingNetworkID: %s\n    createMonitor: true\n    manageSecurityGroups: true\n", c.fx.ExternalNetworkID)
+	if c.opts.QuickErrors {
+		// A load balancer stuck PENDING becomes a retry after 10 s
+		// instead of holding a worker for the default 5 minutes.
+		b.WriteString("    waitActiveTimeout: 10s\n")
+	}
 	if c.opts.Routes {
 		fmt.Fprintf(&b, "  routes:\n    routerID: %s\n", c.fx.RouterID)
 	}
