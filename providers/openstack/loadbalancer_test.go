@@ -481,3 +481,38 @@ func TestUninitializedNodeIsMember(t *testing.T) {
 		t.Errorf("members %v, want %v", got, want)
 	}
 }
+
+// TestLocalTrafficAndSourceRanges: externalTrafficPolicy Local probes
+// kube-proxy's health check (HTTP /healthz on healthCheckNodePort, as each
+// member's monitor_port); source ranges become the listeners'
+// allowed_cidrs, and clearing them clears those.
+func TestLocalTrafficAndSourceRanges(t *testing.T) {
+	e := newLBEnv(t, 2, func(s *Section) { s.LoadBalancer.CreateMonitor = true })
+	svc := service("local", 80)
+	svc.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+	svc.Spec.HealthCheckNodePort = 32123
+	svc.Spec.LoadBalancerSourceRanges = []string{"203.0.113.0/24", "198.51.100.0/24"}
+	if _, err := e.lb.EnsureLoadBalancer(t.Context(), "", svc, e.nodes); err != nil {
+		t.Fatal(err)
+	}
+	lb := e.lbOf(t, svc)
+	p := lb.Pools[0]
+	if m := p.HealthMonitor; m == nil || m.Type != "HTTP" || m.URLPath != "/healthz" {
+		t.Errorf("monitor %+v, want HTTP /healthz", m)
+	}
+	for _, m := range p.Members {
+		if m.MonitorPort != 32123 {
+			t.Errorf("member %s monitor port %d, want the healthCheckNodePort", m.Address, m.MonitorPort)
+		}
+	}
+	if got := slices.Sorted(slices.Values(lb.Listeners[0].AllowedCIDRs)); !slices.Equal(got, []string{"198.51.100.0/24", "203.0.113.0/24"}) {
+		t.Errorf("allowed CIDRs %v", got)
+	}
+	svc.Spec.LoadBalancerSourceRanges = nil
+	if _, err := e.lb.EnsureLoadBalancer(t.Context(), "", svc, e.nodes); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.lbOf(t, svc).Listeners[0].AllowedCIDRs; len(got) != 0 {
+		t.Errorf("allowed CIDRs %v after the ranges were removed", got)
+	}
+}

@@ -11,6 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	cloudproviderapi "k8s.io/cloud-provider/api"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 	confopenstack "github.com/multicloud-ccm/multicloud-ccm/test/conformance/openstack"
@@ -35,6 +38,36 @@ func TestOpenStack(t *testing.T) {
 	for _, i := range []conformance.Instance{i1, i2} {
 		waitInitialized(t, i.NodeName)
 	}
+	t.Run("a kubelet's provided-node-ip is honoured", func(t *testing.T) {
+		// The node controller puts the kubelet's --node-ip first among
+		// the addresses the backend reports, and refuses to initialise
+		// a Node whose --node-ip the server does not have.
+		inst := s.launch(t, zones[0], "os-nodeip")
+		info, _ := emu.Server(inst.ID)
+		good := ccmproc.KubeletNode(inst.NodeName, "")
+		good.Annotations = map[string]string{cloudproviderapi.AnnotationAlphaProvidedIPAddr: info.PrivateIP}
+		if _, err := env.admin.CoreV1().Nodes().Create(context.Background(), good, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { deleteNode(t, good.Name) })
+		n := waitInitialized(t, good.Name)
+		if len(n.Status.Addresses) == 0 || n.Status.Addresses[0] != (corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: info.PrivateIP}) {
+			t.Errorf("addresses %v, want %s first", n.Status.Addresses, info.PrivateIP)
+		}
+
+		other := s.launch(t, zones[1], "os-badip")
+		bad := ccmproc.KubeletNode(other.NodeName, "")
+		bad.Annotations = map[string]string{cloudproviderapi.AnnotationAlphaProvidedIPAddr: "10.99.99.99"}
+		if _, err := env.admin.CoreV1().Nodes().Create(context.Background(), bad, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { deleteNode(t, bad.Name) })
+		time.Sleep(5 * time.Second)
+		if n, err := getNode(context.Background(), bad.Name); err != nil || ccmproc.Initialized(n) {
+			t.Errorf("node with a --node-ip its server lacks: %v, %s", err, describeNode(n))
+		}
+	})
+
 	lbOf := func(name string) *cloudsimopenstack.LoadBalancerInfo {
 		for _, lb := range emu.LoadBalancers() {
 			if slices.Contains(lb.Tags, "kube_service="+confNS+"/"+name) {
