@@ -3,6 +3,7 @@ package cloudsim
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -52,6 +53,13 @@ func New(cloud Cloud) *Server {
 	return s
 }
 
+// TLSCloud is a Cloud served over TLS: Start and StartAt listen with
+// ServerTLS, and the URL is https. Its clients trust the cloud's own CA.
+type TLSCloud interface {
+	Cloud
+	ServerTLS() *tls.Config
+}
+
 // Start serves cloud on a random port of 127.0.0.1.
 func Start(cloud Cloud) (*Server, error) {
 	return StartAt(cloud, "127.0.0.1:0")
@@ -65,6 +73,12 @@ func StartAt(cloud Cloud, addr string) (*Server, error) {
 	}
 	s := New(cloud)
 	s.url = "http://" + ln.Addr().String()
+	// A cloud whose SDK insists on TLS (Azure's bearer-token policy
+	// refuses plain http) serves with its own certificate.
+	if t, ok := cloud.(TLSCloud); ok {
+		ln = tls.NewListener(ln, t.ServerTLS())
+		s.url = "https://" + ln.Addr().String()
+	}
 	s.fresh = make(map[net.Conn]bool)
 	s.httpServer = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnState: s.trackConn}
 	go func() { _ = s.httpServer.Serve(ln) }()

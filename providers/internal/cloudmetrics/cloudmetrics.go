@@ -34,6 +34,10 @@ const (
 	DurationName        = "multicloud_ccm_cloud_api_request_duration_seconds"
 	ThrottledName       = "multicloud_ccm_cloud_api_throttled_total"
 	SnapshotLookupsName = "multicloud_ccm_instance_snapshot_lookups_total"
+	// RateLimitRemainingName is the request budget a cloud reports left
+	// (ARM's x-ms-ratelimit-remaining-* headers), so an alert can fire
+	// before throttling starts.
+	RateLimitRemainingName = "multicloud_ccm_cloud_api_ratelimit_remaining"
 )
 
 // Codes for an attempt that got no HTTP response; otherwise the code label
@@ -63,6 +67,7 @@ type Recorder struct {
 	duration  *metrics.HistogramVec
 	throttled *metrics.CounterVec
 	snapshot  *metrics.CounterVec
+	remaining *metrics.GaugeVec
 }
 
 // NewRecorder returns an unregistered Recorder. component-base metrics
@@ -86,12 +91,16 @@ func NewRecorder() *Recorder {
 			Name: SnapshotLookupsName,
 			Help: "Node lookups answered from the backend's instance snapshot (hit) or that needed a cloud call (miss).",
 		}, []string{"provider", "result"}),
+		remaining: metrics.NewGaugeVec(&metrics.GaugeOpts{
+			Name: RateLimitRemainingName,
+			Help: "Requests the cloud API last reported left in its rate-limit budget, by budget (e.g. subscription-reads, subscription-writes).",
+		}, []string{"provider", "service", "limit"}),
 	}
 }
 
 // Collectors are r's metrics, for registering in a registry.
 func (r *Recorder) Collectors() []metrics.Registerable {
-	return []metrics.Registerable{r.requests, r.duration, r.throttled, r.snapshot}
+	return []metrics.Registerable{r.requests, r.duration, r.throttled, r.snapshot, r.remaining}
 }
 
 var (
@@ -130,6 +139,13 @@ func (r *Recorder) SnapshotLookup(provider string, hit bool) {
 		result = "hit"
 	}
 	r.snapshot.WithLabelValues(bounded(provider), result).Inc()
+}
+
+// RateLimitRemaining records what the cloud last reported left of a
+// rate-limit budget; limit names the budget from a small fixed set (the
+// header's name, never a value from it).
+func (r *Recorder) RateLimitRemaining(provider, service, limit string, v float64) {
+	r.remaining.WithLabelValues(bounded(provider), bounded(service), bounded(limit)).Set(v)
 }
 
 // Observe records one HTTP attempt on the Default recorder; see

@@ -1,0 +1,400 @@
+package azure
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// loadBalancers implements cloudprovider.LoadBalancer with the cluster's
+// one Standard Load Balancer (and its -internal twin): each Service is a
+// frontend IP configuration named after its UID (as upstream names it,
+// a<uid without dashes>) with its own public IP, one rule and one probe
+// per port, and the NodePort rules in the network security group. Every
+// Service shares one backend pool of node IPs, so a node-set change is
+// one pool write per load balancer whatever the number of Services.
+// Changes to the shared load balancer and security group go through
+// shared (shared.go): coalesced, ETag-checked, re-applied on 412.
+type loadBalancers struct {
+	cfg       *Section
+	clusterID string
+	api       *clients
+	in        *instances
+	clk       clock.PassiveClock
+
+	public, internal *shared[armnetwork.LoadBalancer]
+	// nsg is nil when no securityGroupName is configured.
+	nsg *shared[armnetwork.SecurityGroup]
+}
+
+var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
+
+// Tags on what the manager creates, upstream's keys: a resource is the
+// manager's to change or delete only when they name this cluster (and, for
+// a public IP, this Service).
+const (
+	tagCluster = "k8s-azure-cluster-name"
+	tagService = "k8s-azure-service"
+)
+
+// pollEvery is how often long-running operations are polled when ARM
+// gives no Retry-After; azcore allows no less than a second.
+var pollOptions = &runtime.PollUntilDoneOptions{Frequency: time.Second}
+
+func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances, clk clock.Clock) *loadBalancers {
+	l := &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: in, clk: clk}
+	name := s.lbName(clusterID)
+	l.public = newShared("load balancer "+name, l.lbOps(name), clk)
+	l.internal = newShared("load balancer "+name+"-internal", l.lbOps(name+"-internal"), clk)
+	if s.SecurityGroupName != "" {
+		l.nsg = newShared("network security group "+s.SecurityGroupName, l.nsgOps(), clk)
+	}
+	return l
+}
+
+// withPrecondition sends If-Match: etag, or If-None-Match: * to create.
+// Only the initial request carries it: the poller's own requests use the
+// caller's plain context.
+func withPrecondition(ctx context.Context, etag string) context.Context {
+	h := http.Header{}
+	if etag == "" {
+		h.Set("If-None-Match", "*")
+	} else {
+		h.Set("If-Match", etag)
+	}
+	return policy.WithHTTPHeader(ctx, h)
+}
+
+// cloneJSON deep-copies an ARM model through its own JSON form.
+func cloneJSON[T any](v *T) *T {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	out := new(T)
+	if err := json.Unmarshal(b, out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+func (l *loadBalancers) lbID(name string) string {
+	return "/subscriptions/" + l.cfg.SubscriptionID + "/resourceGroups/" + l.cfg.LoadBalancerResourceGroup +
+		"/providers/Microsoft.Network/loadBalancers/" + name
+}
+
+func (l *loadBalancers) lbOps(name string) sharedOps[armnetwork.LoadBalancer] {
+	rg := l.cfg.LoadBalancerResourceGroup
+	return sharedOps[armnetwork.LoadBalancer]{
+		get: func(ctx context.Context) (*armnetwork.LoadBalancer, bool, error) {
+			resp, err := l.api.lbs.Get(ctx, rg, name, nil)
+			if isNotFound(err) {
+				return nil, false, nil
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			return &resp.LoadBalancer, true, nil
+		},
+		put: func(ctx context.Context, v *armnetwork.LoadBalancer, etag string) (*armnetwork.LoadBalancer, error) {
+			p, err := l.api.lbs.BeginCreateOrUpdate(withPrecondition(ctx, etag), rg, name, *v, nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := p.PollUntilDone(ctx, pollOptions)
+			if err != nil {
+				return nil, err
+			}
+			return &resp.LoadBalancer, nil
+		},
+		del: func(ctx context.Context, etag string) error {
+			p, err := l.api.lbs.BeginDelete(withPrecondition(ctx, etag), rg, name, nil)
+			if err != nil {
+				return err
+			}
+			_, err = p.PollUntilDone(ctx, pollOptions)
+			return err
+		},
+		etag:  func(v *armnetwork.LoadBalancer) string { return deref(v.Etag) },
+		clone: cloneJSON[armnetwork.LoadBalancer],
+		fresh: func() *armnetwork.LoadBalancer {
+			return &armnetwork.LoadBalancer{
+				Location:   to.Ptr(l.cfg.Location),
+				SKU:        &armnetwork.LoadBalancerSKU{Name: to.Ptr(armnetwork.LoadBalancerSKUNameStandard), Tier: to.Ptr(armnetwork.LoadBalancerSKUTierRegional)},
+				Tags:       map[string]*string{tagCluster: to.Ptr(l.clusterID)},
+				Properties: &armnetwork.LoadBalancerPropertiesFormat{},
+			}
+		},
+		// A load balancer the manager created goes with its last
+		// frontend; one someone else made stays.
+		empty: func(v *armnetwork.LoadBalancer) bool {
+			return deref(v.Tags[tagCluster]) == l.clusterID && (v.Properties == nil || len(v.Properties.FrontendIPConfigurations) == 0)
+		},
+	}
+}
+
+func (l *loadBalancers) nsgOps() sharedOps[armnetwork.SecurityGroup] {
+	rg, name := l.cfg.SecurityGroupResourceGroup, l.cfg.SecurityGroupName
+	return sharedOps[armnetwork.SecurityGroup]{
+		get: func(ctx context.Context) (*armnetwork.SecurityGroup, bool, error) {
+			resp, err := l.api.nsgs.Get(ctx, rg, name, nil)
+			if isNotFound(err) {
+				return nil, false, nil
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			return &resp.SecurityGroup, true, nil
+		},
+		put: func(ctx context.Context, v *armnetwork.SecurityGroup, etag string) (*armnetwork.SecurityGroup, error) {
+			if etag == "" {
+				return nil, fmt.Errorf("network security group %s/%s does not exist; the manager adds rules to it but never creates it", rg, name)
+			}
+			// Azure fills the default rules in; sending them back is
+			// refused on some API versions.
+			v.Properties.DefaultSecurityRules = nil
+			p, err := l.api.nsgs.BeginCreateOrUpdate(withPrecondition(ctx, etag), rg, name, *v, nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := p.PollUntilDone(ctx, pollOptions)
+			if err != nil {
+				return nil, err
+			}
+			return &resp.SecurityGroup, nil
+		},
+		del:   func(context.Context, string) error { return errors.New("never deletes the network security group") },
+		etag:  func(v *armnetwork.SecurityGroup) string { return deref(v.Etag) },
+		clone: cloneJSON[armnetwork.SecurityGroup],
+		fresh: func() *armnetwork.SecurityGroup {
+			return &armnetwork.SecurityGroup{Properties: &armnetwork.SecurityGroupPropertiesFormat{}}
+		},
+	}
+}
+
+// serviceName is upstream's name for a Service's frontend, rules and
+// probes: "a" and its UID without dashes, so upstream-made parts are
+// found and updated, not duplicated.
+func serviceName(svc *v1.Service) string {
+	return "a" + strings.ReplaceAll(string(svc.UID), "-", "")
+}
+
+// publicIPName is the name of the public IP the manager makes for a
+// Service: <clusterID>-a<uid>, at most 80 characters.
+func (l *loadBalancers) publicIPName(svc *v1.Service) string {
+	n := l.clusterID + "-" + serviceName(svc)
+	if len(n) > 80 {
+		n = n[len(n)-80:]
+		n = strings.TrimLeft(n, "-._")
+	}
+	return n
+}
+
+func serviceKey(svc *v1.Service) string { return svc.Namespace + "/" + svc.Name }
+
+// writerFor is the Service's load balancer writer.
+func (l *loadBalancers) writerFor(sp *lbSpec) (this, other *shared[armnetwork.LoadBalancer]) {
+	if sp.internal {
+		return l.internal, l.public
+	}
+	return l.public, l.internal
+}
+
+func (l *loadBalancers) lbNameFor(internal bool) string {
+	if internal {
+		return l.cfg.lbName(l.clusterID) + "-internal"
+	}
+	return l.cfg.lbName(l.clusterID)
+}
+
+// GetLoadBalancerName is the cluster load balancer the Service is on.
+func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1.Service) string {
+	internal, _, _ := annotationInternal.Bool(svc)
+	return l.lbNameFor(internal)
+}
+
+// GetLoadBalancer reports the Service's frontend address, if the Service
+// has a frontend on either load balancer.
+func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	name := serviceName(svc)
+	for _, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
+		lb, found, err := w.current(ctx, false)
+		if err != nil {
+			return nil, false, err
+		}
+		if !found {
+			continue
+		}
+		fe := findFrontend(lb, name)
+		if fe == nil {
+			continue
+		}
+		st, err := l.frontendStatus(ctx, fe)
+		return st, err == nil, err
+	}
+	return nil, false, nil
+}
+
+// frontendStatus is a frontend's address: its private IP, or its public
+// IP's address.
+func (l *loadBalancers) frontendStatus(ctx context.Context, fe *armnetwork.FrontendIPConfiguration) (*v1.LoadBalancerStatus, error) {
+	if fe.Properties == nil {
+		return &v1.LoadBalancerStatus{}, nil
+	}
+	if a := deref(fe.Properties.PrivateIPAddress); a != "" {
+		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: a}}}, nil
+	}
+	if fe.Properties.PublicIPAddress != nil && fe.Properties.PublicIPAddress.ID != nil {
+		rg, name, ok := resourceGroupAndName(*fe.Properties.PublicIPAddress.ID)
+		if !ok {
+			return nil, fmt.Errorf("frontend %s: malformed public IP ID", deref(fe.Name))
+		}
+		resp, err := l.api.publicIPs.Get(ctx, rg, name, nil)
+		if err != nil {
+			return nil, fmt.Errorf("get public IP %s/%s: %w", rg, name, err)
+		}
+		if resp.Properties != nil && deref(resp.Properties.IPAddress) != "" {
+			return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: *resp.Properties.IPAddress}}}, nil
+		}
+	}
+	return &v1.LoadBalancerStatus{}, nil
+}
+
+// EnsureLoadBalancer creates or updates the Service's frontend, rules,
+// probes, NSG rules and public IP, and returns its address.
+func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	sp, err := serviceSpec(l.cfg, svc)
+	if err != nil {
+		return nil, err
+	}
+	backends, err := l.backendAddresses(ctx, nodes)
+	if err != nil {
+		return nil, err
+	}
+	this, other := l.writerFor(sp)
+	name := serviceName(svc)
+	// The Service may have moved between public and internal.
+	if _, err := other.submit(ctx, false, removeService(name)); err != nil {
+		return nil, err
+	}
+	fe, pipAddress, err := l.frontendFor(ctx, svc, sp)
+	if err != nil {
+		return nil, err
+	}
+	lbName := l.lbNameFor(sp.internal)
+	var previousPIP string
+	lb, err := this.submit(ctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
+		if old := findFrontend(lb, name); old != nil && old.Properties != nil && old.Properties.PublicIPAddress != nil {
+			previousPIP = deref(old.Properties.PublicIPAddress.ID)
+		}
+		changed := ensureService(lb, l.lbID(lbName), l.clusterID, name, fe, sp)
+		return l.ensurePool(lb, backends) || changed, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := l.ensureRules(ctx, name, sp, pipAddress, lb); err != nil {
+		return nil, err
+	}
+	// A Service that moved to a user's public IP, or to internal, no
+	// longer needs the one the manager made for it.
+	if ours := l.publicIPID(l.publicIPName(svc)); previousPIP != "" && strings.EqualFold(previousPIP, ours) && !strings.EqualFold(feIPID(fe), ours) {
+		if err := l.releasePublicIP(ctx, svc); err != nil {
+			return nil, err
+		}
+	}
+	if pipAddress != "" {
+		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: pipAddress}}}, nil
+	}
+	got := findFrontend(lb, name)
+	if got == nil {
+		return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, name)
+	}
+	return l.frontendStatus(ctx, got)
+}
+
+func feIPID(fe *armnetwork.FrontendIPConfiguration) string {
+	if fe.Properties != nil && fe.Properties.PublicIPAddress != nil {
+		return deref(fe.Properties.PublicIPAddress.ID)
+	}
+	return ""
+}
+
+// UpdateLoadBalancer brings the shared backend pool in step with nodes:
+// one write for every Service on the load balancer together, and none
+// when another Service's update already did it.
+func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) error {
+	sp, err := serviceSpec(l.cfg, svc)
+	if err != nil {
+		return err
+	}
+	backends, err := l.backendAddresses(ctx, nodes)
+	if err != nil {
+		return err
+	}
+	this, _ := l.writerFor(sp)
+	// An update never creates the load balancer: a Service being deleted
+	// must not bring it back.
+	_, err = this.submit(ctx, false, func(lb *armnetwork.LoadBalancer) (bool, error) {
+		return l.ensurePool(lb, backends), nil
+	})
+	return err
+}
+
+// EnsureLoadBalancerDeleted removes the Service's NSG rules, its frontend,
+// rules and probes (the load balancer with its last frontend), then its
+// public IP if the manager made it. Anything already gone is fine, so a
+// deletion interrupted at any point completes on the next try.
+func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
+	name := serviceName(svc)
+	if l.nsg != nil {
+		if _, err := l.nsg.submit(ctx, false, removeRules(name)); err != nil {
+			return err
+		}
+	}
+	for _, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
+		if _, err := w.submit(ctx, false, removeService(name)); err != nil {
+			return err
+		}
+	}
+	return l.releasePublicIP(ctx, svc)
+}
+
+// backendAddresses are the pool's addresses: each Node's first InternalIP,
+// or, for a Node whose addresses are not in its status yet (the node
+// controller has not initialised it; the service controller does not sync
+// again when it does), its VM's private address.
+func (l *loadBalancers) backendAddresses(ctx context.Context, nodes []*v1.Node) ([]backend, error) {
+	out := make([]backend, 0, len(nodes))
+	for _, n := range nodes {
+		ip := ""
+		for _, a := range n.Status.Addresses {
+			if a.Type == v1.NodeInternalIP && !strings.Contains(a.Address, ":") {
+				ip = a.Address
+				break
+			}
+		}
+		if ip == "" {
+			var err error
+			if ip, err = l.in.nodeIP(ctx, n); err != nil {
+				klog.FromContext(ctx).Info("Leaving node out of the backend pool", "node", klog.KObj(n), "err", err)
+				continue
+			}
+		}
+		out = append(out, backend{node: n.Name, ip: ip})
+	}
+	return out, nil
+}

@@ -1,0 +1,206 @@
+package azure
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
+)
+
+// Service annotations, with upstream's names so Services move between the
+// upstream Azure CCM and this one unchanged.
+const (
+	// annotationInternal puts the Service on the cluster's internal load
+	// balancer (<loadBalancerName>-internal) with a private address in
+	// the nodes' subnet.
+	//
+	// Type: bool
+	// Default: false
+	annotationInternal svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-internal"
+	// annotationInternalSubnet names the subnet of the nodes' virtual
+	// network an internal Service's address is taken from, instead of
+	// subnetName.
+	//
+	// Type: string (a subnet name)
+	// Default: the config's subnetName
+	annotationInternalSubnet svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-internal-subnet"
+	// annotationPIPName names an existing public IP in the load
+	// balancer's resource group to use as the Service's address; the
+	// manager never deletes it.
+	//
+	// Type: string (a public IP name)
+	// Default: a public IP the manager creates and deletes
+	annotationPIPName svcopts.Annotation = "service.beta.kubernetes.io/azure-pip-name"
+	// annotationDNSLabel sets the DNS label of the public IP the manager
+	// created for the Service (<label>.<location>.cloudapp.azure.com).
+	//
+	// Type: string (a DNS label)
+	// Default: none
+	annotationDNSLabel svcopts.Annotation = "service.beta.kubernetes.io/azure-dns-label-name"
+	// annotationAllowedIPRanges are the client CIDRs the network security
+	// group admits (with spec.loadBalancerSourceRanges).
+	//
+	// Type: comma-separated CIDRs
+	// Default: Internet (any client) when no source range or service tag is given
+	annotationAllowedIPRanges svcopts.Annotation = "service.beta.kubernetes.io/azure-allowed-ip-ranges"
+	// annotationAllowedServiceTags are Azure service tags (e.g.
+	// AzureFrontDoor.Backend) the network security group admits.
+	//
+	// Type: comma-separated service tags
+	// Default: none
+	annotationAllowedServiceTags svcopts.Annotation = "service.beta.kubernetes.io/azure-allowed-service-tags"
+	// annotationIdleTimeout is the TCP idle timeout of the Service's
+	// load-balancing rules, in minutes.
+	//
+	// Type: integer, 4 to 100
+	// Default: 4
+	annotationIdleTimeout svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-tcp-idle-timeout"
+)
+
+// lbSpec is what a Service asks of its load balancer, read and checked
+// before any call.
+type lbSpec struct {
+	internal bool
+	// subnet is the internal frontend's subnet name.
+	subnet string
+	// staticIP is spec.loadBalancerIP: for an internal Service the
+	// private address to take; for a public one, the address of an
+	// existing public IP to use.
+	staticIP string
+	// pipName is an existing public IP to use (azure-pip-name).
+	pipName  string
+	dnsLabel string
+	ports    []v1.ServicePort
+	// healthPath and healthPort: externalTrafficPolicy Local probes
+	// HTTP healthPath on healthPort instead of TCP on each NodePort.
+	healthPath string
+	healthPort int32
+	local      bool
+	// sources are the NSG rule sources: CIDRs (one rule per port for
+	// all of them) and service tags (a rule each).
+	cidrs       []string
+	serviceTags []string
+	idleTimeout int32
+	sessionIP   bool
+}
+
+var (
+	dnsLabelRE   = regexp.MustCompile(`^[a-z][a-z0-9-]{1,61}[a-z0-9]$`)
+	serviceTagRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z0-9]+)*$`)
+)
+
+// serviceSpec reads svc. Every error names the annotation or field and
+// what would be valid, and becomes a Warning Event on that Service.
+func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
+	sp := &lbSpec{subnet: s.SubnetName, idleTimeout: 4}
+	var err error
+	if sp.internal, _, err = annotationInternal.Bool(svc); err != nil {
+		return nil, err
+	}
+	if v, ok := annotationInternalSubnet.Lookup(svc); ok {
+		if !sp.internal {
+			return nil, fmt.Errorf("annotation %s is only for internal Services (%s: \"true\")", annotationInternalSubnet, annotationInternal)
+		}
+		if !nameRE.MatchString(v) {
+			return nil, annotationInternalSubnet.Invalid(v, "a subnet name of the nodes' virtual network")
+		}
+		sp.subnet = v
+	}
+	if v, ok := annotationPIPName.Lookup(svc); ok {
+		if sp.internal {
+			return nil, fmt.Errorf("annotation %s names a public IP; an internal Service has none", annotationPIPName)
+		}
+		if !nameRE.MatchString(v) {
+			return nil, annotationPIPName.Invalid(v, "a public IP name in the load balancer's resource group")
+		}
+		sp.pipName = v
+	}
+	if v, ok := annotationDNSLabel.Lookup(svc); ok && v != "" {
+		if sp.internal || sp.pipName != "" {
+			return nil, fmt.Errorf("annotation %s sets the DNS label of a public IP the manager creates; this Service has none", annotationDNSLabel)
+		}
+		if !dnsLabelRE.MatchString(v) {
+			return nil, annotationDNSLabel.Invalid(v, "a DNS label of 3-63 lower-case letters, digits and '-', starting with a letter")
+		}
+		sp.dnsLabel = v
+	}
+	if ip := svc.Spec.LoadBalancerIP; ip != "" {
+		a, perr := netip.ParseAddr(ip)
+		if perr != nil || !a.Is4() {
+			return nil, fmt.Errorf("spec.loadBalancerIP %q: want an IPv4 address", ip)
+		}
+		if sp.pipName != "" {
+			return nil, fmt.Errorf("spec.loadBalancerIP and annotation %s both choose the public IP; set one", annotationPIPName)
+		}
+		sp.staticIP = a.String()
+	}
+	if v, ok := annotationIdleTimeout.Lookup(svc); ok {
+		n, perr := strconv.Atoi(strings.TrimSpace(v))
+		if perr != nil || n < 4 || n > 100 {
+			return nil, annotationIdleTimeout.Invalid(v, "a whole number of minutes from 4 to 100")
+		}
+		sp.idleTimeout = int32(n)
+	}
+	if sp.ports, err = svcopts.Ports(svc, "Azure load balancers", v1.ProtocolTCP, v1.ProtocolUDP); err != nil {
+		return nil, err
+	}
+	for _, p := range sp.ports {
+		if p.NodePort == 0 {
+			return nil, fmt.Errorf("port %d has no nodePort yet", p.Port)
+		}
+	}
+	sp.healthPath, sp.healthPort, sp.local = svcopts.HealthCheck(svc)
+	sp.sessionIP = svc.Spec.SessionAffinity == v1.ServiceAffinityClientIP
+	if err := sp.readSources(svc); err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// readSources collects the NSG rule sources: spec.loadBalancerSourceRanges
+// (or the generic source-ranges annotation), azure-allowed-ip-ranges and
+// azure-allowed-service-tags. With none, the rules admit Internet (a
+// public Service) or VirtualNetwork (an internal one).
+func (sp *lbSpec) readSources(svc *v1.Service) error {
+	ranges, err := svcopts.SourceRanges(svc)
+	if err != nil {
+		return err
+	}
+	for _, r := range ranges {
+		if r.Bits() != 0 {
+			sp.cidrs = append(sp.cidrs, r.String())
+		}
+	}
+	extra, _, err := annotationAllowedIPRanges.List(svc)
+	if err != nil {
+		return err
+	}
+	for _, v := range extra {
+		p, perr := netip.ParsePrefix(v)
+		if perr != nil || !p.Addr().Is4() {
+			return annotationAllowedIPRanges.Invalid(v, "IPv4 CIDRs such as 203.0.113.0/24")
+		}
+		if p.Bits() != 0 && !slices.Contains(sp.cidrs, p.Masked().String()) {
+			sp.cidrs = append(sp.cidrs, p.Masked().String())
+		}
+	}
+	slices.Sort(sp.cidrs)
+	tags, _, err := annotationAllowedServiceTags.List(svc)
+	if err != nil {
+		return err
+	}
+	for _, t := range tags {
+		if !serviceTagRE.MatchString(t) || len(t) > 80 {
+			return annotationAllowedServiceTags.Invalid(t, "Azure service tags such as AzureFrontDoor.Backend or Storage.WestEurope")
+		}
+	}
+	sp.serviceTags = tags
+	slices.Sort(sp.serviceTags)
+	return nil
+}

@@ -1,0 +1,495 @@
+package azure
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
+	v1 "k8s.io/api/core/v1"
+)
+
+// The edits a Service makes to the shared load balancer and security
+// group. Each is idempotent and touches only what is named after the
+// Service (its frontend, rules and probes "a<uid>", "a<uid>-TCP-80") and
+// the cluster's backend pool; whatever else the resource holds (outbound
+// rules, another controller's frontends) is kept.
+
+// backend is one pool address.
+type backend struct{ node, ip string }
+
+// Probe settings, as upstream's defaults: every 5 s, two failures mark a
+// node down.
+const (
+	probeInterval = 5
+	probeCount    = 2
+)
+
+func findFrontend(lb *armnetwork.LoadBalancer, name string) *armnetwork.FrontendIPConfiguration {
+	if lb == nil || lb.Properties == nil {
+		return nil
+	}
+	for _, fe := range lb.Properties.FrontendIPConfigurations {
+		if fe != nil && strings.EqualFold(deref(fe.Name), name) {
+			return fe
+		}
+	}
+	return nil
+}
+
+// frontendFor is the Service's desired frontend: a private address in its
+// subnet, or a public IP (the manager's own, created if missing, or the
+// user's); pipAddress is the public address.
+func (l *loadBalancers) frontendFor(ctx context.Context, svc *v1.Service, sp *lbSpec) (fe *armnetwork.FrontendIPConfiguration, pipAddress string, err error) {
+	name := serviceName(svc)
+	if sp.internal {
+		props := &armnetwork.FrontendIPConfigurationPropertiesFormat{
+			Subnet:                    &armnetwork.Subnet{ID: to.Ptr(l.subnetID(sp.subnet))},
+			PrivateIPAllocationMethod: to.Ptr(armnetwork.IPAllocationMethodDynamic),
+		}
+		if sp.staticIP != "" {
+			props.PrivateIPAllocationMethod = to.Ptr(armnetwork.IPAllocationMethodStatic)
+			props.PrivateIPAddress = to.Ptr(sp.staticIP)
+		}
+		return &armnetwork.FrontendIPConfiguration{Name: to.Ptr(name), Properties: props}, "", nil
+	}
+	id, addr, err := l.ensurePublicIP(ctx, svc, sp)
+	if err != nil {
+		return nil, "", err
+	}
+	return &armnetwork.FrontendIPConfiguration{Name: to.Ptr(name), Properties: &armnetwork.FrontendIPConfigurationPropertiesFormat{
+		PublicIPAddress: &armnetwork.PublicIPAddress{ID: to.Ptr(id)},
+	}}, addr, nil
+}
+
+func (l *loadBalancers) subnetID(subnet string) string {
+	return l.vnetID() + "/subnets/" + subnet
+}
+
+func (l *loadBalancers) vnetID() string {
+	return "/subscriptions/" + l.cfg.SubscriptionID + "/resourceGroups/" + l.cfg.VnetResourceGroup +
+		"/providers/Microsoft.Network/virtualNetworks/" + l.cfg.VnetName
+}
+
+func sameID(a, b *string) bool { return strings.EqualFold(deref(a), deref(b)) }
+
+// sameFrontend compares what the manager sets on a frontend.
+func sameFrontend(a, b *armnetwork.FrontendIPConfigurationPropertiesFormat) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	idOf := func(p *armnetwork.PublicIPAddress) *string {
+		if p == nil {
+			return nil
+		}
+		return p.ID
+	}
+	subnetOf := func(s *armnetwork.Subnet) *string {
+		if s == nil {
+			return nil
+		}
+		return s.ID
+	}
+	if !sameID(idOf(a.PublicIPAddress), idOf(b.PublicIPAddress)) || !sameID(subnetOf(a.Subnet), subnetOf(b.Subnet)) {
+		return false
+	}
+	if a.Subnet == nil {
+		return true
+	}
+	am, bm := deref(a.PrivateIPAllocationMethod), deref(b.PrivateIPAllocationMethod)
+	if am != bm {
+		return false
+	}
+	return am != armnetwork.IPAllocationMethodStatic || deref(a.PrivateIPAddress) == deref(b.PrivateIPAddress)
+}
+
+// ensureService makes lb hold the Service's frontend, and a rule and a
+// probe per port, and nothing else named after the Service.
+func ensureService(lb *armnetwork.LoadBalancer, lbID, pool, name string, fe *armnetwork.FrontendIPConfiguration, sp *lbSpec) bool {
+	if lb.Properties == nil {
+		lb.Properties = &armnetwork.LoadBalancerPropertiesFormat{}
+	}
+	p := lb.Properties
+	changed := false
+	if cur := findFrontend(lb, name); cur == nil {
+		p.FrontendIPConfigurations = append(p.FrontendIPConfigurations, &armnetwork.FrontendIPConfiguration{Name: to.Ptr(name), Properties: fe.Properties})
+		changed = true
+	} else if !sameFrontend(cur.Properties, fe.Properties) {
+		cur.Properties = fe.Properties
+		changed = true
+	}
+	rules, probes := desiredRules(lbID, pool, name, sp)
+	var keepRules []*armnetwork.LoadBalancingRule
+	for _, r := range p.LoadBalancingRules {
+		if r == nil || !ownedBy(deref(r.Name), name) {
+			keepRules = append(keepRules, r)
+			continue
+		}
+		want, ok := rules[strings.ToLower(deref(r.Name))]
+		switch {
+		case !ok:
+			changed = true
+		case sameRule(r.Properties, want.Properties):
+			keepRules = append(keepRules, r)
+			delete(rules, strings.ToLower(deref(r.Name)))
+		default:
+			keepRules = append(keepRules, &armnetwork.LoadBalancingRule{Name: r.Name, Properties: want.Properties})
+			delete(rules, strings.ToLower(deref(r.Name)))
+			changed = true
+		}
+	}
+	for _, k := range sortedKeys(rules) {
+		keepRules = append(keepRules, rules[k])
+		changed = true
+	}
+	p.LoadBalancingRules = keepRules
+	var keepProbes []*armnetwork.Probe
+	for _, pr := range p.Probes {
+		if pr == nil || !ownedBy(deref(pr.Name), name) {
+			keepProbes = append(keepProbes, pr)
+			continue
+		}
+		want, ok := probes[strings.ToLower(deref(pr.Name))]
+		switch {
+		case !ok:
+			changed = true
+		case sameProbe(pr.Properties, want.Properties):
+			keepProbes = append(keepProbes, pr)
+			delete(probes, strings.ToLower(deref(pr.Name)))
+		default:
+			keepProbes = append(keepProbes, &armnetwork.Probe{Name: pr.Name, Properties: want.Properties})
+			delete(probes, strings.ToLower(deref(pr.Name)))
+			changed = true
+		}
+	}
+	for _, k := range sortedKeys(probes) {
+		keepProbes = append(keepProbes, probes[k])
+		changed = true
+	}
+	p.Probes = keepProbes
+	return changed
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// ownedBy says a rule, probe or NSG rule name is the Service's: its name
+// and a dash, then the protocol and port.
+func ownedBy(part, name string) bool {
+	return len(part) > len(name) && strings.EqualFold(part[:len(name)+1], name+"-")
+}
+
+// ruleName is upstream's name of a Service port's rule and probe.
+func ruleName(name string, p v1.ServicePort) string {
+	return name + "-" + string(p.Protocol) + "-" + strconv.Itoa(int(p.Port))
+}
+
+// desiredRules are the Service's rules and probes by lower-cased name.
+// With floating IP off, the load balancer sends each port's traffic to
+// the nodes' NodePort.
+func desiredRules(lbID, pool, name string, sp *lbSpec) (map[string]*armnetwork.LoadBalancingRule, map[string]*armnetwork.Probe) {
+	rules := map[string]*armnetwork.LoadBalancingRule{}
+	probes := map[string]*armnetwork.Probe{}
+	for _, port := range sp.ports {
+		rn := ruleName(name, port)
+		props := &armnetwork.LoadBalancingRulePropertiesFormat{
+			FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(lbID + "/frontendIPConfigurations/" + name)},
+			BackendAddressPool:      &armnetwork.SubResource{ID: to.Ptr(lbID + "/backendAddressPools/" + pool)},
+			Protocol:                to.Ptr(armnetwork.TransportProtocol(protocolName(port.Protocol))),
+			FrontendPort:            to.Ptr(port.Port),
+			BackendPort:             to.Ptr(port.NodePort),
+			EnableFloatingIP:        to.Ptr(false),
+			IdleTimeoutInMinutes:    to.Ptr(sp.idleTimeout),
+			LoadDistribution:        to.Ptr(armnetwork.LoadDistributionDefault),
+			EnableTCPReset:          to.Ptr(port.Protocol == v1.ProtocolTCP),
+			DisableOutboundSnat:     to.Ptr(false),
+		}
+		if sp.sessionIP {
+			props.LoadDistribution = to.Ptr(armnetwork.LoadDistributionSourceIP)
+		}
+		var probe *armnetwork.ProbePropertiesFormat
+		switch {
+		case sp.local:
+			probe = &armnetwork.ProbePropertiesFormat{Protocol: to.Ptr(armnetwork.ProbeProtocolHTTP), Port: to.Ptr(sp.healthPort), RequestPath: to.Ptr(sp.healthPath)}
+		case port.Protocol == v1.ProtocolTCP:
+			probe = &armnetwork.ProbePropertiesFormat{Protocol: to.Ptr(armnetwork.ProbeProtocolTCP), Port: to.Ptr(port.NodePort)}
+		}
+		// A UDP port of a Cluster-policy Service has nothing to probe:
+		// without a probe every node in the pool receives traffic.
+		if probe != nil {
+			probe.IntervalInSeconds = to.Ptr[int32](probeInterval)
+			probe.NumberOfProbes = to.Ptr[int32](probeCount)
+			probes[strings.ToLower(rn)] = &armnetwork.Probe{Name: to.Ptr(rn), Properties: probe}
+			props.Probe = &armnetwork.SubResource{ID: to.Ptr(lbID + "/probes/" + rn)}
+		}
+		rules[strings.ToLower(rn)] = &armnetwork.LoadBalancingRule{Name: to.Ptr(rn), Properties: props}
+	}
+	return rules, probes
+}
+
+func protocolName(p v1.Protocol) string {
+	if p == v1.ProtocolUDP {
+		return "Udp"
+	}
+	return "Tcp"
+}
+
+func subID(r *armnetwork.SubResource) *string {
+	if r == nil {
+		return nil
+	}
+	return r.ID
+}
+
+func sameRule(a, b *armnetwork.LoadBalancingRulePropertiesFormat) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return sameID(subID(a.FrontendIPConfiguration), subID(b.FrontendIPConfiguration)) &&
+		sameID(subID(a.BackendAddressPool), subID(b.BackendAddressPool)) &&
+		sameID(subID(a.Probe), subID(b.Probe)) &&
+		strings.EqualFold(string(deref(a.Protocol)), string(deref(b.Protocol))) &&
+		deref(a.FrontendPort) == deref(b.FrontendPort) && deref(a.BackendPort) == deref(b.BackendPort) &&
+		deref(a.EnableFloatingIP) == deref(b.EnableFloatingIP) &&
+		deref(a.IdleTimeoutInMinutes) == deref(b.IdleTimeoutInMinutes) &&
+		deref(a.LoadDistribution) == deref(b.LoadDistribution) &&
+		deref(a.EnableTCPReset) == deref(b.EnableTCPReset)
+}
+
+func sameProbe(a, b *armnetwork.ProbePropertiesFormat) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return strings.EqualFold(string(deref(a.Protocol)), string(deref(b.Protocol))) &&
+		deref(a.Port) == deref(b.Port) && deref(a.RequestPath) == deref(b.RequestPath) &&
+		deref(a.IntervalInSeconds) == deref(b.IntervalInSeconds) && deref(a.NumberOfProbes) == deref(b.NumberOfProbes)
+}
+
+// ensurePool makes the cluster's backend pool list exactly backends
+// (node-IP mode: addresses in the nodes' virtual network, not NIC
+// configurations), so a node-set change is this one write.
+func (l *loadBalancers) ensurePool(lb *armnetwork.LoadBalancer, backends []backend) bool {
+	if lb.Properties == nil {
+		lb.Properties = &armnetwork.LoadBalancerPropertiesFormat{}
+	}
+	pool := l.clusterID
+	var cur *armnetwork.BackendAddressPool
+	for _, bp := range lb.Properties.BackendAddressPools {
+		if bp != nil && strings.EqualFold(deref(bp.Name), pool) {
+			cur = bp
+		}
+	}
+	want := make([]*armnetwork.LoadBalancerBackendAddress, 0, len(backends))
+	sorted := slices.Clone(backends)
+	slices.SortFunc(sorted, func(a, b backend) int { return strings.Compare(a.node, b.node) })
+	for _, b := range sorted {
+		want = append(want, &armnetwork.LoadBalancerBackendAddress{Name: to.Ptr(b.node), Properties: &armnetwork.LoadBalancerBackendAddressPropertiesFormat{
+			IPAddress:      to.Ptr(b.ip),
+			VirtualNetwork: &armnetwork.SubResource{ID: to.Ptr(l.vnetID())},
+		}})
+	}
+	if cur == nil {
+		lb.Properties.BackendAddressPools = append(lb.Properties.BackendAddressPools, &armnetwork.BackendAddressPool{
+			Name: to.Ptr(pool), Properties: &armnetwork.BackendAddressPoolPropertiesFormat{LoadBalancerBackendAddresses: want},
+		})
+		return true
+	}
+	if cur.Properties == nil {
+		cur.Properties = &armnetwork.BackendAddressPoolPropertiesFormat{}
+	}
+	have := map[string]string{}
+	for _, a := range cur.Properties.LoadBalancerBackendAddresses {
+		if a != nil && a.Properties != nil {
+			have[deref(a.Name)] = deref(a.Properties.IPAddress)
+		}
+	}
+	same := len(have) == len(want)
+	for _, a := range want {
+		if have[*a.Name] != *a.Properties.IPAddress {
+			same = false
+		}
+	}
+	if same {
+		return false
+	}
+	cur.Properties.LoadBalancerBackendAddresses = want
+	return true
+}
+
+// removeService is the edit that takes the Service's frontend, rules and
+// probes out of a load balancer.
+func removeService(name string) func(lb *armnetwork.LoadBalancer) (bool, error) {
+	return func(lb *armnetwork.LoadBalancer) (bool, error) {
+		if lb.Properties == nil {
+			return false, nil
+		}
+		p := lb.Properties
+		n := len(p.FrontendIPConfigurations) + len(p.LoadBalancingRules) + len(p.Probes)
+		p.FrontendIPConfigurations = slices.DeleteFunc(p.FrontendIPConfigurations, func(fe *armnetwork.FrontendIPConfiguration) bool {
+			return fe != nil && strings.EqualFold(deref(fe.Name), name)
+		})
+		p.LoadBalancingRules = slices.DeleteFunc(p.LoadBalancingRules, func(r *armnetwork.LoadBalancingRule) bool {
+			return r != nil && ownedBy(deref(r.Name), name)
+		})
+		p.Probes = slices.DeleteFunc(p.Probes, func(pr *armnetwork.Probe) bool {
+			return pr != nil && ownedBy(deref(pr.Name), name)
+		})
+		return len(p.FrontendIPConfigurations)+len(p.LoadBalancingRules)+len(p.Probes) != n, nil
+	}
+}
+
+// NSG rules. With floating IP off, traffic reaches the nodes on the
+// NodePort from the client's address (Standard Load Balancer keeps it), so
+// each rule admits its sources to the NodePort; the destination is any
+// address, which keeps the rules independent of the node set (a node
+// joining costs no NSG write). Health probes come from the
+// AzureLoadBalancer tag, which Azure's default rules admit.
+
+const (
+	firstRulePriority = 500
+	lastRulePriority  = 4096
+)
+
+// desiredNSGRules are the Service's security rules by lower-cased name,
+// without priorities: per NodePort, one rule for all its CIDRs and one per
+// service tag; with neither, one from Internet (public) or VirtualNetwork
+// (internal).
+func desiredNSGRules(name string, sp *lbSpec) map[string]*armnetwork.SecurityRule {
+	out := map[string]*armnetwork.SecurityRule{}
+	tags := sp.serviceTags
+	if len(sp.cidrs) == 0 && len(tags) == 0 {
+		tags = []string{"Internet"}
+		if sp.internal {
+			tags = []string{"VirtualNetwork"}
+		}
+	}
+	for _, port := range sp.ports {
+		base := name + "-" + string(port.Protocol) + "-" + strconv.Itoa(int(port.NodePort))
+		mk := func(suffix string) *armnetwork.SecurityRule {
+			return &armnetwork.SecurityRule{Name: to.Ptr(base + "-" + suffix), Properties: &armnetwork.SecurityRulePropertiesFormat{
+				Protocol:                 to.Ptr(armnetwork.SecurityRuleProtocol(protocolName(port.Protocol))),
+				SourcePortRange:          to.Ptr("*"),
+				DestinationAddressPrefix: to.Ptr("*"),
+				DestinationPortRange:     to.Ptr(strconv.Itoa(int(port.NodePort))),
+				Access:                   to.Ptr(armnetwork.SecurityRuleAccessAllow),
+				Direction:                to.Ptr(armnetwork.SecurityRuleDirectionInbound),
+			}}
+		}
+		if len(sp.cidrs) > 0 {
+			r := mk("ranges")
+			r.Properties.SourceAddressPrefixes = to.SliceOfPtrs(sp.cidrs...)
+			out[strings.ToLower(*r.Name)] = r
+		}
+		for _, t := range tags {
+			r := mk(t)
+			r.Properties.SourceAddressPrefix = to.Ptr(t)
+			out[strings.ToLower(*r.Name)] = r
+		}
+	}
+	return out
+}
+
+func sameNSGRule(a, b *armnetwork.SecurityRulePropertiesFormat) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	strs := func(p []*string) string {
+		out := make([]string, len(p))
+		for i, s := range p {
+			out[i] = deref(s)
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	return strings.EqualFold(string(deref(a.Protocol)), string(deref(b.Protocol))) &&
+		deref(a.SourceAddressPrefix) == deref(b.SourceAddressPrefix) && strs(a.SourceAddressPrefixes) == strs(b.SourceAddressPrefixes) &&
+		deref(a.DestinationAddressPrefix) == deref(b.DestinationAddressPrefix) &&
+		deref(a.DestinationPortRange) == deref(b.DestinationPortRange) &&
+		deref(a.Access) == deref(b.Access) && deref(a.Direction) == deref(b.Direction)
+}
+
+// ensureRules makes the network security group hold exactly the Service's
+// rules, each new one at the lowest inbound priority no other rule has.
+func (l *loadBalancers) ensureRules(ctx context.Context, name string, sp *lbSpec, _ string, _ *armnetwork.LoadBalancer) error {
+	if l.nsg == nil {
+		return nil
+	}
+	want := desiredNSGRules(name, sp)
+	nsg, err := l.nsg.submit(ctx, false, func(g *armnetwork.SecurityGroup) (bool, error) {
+		if g.Properties == nil {
+			g.Properties = &armnetwork.SecurityGroupPropertiesFormat{}
+		}
+		p := g.Properties
+		missing := map[string]*armnetwork.SecurityRule{}
+		for k, r := range want {
+			missing[k] = r
+		}
+		changed := false
+		var keep []*armnetwork.SecurityRule
+		for _, r := range p.SecurityRules {
+			if r == nil || !ownedBy(deref(r.Name), name) {
+				keep = append(keep, r)
+				continue
+			}
+			w, ok := missing[strings.ToLower(deref(r.Name))]
+			if ok && sameNSGRule(r.Properties, w.Properties) {
+				keep = append(keep, r)
+				delete(missing, strings.ToLower(deref(r.Name)))
+				continue
+			}
+			changed = true
+		}
+		used := map[int32]bool{}
+		for _, r := range keep {
+			if r != nil && r.Properties != nil && deref(r.Properties.Direction) == armnetwork.SecurityRuleDirectionInbound {
+				used[deref(r.Properties.Priority)] = true
+			}
+		}
+		next := int32(firstRulePriority)
+		for _, k := range sortedKeys(missing) {
+			for used[next] {
+				next++
+			}
+			if next > lastRulePriority {
+				return false, fmt.Errorf("network security group %s has no free inbound priority between %d and %d for rule %s", l.cfg.SecurityGroupName, firstRulePriority, lastRulePriority, deref(missing[k].Name))
+			}
+			r := missing[k]
+			r.Properties.Priority = to.Ptr(next)
+			used[next] = true
+			keep = append(keep, r)
+			changed = true
+		}
+		p.SecurityRules = keep
+		return changed, nil
+	})
+	if err != nil {
+		return err
+	}
+	if nsg == nil {
+		return fmt.Errorf("network security group %s not found in resource group %s (securityGroupName)", l.cfg.SecurityGroupName, l.cfg.SecurityGroupResourceGroup)
+	}
+	return nil
+}
+
+// removeRules takes the Service's rules out of the security group.
+func removeRules(name string) func(g *armnetwork.SecurityGroup) (bool, error) {
+	return func(g *armnetwork.SecurityGroup) (bool, error) {
+		if g.Properties == nil {
+			return false, nil
+		}
+		n := len(g.Properties.SecurityRules)
+		g.Properties.SecurityRules = slices.DeleteFunc(g.Properties.SecurityRules, func(r *armnetwork.SecurityRule) bool {
+			return r != nil && ownedBy(deref(r.Name), name)
+		})
+		return len(g.Properties.SecurityRules) != n, nil
+	}
+}

@@ -1,0 +1,373 @@
+// Package azure plugs the Azure backend and its emulator
+// (test/cloudsim/azure) into the conformance suite, the sandbox and the
+// benchmarks. It is the only place outside providers/azure that knows how
+// the backend names and tags what it creates.
+package azure
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+	cloudsimazure "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/azure"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+)
+
+// What providers/azure puts on what it creates (upstream's names).
+const (
+	// tagService is on a Service's own public IP: "<namespace>/<name>".
+	tagService = "k8s-azure-service"
+	tagCluster = "k8s-azure-cluster-name"
+)
+
+// Options tune the emulator beyond conformance.Options; the benchmarks
+// set slower operations.
+type Options struct {
+	// OperationDelay is how long ARM's long-running operations stay in
+	// progress (default 0: done at the first poll).
+	OperationDelay time.Duration
+}
+
+// Adapter is the Azure adapter.
+type Adapter struct {
+	Options Options
+}
+
+var _ conformance.Adapter = Adapter{}
+
+// Name implements conformance.Adapter.
+func (Adapter) Name() string { return "azure" }
+
+// Features implements conformance.Adapter: the route table carries pod
+// routes.
+func (Adapter) Features() conformance.Features { return conformance.Features{Routes: true} }
+
+// Start implements conformance.Adapter.
+func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
+	clusterID := opts.ClusterID
+	if clusterID == "" {
+		clusterID = "kubernetes"
+	}
+	emu := cloudsimazure.New(cloudsimazure.Config{ClusterID: clusterID, OperationDelay: a.Options.OperationDelay})
+	srv, err := cloudsim.Start(emu)
+	if err != nil {
+		return nil, err
+	}
+	// The manager runs out of process and trusts the emulator's CA
+	// through caFile, as an Azure Stack Hub cluster trusts its own.
+	dir, err := os.MkdirTemp("", "cloudsim-azure-")
+	if err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, emu.CAPEM(), 0o600); err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	return &Cloud{Instances: conformance.Instances{Admin: emu}, emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts, dir: dir, caFile: caFile}, nil
+}
+
+// Cloud is one Azure emulator behind the adapter. Azure-only tests reach
+// the emulator through it.
+type Cloud struct {
+	conformance.Instances
+	emu       *cloudsimazure.Emulator
+	srv       *cloudsim.Server
+	fx        cloudsimazure.Fixture
+	clusterID string
+	opts      conformance.Options
+	dir       string
+	caFile    string
+}
+
+var _ conformance.Cloud = (*Cloud)(nil)
+
+func (c *Cloud) Server() *cloudsim.Server { return c.srv }
+
+func (c *Cloud) Close() error {
+	err := c.srv.Close()
+	_ = os.RemoveAll(c.dir)
+	return err
+}
+
+// Emulator exposes the Azure emulator to Azure-only tests.
+func (c *Cloud) Emulator() *cloudsimazure.Emulator { return c.emu }
+
+// Fixture is the emulator's fixture, for Azure-only tests.
+func (c *Cloud) Fixture() cloudsimazure.Fixture { return c.fx }
+
+// ClusterID is the cloud-config's clusterID.
+func (c *Cloud) ClusterID() string { return c.clusterID }
+
+// Config authenticates with the fixture's client secret against the
+// emulator as a custom cloud, and manages the fixture's security group
+// rules, so the suite covers them.
+func (c *Cloud) Config() conformance.CloudConfig {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  activeDirectoryAuthorityHost: %s/\n  resourceManagerEndpoint: %s/\n  caFile: %s\n", c.srv.URL(), c.srv.URL(), c.caFile)
+	fmt.Fprintf(&b, "  tenantId: %s\n  subscriptionId: %s\n  location: %s\n  resourceGroup: %s\n", c.fx.TenantID, c.fx.SubscriptionID, c.fx.Location, c.fx.ResourceGroup)
+	fmt.Fprintf(&b, "  aadClientId: %s\n  aadClientSecret: %s\n", c.fx.ClientID, c.fx.ClientSecret)
+	fmt.Fprintf(&b, "  vnetName: %s\n  subnetName: %s\n  securityGroupName: %s\n", c.fx.VNetName, c.fx.SubnetName, c.fx.SecurityGroupName)
+	if c.opts.Routes {
+		fmt.Fprintf(&b, "  routeTableName: %s\n", c.fx.RouteTableName)
+	}
+	if c.opts.QuickErrors {
+		b.WriteString("  requestTimeout: 5s\n  maxAttempts: 3\n")
+	}
+	return conformance.CloudConfig{Provider: "azure", ClusterID: c.clusterID, Section: b.String(), Secrets: []string{c.fx.ClientSecret}}
+}
+
+func (c *Cloud) ExtraArgs() []string { return nil }
+
+// Zones are the location's zones as Nodes are labelled: "<location>-<n>".
+func (c *Cloud) Zones() []string {
+	var out []string
+	for _, z := range c.emu.Config().Zones {
+		out = append(out, c.fx.Location+"-"+z)
+	}
+	return out
+}
+
+func (c *Cloud) Region() string              { return c.fx.Location }
+func (c *Cloud) DefaultInstanceType() string { return cloudsimazure.DefaultVMSize }
+func (c *Cloud) ReadFaultOp() string         { return cloudsim.ReadOps }
+func (c *Cloud) ForeignProviderID() string {
+	return "aws:///eu-west-1a/i-0123456789abcdef0"
+}
+
+// Inventory is everything the emulator holds.
+func (c *Cloud) Inventory() []cloudsim.Resource { return c.srv.Resources() }
+
+// MalformedAnnotation: "maybe" is not a boolean.
+func (c *Cloud) MalformedAnnotation() (string, string) {
+	return "service.beta.kubernetes.io/azure-load-balancer-internal", "maybe"
+}
+
+func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {
+	it := spec.InstanceType
+	if it == "" {
+		it = c.DefaultInstanceType()
+	}
+	vm, err := c.emu.LaunchVM(cloudsimazure.VMSpec{Name: vmName(spec.NameHint), Zone: spec.Zone, Size: it, PublicIP: spec.PublicIP})
+	if err != nil {
+		return conformance.Instance{}, err
+	}
+	// A kubelet registers its Node under the machine's hostname, the VM's
+	// computer name.
+	return conformance.Instance{ID: vm.Name, NodeName: strings.ToLower(vm.ComputerName), Zone: zoneLabel(vm)}, nil
+}
+
+// vmName makes a name hint a VM name (no dots, at most 64 characters).
+func vmName(hint string) string {
+	if hint == "" {
+		return ""
+	}
+	n := strings.ReplaceAll(strings.ToLower(hint), ".", "-")
+	if len(n) > 60 {
+		n = n[:60]
+	}
+	return strings.Trim(n, "-")
+}
+
+func zoneLabel(vm cloudsimazure.VMInfo) string {
+	if vm.Zone != "" {
+		return vm.Location + "-" + vm.Zone
+	}
+	return fmt.Sprint(vm.FaultDomain)
+}
+
+// providerID is the providerID upstream writes: the VM's ID with its
+// resource group lower-cased.
+func providerID(armID string) string {
+	segs := strings.Split(armID, "/")
+	if len(segs) > 4 {
+		segs[4] = strings.ToLower(segs[4])
+	}
+	return "azure://" + strings.Join(segs, "/")
+}
+
+func (c *Cloud) KubeletProviderID(id string) (string, error) {
+	vm, ok := c.emu.VM(id)
+	if !ok {
+		return "", fmt.Errorf("unknown VM %s", id)
+	}
+	return providerID(vm.ID), nil
+}
+
+func (c *Cloud) ExpectedNode(id string) (conformance.NodeExpectation, error) {
+	vm, ok := c.emu.VM(id)
+	if !ok {
+		return conformance.NodeExpectation{}, fmt.Errorf("unknown VM %s", id)
+	}
+	addrs := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: vm.PrivateIP}}
+	if vm.PublicIP != "" {
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: vm.PublicIP})
+	}
+	addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: strings.ToLower(vm.ComputerName)})
+	return conformance.NodeExpectation{
+		ProviderID: providerID(vm.ID),
+		Labels: map[string]string{
+			corev1.LabelInstanceTypeStable: vm.Size,
+			corev1.LabelTopologyZone:       zoneLabel(vm),
+			corev1.LabelTopologyRegion:     vm.Location,
+		},
+		Addresses: addrs,
+	}, nil
+}
+
+// vmByIP maps private addresses to VM names.
+func (c *Cloud) vmByIP() map[string]string {
+	out := map[string]string{}
+	for _, vm := range c.emu.VMs() {
+		out[vm.PrivateIP] = vm.Name
+	}
+	return out
+}
+
+// lbNames are the cluster's load balancers.
+func (c *Cloud) lbNames() []string { return []string{c.clusterID, c.clusterID + "-internal"} }
+
+// serviceFrontends finds the Service's frontends: those whose public IP
+// is tagged with the Service (the backend names frontends after the
+// Service's UID, which the suite's neutral NamespacedName does not carry;
+// internal Services are found by Azure-only tests through the UID).
+func (c *Cloud) serviceFrontends(svc types.NamespacedName) (lb armnetwork.LoadBalancer, names []string, pips []string) {
+	for _, id := range c.emu.ListNetwork("publicIPAddresses") {
+		segs := strings.Split(id, "/")
+		pip, ok := c.emu.PublicIP(segs[4], segs[len(segs)-1])
+		if ok && deref(pip.Tags[tagService]) == svc.String() && deref(pip.Tags[tagCluster]) == c.clusterID {
+			pips = append(pips, id)
+		}
+	}
+	for _, name := range c.lbNames() {
+		l, ok := c.emu.LoadBalancer(c.fx.ResourceGroup, name)
+		if !ok || l.Properties == nil {
+			continue
+		}
+		for _, fe := range l.Properties.FrontendIPConfigurations {
+			if fe.Properties == nil || fe.Properties.PublicIPAddress == nil {
+				continue
+			}
+			if slices.ContainsFunc(pips, func(p string) bool { return strings.EqualFold(p, deref(fe.Properties.PublicIPAddress.ID)) }) {
+				lb = l
+				names = append(names, deref(fe.Name))
+			}
+		}
+	}
+	return lb, names, pips
+}
+
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+// LoadBalancers: one per frontend of the Service on the shared load
+// balancer, with its rules' frontend ports and the pool's addresses as
+// VMs.
+func (c *Cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalancer {
+	lb, names, _ := c.serviceFrontends(svc)
+	byIP := c.vmByIP()
+	var out []conformance.LoadBalancer
+	for _, fe := range names {
+		cl := conformance.LoadBalancer{ID: deref(lb.ID) + "/frontendIPConfigurations/" + fe}
+		pools := map[string]bool{}
+		for _, r := range lb.Properties.LoadBalancingRules {
+			if r.Properties == nil || !strings.HasSuffix(strings.ToLower(deref(r.Properties.FrontendIPConfiguration.ID)), "/"+strings.ToLower(fe)) {
+				continue
+			}
+			cl.Ports = append(cl.Ports, deref(r.Properties.FrontendPort))
+			if r.Properties.BackendAddressPool != nil {
+				pools[strings.ToLower(deref(r.Properties.BackendAddressPool.ID))] = true
+			}
+		}
+		slices.Sort(cl.Ports)
+		var first string
+		i := 0
+		for _, p := range lb.Properties.BackendAddressPools {
+			if !pools[strings.ToLower(deref(p.ID))] || p.Properties == nil {
+				continue
+			}
+			var ids []string
+			for _, a := range p.Properties.LoadBalancerBackendAddresses {
+				ip := ""
+				if a.Properties != nil {
+					ip = deref(a.Properties.IPAddress)
+				}
+				id := byIP[ip]
+				if id == "" {
+					id = "unknown:" + ip
+				}
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			ids = slices.Compact(ids)
+			if i == 0 {
+				first = strings.Join(ids, ",")
+			} else if strings.Join(ids, ",") != first {
+				cl.Inconsistent = append(cl.Inconsistent, fmt.Sprintf("pool %s has %v", deref(p.Name), ids))
+			}
+			i++
+			cl.Backends = append(cl.Backends, ids...)
+		}
+		slices.Sort(cl.Backends)
+		cl.Backends = slices.Compact(cl.Backends)
+		out = append(out, cl)
+	}
+	return out
+}
+
+// ServiceResources: the Service's public IP, its frontend, rules and
+// probes on the shared load balancer, and its security rules.
+func (c *Cloud) ServiceResources(svc types.NamespacedName) []cloudsim.Resource {
+	_, names, pips := c.serviceFrontends(svc)
+	var out []cloudsim.Resource
+	for _, r := range c.srv.Resources() {
+		switch {
+		case slices.ContainsFunc(pips, func(p string) bool { return strings.EqualFold(p, r.ID) }):
+			out = append(out, r)
+		case slices.ContainsFunc(names, func(n string) bool {
+			last := r.ID[strings.LastIndex(r.ID, "/")+1:]
+			return strings.EqualFold(last, n) || strings.HasPrefix(strings.ToLower(last), strings.ToLower(n)+"-")
+		}):
+			out = append(out, r)
+		}
+	}
+	cloudsim.SortResources(out)
+	return out
+}
+
+// PodRoutes: the route table's virtual appliance routes, by next hop VM.
+func (c *Cloud) PodRoutes() map[string]string {
+	rt, ok := c.emu.RouteTable(c.fx.RouteTableResourceGroup, c.fx.RouteTableName)
+	if !ok || rt.Properties == nil {
+		return nil
+	}
+	byIP := c.vmByIP()
+	out := map[string]string{}
+	for _, r := range rt.Properties.Routes {
+		if r.Properties == nil || deref(r.Properties.NextHopType) != armnetwork.RouteNextHopTypeVirtualAppliance {
+			continue
+		}
+		if id := byIP[deref(r.Properties.NextHopIPAddress)]; id != "" {
+			out[deref(r.Properties.AddressPrefix)] = id
+		}
+	}
+	return out
+}
+
+// SetOperationDelay changes how long ARM's long-running operations take,
+// for the benchmarks.
+func (c *Cloud) SetOperationDelay(d time.Duration) { c.emu.SetOperationDelay(d) }
