@@ -286,8 +286,19 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	}
 	this, other := l.writerFor(sp)
 	name := serviceName(svc)
+	// previousPIP is the public IP the Service's frontend had, on either
+	// load balancer, before this sync.
+	var previousPIP string
+	notePIP := func(lb *armnetwork.LoadBalancer) {
+		if old := findFrontend(lb, name); old != nil && old.Properties != nil && old.Properties.PublicIPAddress != nil {
+			previousPIP = deref(old.Properties.PublicIPAddress.ID)
+		}
+	}
 	// The Service may have moved between public and internal.
-	if _, err := other.submit(ctx, false, removeService(name)); err != nil {
+	if _, err := other.submit(ctx, false, func(lb *armnetwork.LoadBalancer) (bool, error) {
+		notePIP(lb)
+		return removeService(name)(lb)
+	}); err != nil {
 		return nil, err
 	}
 	fe, pipAddress, err := l.frontendFor(ctx, svc, sp)
@@ -295,11 +306,8 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	lbName := l.lbNameFor(sp.internal)
-	var previousPIP string
 	lb, err := this.submit(ctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
-		if old := findFrontend(lb, name); old != nil && old.Properties != nil && old.Properties.PublicIPAddress != nil {
-			previousPIP = deref(old.Properties.PublicIPAddress.ID)
-		}
+		notePIP(lb)
 		changed := ensureService(lb, l.lbID(lbName), l.clusterID, name, fe, sp)
 		return l.ensurePool(lb, backends) || changed, nil
 	})
