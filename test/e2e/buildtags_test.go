@@ -131,3 +131,42 @@ func TestSlimOpenStackBuild(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 }
+
+// TestSlimAzureBuild: `make build PROVIDERS=azure` keeps only Azure: the
+// azure-sdk-for-go modules and no AWS, Google or gophercloud module, and a
+// cloud-config for another cloud is refused with the rebuild hint.
+func TestSlimAzureBuild(t *testing.T) {
+	bin := filepath.Join(env.tmp, "multicloud-ccm-azure")
+	cmd := exec.Command("make", "build", "PROVIDERS=azure", "BIN="+bin)
+	cmd.Dir = env.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build PROVIDERS=azure: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "providers: azure\n") {
+		t.Fatalf("version: %v\n%s", err, out)
+	}
+	mods, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, mods)
+	}
+	for _, want := range []string{"github.com/Azure/azure-sdk-for-go/sdk/azcore", "github.com/Azure/azure-sdk-for-go/sdk/azidentity", "armcompute/v6", "armnetwork/v6"} {
+		if !strings.Contains(string(mods), want) {
+			t.Errorf("slim Azure build lacks %s:\n%s", want, mods)
+		}
+	}
+	for _, foreign := range []string{"github.com/aws/", "cloud.google.com/", "google.golang.org/api", "github.com/gophercloud/"} {
+		if strings.Contains(string(mods), foreign) {
+			t.Errorf("slim Azure build contains %s", foreign)
+		}
+	}
+	cfg := writeFile(t, "openstack-for-azure-build.yaml",
+		"apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: openstack\nclusterID: c1\n")
+	out, err = exec.Command(bin, "validate-config", cfg).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("validate-config exit = %v, want 1\n%s", err, out)
+	}
+	if want := `provider: "openstack" is not compiled into this binary (compiled in: azure)`; !strings.Contains(string(out), want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}

@@ -1194,6 +1194,7 @@ func (e *Emulator) scaleSetPublicAddress() string {
 //	POST   /identity/certificates                {"clientId", "certificatePem"}
 //	POST   /identity/federated-tokens            {"clientId", "token"}
 //	POST   /identity/managed-identities          {"clientId"}
+//	GET    /ca.pem                               the CA that signs the server certificate
 //
 // Unknown names answer 404, forbidden power changes 409, bad requests 400.
 func (e *Emulator) adminHandler() http.Handler {
@@ -1201,6 +1202,12 @@ func (e *Emulator) adminHandler() http.Handler {
 	status := cloudsim.InstanceErrorStatus
 	mux.HandleFunc("GET /fixture", func(w http.ResponseWriter, r *http.Request) {
 		cloudsim.WriteJSON(w, http.StatusOK, e.Fixture())
+	})
+	// The CA to trust; a script fetches it once without verification
+	// (curl -k), as it would download an Azure Stack Hub root.
+	mux.HandleFunc("GET /ca.pem", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-pem-file")
+		_, _ = w.Write(e.CAPEM())
 	})
 	mux.HandleFunc("GET /vms", func(w http.ResponseWriter, r *http.Request) {
 		vms := e.VMs()

@@ -5,6 +5,7 @@
 package azure
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -371,3 +377,35 @@ func (c *Cloud) PodRoutes() map[string]string {
 // SetOperationDelay changes how long ARM's long-running operations take,
 // for the benchmarks.
 func (c *Cloud) SetOperationDelay(d time.Duration) { c.emu.SetOperationDelay(d) }
+
+// staticToken is a credential holding one token the emulator issued.
+type staticToken struct{ token string }
+
+func (s staticToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{Token: s.token, ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+// PutLoadBalancer writes lb through ARM as another client (an operator,
+// another controller) would: a plain PUT with no precondition, which
+// changes the load balancer's ETag under the manager.
+func (c *Cloud) PutLoadBalancer(ctx context.Context, lb armnetwork.LoadBalancer) error {
+	opts := &arm.ClientOptions{ClientOptions: policy.ClientOptions{
+		Cloud: cloud.Configuration{
+			ActiveDirectoryAuthorityHost: c.srv.URL() + "/",
+			Services: map[cloud.ServiceName]cloud.ServiceConfiguration{
+				cloud.ResourceManager: {Endpoint: c.srv.URL(), Audience: c.srv.URL()},
+			},
+		},
+		Transport: c.emu.TestHTTPClient(),
+	}, DisableRPRegistration: true}
+	client, err := armnetwork.NewLoadBalancersClient(c.fx.SubscriptionID, staticToken{token: c.emu.IssueToken()}, opts)
+	if err != nil {
+		return err
+	}
+	p, err := client.BeginCreateOrUpdate(ctx, c.fx.ResourceGroup, deref(lb.Name), lb, nil)
+	if err != nil {
+		return err
+	}
+	_, err = p.PollUntilDone(ctx, &runtime.PollUntilDoneOptions{Frequency: time.Second})
+	return err
+}

@@ -10,12 +10,14 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/aws"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/azure"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/openstack"
 )
 
 // all holds every adapter by name.
 var all = map[string]conformance.Adapter{
 	"aws":       aws.Adapter{},
+	"azure":     azure.Adapter{},
 	"openstack": openstack.Adapter{},
 }
 

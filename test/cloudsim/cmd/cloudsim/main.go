@@ -22,6 +22,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+	cloudsimazure "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/azure"
 	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 )
 
@@ -37,6 +38,7 @@ type options struct {
 // clouds maps -cloud names to constructors; each cloud registers here.
 var clouds = map[string]func(options) (cloudsim.Cloud, error){
 	"aws":       newAWS,
+	"azure":     newAzure,
 	"openstack": newOpenStack,
 }
 
@@ -74,6 +76,24 @@ func newOpenStack(o options) (cloudsim.Cloud, error) {
 	f := emu.Fixture()
 	log.Printf("openstack %s: network %s, floating network %s, router %s, %d servers",
 		emu.Region(), f.NetworkID, f.ExternalNetworkID, f.RouterID, len(emu.Servers()))
+	return emu, nil
+}
+
+// newAzure serves AAD and ARM over TLS under one URL; the CA to trust and
+// the credentials are in the fixture (GET <url>/admin/azure/fixture and
+// <url>/admin/azure/ca.pem). Zones are the location's zone numbers.
+func newAzure(o options) (cloudsim.Cloud, error) {
+	emu := cloudsimazure.New(cloudsimazure.Config{
+		Location: o.region, Zones: o.zones, ClusterID: o.clusterID, OperationDelay: o.lbDelay,
+	})
+	for i := range o.seedInstances {
+		if _, err := emu.LaunchVM(cloudsimazure.VMSpec{Name: fmt.Sprintf("node-%d", i)}); err != nil {
+			return nil, fmt.Errorf("seeding VM %d: %w", i, err)
+		}
+	}
+	f := emu.Fixture()
+	log.Printf("azure %s: resource group %s, vnet %s, subnet %s, security group %s, %d VMs",
+		f.Location, f.ResourceGroup, f.VNetName, f.SubnetName, f.SecurityGroupName, len(emu.VMs()))
 	return emu, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+	cloudsimazure "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/azure"
 	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 )
 
@@ -36,6 +37,21 @@ func TestNewOpenStackSeedsServers(t *testing.T) {
 		t.Fatalf("servers %+v", servers)
 	}
 	if f := emu.Fixture(); f.NetworkName != "c1-nodes" || f.RouterID == "" {
+		t.Fatalf("fixture %+v", f)
+	}
+}
+
+func TestNewAzureSeedsVMs(t *testing.T) {
+	cloud, err := clouds["azure"](options{clusterID: "c1", seedInstances: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu := cloud.(*cloudsimazure.Emulator)
+	vms := emu.VMs()
+	if len(vms) != 3 || vms[0].Name != "node-0" || vms[0].PrivateIP == "" {
+		t.Fatalf("VMs %+v", vms)
+	}
+	if f := emu.Fixture(); f.ResourceGroup != "c1-rg" || f.SecurityGroupName != "c1-nsg" {
 		t.Fatalf("fixture %+v", f)
 	}
 }
