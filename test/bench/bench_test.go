@@ -407,6 +407,19 @@ func BenchmarkLoadBalancers(b *testing.B) {
 			slow.SetProvisioningDelay(2 * time.Second)
 			scenario = "200 LB Services at once (50 ms reads, 200 ms writes, 2 s provisioning)"
 		}
+		// ARM: reads take 100 ms and every write is a long-running
+		// operation that stays InProgress for 500 ms (azcore then polls
+		// no more often than once a second, as it does against Azure).
+		if slow, ok := w.cloud.(interface{ SetOperationDelay(time.Duration) }); ok {
+			if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "read", Latency: 100 * time.Millisecond}); err != nil {
+				b.Fatal(err)
+			}
+			if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "mutating"}); err != nil {
+				b.Fatal(err)
+			}
+			slow.SetOperationDelay(500 * time.Millisecond)
+			scenario = "200 LB Services at once (100 ms reads, 500 ms long-running writes)"
+		}
 		w.srv.ResetCalls()
 		start := time.Now()
 		w.createServices(b, services)

@@ -38,6 +38,27 @@ func TestAzure(t *testing.T) {
 		waitInitialized(t, i.NodeName)
 	}
 
+	t.Run("/metrics has ARM calls by resource type and the rate-limit budgets", func(t *testing.T) {
+		code, body, err := s.ccm.get("/metrics", true)
+		if err != nil || code != 200 {
+			t.Fatalf("GET /metrics: %d %v", code, err)
+		}
+		for _, want := range []string{
+			`multicloud_ccm_cloud_api_requests_total{code="200",operation="virtualMachines.list",provider="azure",service="compute"}`,
+			`multicloud_ccm_cloud_api_requests_total{code="200",operation="networkInterfaces.list",provider="azure",service="network"}`,
+			`multicloud_ccm_cloud_api_ratelimit_remaining{limit="subscription-reads",provider="azure",service="compute"}`,
+		} {
+			if !strings.Contains(body, want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+		for _, line := range strings.Split(body, "\n") {
+			if strings.HasPrefix(line, "multicloud_ccm_") && (strings.Contains(line, fx.ClientSecret) || strings.Contains(line, "/subscriptions/") || strings.Contains(line, i1.ID)) {
+				t.Errorf("a series carries a secret or a resource ID: %s", line)
+			}
+		}
+	})
+
 	t.Run("50 Services at once share the load balancer and security group", func(t *testing.T) {
 		srv.ResetCalls()
 		keys := make([]types.NamespacedName, 50)
@@ -75,8 +96,12 @@ func TestAzure(t *testing.T) {
 		if _, ok := emu.LoadBalancer(fx.ResourceGroup, lbName); ok {
 			t.Error("the load balancer outlived its last Service")
 		}
-		if left := emu.ListNetwork("publicIPAddresses"); len(left) != 0 {
-			t.Errorf("public IPs left: %v", left)
+		// The VMs' own public IPs stay; no Service's may.
+		for _, id := range emu.ListNetwork("publicIPAddresses") {
+			name := id[strings.LastIndex(id, "/")+1:]
+			if pip, ok := emu.PublicIP(fx.ResourceGroup, name); ok && pip.Tags["k8s-azure-service"] != nil {
+				t.Errorf("public IP %s of Service %s left", name, *pip.Tags["k8s-azure-service"])
+			}
 		}
 		g, _ = emu.SecurityGroup(fx.SecurityGroupResourceGroup, fx.SecurityGroupName)
 		if n := len(g.Properties.SecurityRules); n != 0 {

@@ -274,8 +274,8 @@ func TestBrokenCloudConfig(t *testing.T) {
 		},
 		{
 			name:   "provider not compiled in",
-			config: "apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: azure\nclusterID: c1\n",
-			want:   `"azure" is not compiled into this binary`,
+			config: "apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: gce\nclusterID: c1\n",
+			want:   `"gce" is not compiled into this binary`,
 		},
 		{
 			name:   "cloud-provider flag disagrees with the file",
@@ -310,7 +310,7 @@ func TestVersionListsCompiledBackends(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if !strings.Contains(string(out), "providers: aws,e2e-fake,openstack\n") {
+	if !strings.Contains(string(out), "providers: aws,azure,e2e-fake,openstack\n") {
 		t.Fatalf("version output: %s", out)
 	}
 }
