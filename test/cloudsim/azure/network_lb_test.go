@@ -32,6 +32,19 @@ func TestLoadBalancerPublic(t *testing.T) {
 	if deref(lb.ID) != lbID || deref(lb.Etag) == "" || deref(lb.Properties.ProvisioningState) != armnetwork.ProvisioningStateSucceeded {
 		t.Fatalf("load balancer id %s etag %s state %s", deref(lb.ID), deref(lb.Etag), deref(lb.Properties.ProvisioningState))
 	}
+	// The inventory lists the load balancer's inline parts under it, so
+	// a frontend or rule left behind shows.
+	parts := map[string]bool{}
+	for _, r := range env.emu.Resources() {
+		if r.Parent == lbID {
+			parts[r.Kind] = true
+		}
+	}
+	for _, k := range []string{"frontendIPConfigurations", "loadBalancingRules", "probes", "backendAddressPools"} {
+		if !parts["Microsoft.Network/loadBalancers/"+k] {
+			t.Errorf("Resources() lacks the load balancer's %s: %v", k, parts)
+		}
+	}
 	fe := lb.Properties.FrontendIPConfigurations[0]
 	rule := lb.Properties.LoadBalancingRules[0]
 	probe := lb.Properties.Probes[0]

@@ -27,7 +27,37 @@ func (e *Emulator) Resources() []cloudsim.Resource {
 			}
 		}
 		out = append(out, r)
+		out = append(out, inlineChildren(o.kind.fullType(), o.id, o.body)...)
 	}
 	cloudsim.SortResources(out)
+	return out
+}
+
+// inlineParts are the child collections ARM keeps inside their parent's
+// body (a load balancer's frontends, rules, probes and pools): listed as
+// resources of their own so inventories see a frontend or rule left
+// behind, not just the load balancer that holds it.
+var inlineParts = map[string][]string{
+	"Microsoft.Network/loadBalancers": {"frontendIPConfigurations", "loadBalancingRules", "probes", "backendAddressPools"},
+}
+
+func inlineChildren(kind, id string, body map[string]any) []cloudsim.Resource {
+	parts := inlineParts[kind]
+	if len(parts) == 0 {
+		return nil
+	}
+	props, _ := body["properties"].(map[string]any)
+	var out []cloudsim.Resource
+	for _, part := range parts {
+		items, _ := props[part].([]any)
+		for _, it := range items {
+			m, _ := it.(map[string]any)
+			name, _ := m["name"].(string)
+			if name == "" {
+				continue
+			}
+			out = append(out, cloudsim.Resource{Kind: kind + "/" + part, ID: id + "/" + part + "/" + name, Name: name, Parent: id})
+		}
+	}
 	return out
 }
