@@ -584,6 +584,12 @@ func (e *Emulator) servePut(w http.ResponseWriter, r *http.Request, k *kind, p a
 		writeARMError(w, aerr)
 		return
 	}
+	// A write racing the resource's own deletion: ARM refuses it as a
+	// conflicting concurrent request.
+	if old != nil && old.pending != nil && old.pending.method == http.MethodDelete {
+		writeARMError(w, errConflict())
+		return
+	}
 	if len(p.Names) > 1 {
 		pk := e.kinds.byKey[typeKey(p.NS, p.Types[:len(p.Types)-1])]
 		parentID := resourceID(p.Sub, p.RG, pk, p.Names[:len(p.Names)-1])
@@ -701,6 +707,12 @@ func (e *Emulator) acceptedDelete(w http.ResponseWriter, r *http.Request, op *as
 		w.Header().Set("Retry-After", strconv.Itoa(e.cfg.RetryAfter))
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// errConflict is ARM's answer to a request that races another on the
+// same resource.
+func errConflict() *armError {
+	return &armError{Status: http.StatusConflict, Code: "Conflict", Message: "The request failed due to conflict with a concurrent request."}
 }
 
 // checkPreconditions applies If-Match and If-None-Match.

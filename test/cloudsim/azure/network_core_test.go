@@ -114,6 +114,9 @@ func TestNetworkOperationDelay(t *testing.T) {
 	if err != nil || deref(r.Properties.ProvisioningState) != armnetwork.ProvisioningStateDeleting {
 		t.Fatalf("route while deleting: %v %s", err, deref(r.Properties.ProvisioningState))
 	}
+	// A write racing the deletion is a conflicting concurrent request.
+	_, err = routes.BeginCreateOrUpdate(ctx, f.RouteTableResourceGroup, f.RouteTableName, "node-0", nwRoute("10.244.0.0/24", "10.240.0.4"), nil)
+	nwWantErr(t, err, http.StatusConflict, "Conflict")
 	if _, err := dp.PollUntilDone(ctx, nwPoll); err != nil {
 		t.Fatal(err)
 	}
