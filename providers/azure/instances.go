@@ -50,6 +50,7 @@ func newInstances(api *clients, s *Section, lister *nodes.Lister, clk clock.Pass
 		Watch:   func() []string { return in.nodes.NotReadyInstanceIDs(in.cachedKeyForName) },
 		Clock:   clk,
 	})
+	r.cached = in.snap.Cached
 	return in
 }
 

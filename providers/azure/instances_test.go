@@ -142,3 +142,54 @@ func TestScaleSetInstances(t *testing.T) {
 		t.Errorf("deleted scale set instance: exists %v, %v", ok, err)
 	}
 }
+
+// TestInstanceLifecycleBatch: the lifecycle checks of many NotReady Nodes
+// cost one status listing per check period (plus a GET of a VM it lacks,
+// whose 404 is what says "gone"), not the VM, NIC and public IP lists.
+func TestInstanceLifecycleBatch(t *testing.T) {
+	env := newTestEnv(t, azemu.Config{}, nil)
+	var specs []azemu.VMSpec
+	for i := range 10 {
+		specs = append(specs, azemu.VMSpec{Name: fmt.Sprintf("batch-%d", i), PublicIP: i%2 == 0})
+	}
+	nodes := env.launch(t, specs...)
+	for i := range nodes {
+		nodes[i] = env.initialized(t, nodes[i])
+	}
+	in := env.cloud.instances
+	// The lifecycle controller asks about each NotReady Node in turn.
+	for _, n := range nodes {
+		env.clk.Step(5 * time.Second)
+		if ok, err := in.InstanceExists(t.Context(), n); err != nil || !ok {
+			t.Fatalf("%s: exists %v, %v", n.Name, ok, err)
+		}
+	}
+	if err := env.emu.StopInstance("batch-0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.emu.TerminateInstance("batch-1"); err != nil {
+		t.Fatal(err)
+	}
+	env.clk.Step(5 * time.Second)
+	env.srv.ResetCalls()
+	for i, n := range nodes {
+		exists, err := in.InstanceExists(t.Context(), n)
+		if err != nil || exists != (i != 1) {
+			t.Errorf("%s: exists %v, %v", n.Name, exists, err)
+		}
+		down, err := in.InstanceShutdown(t.Context(), n)
+		if err != nil || down != (i == 0) {
+			t.Errorf("%s: shutdown %v, %v", n.Name, down, err)
+		}
+	}
+	calls := env.srv.Calls()
+	t.Logf("one check period of 10 NotReady Nodes: %v", calls)
+	if calls["compute:VirtualMachines_ListAll"] != 1 || calls["compute:VirtualMachines_Get"] != 1 || len(calls) != 2 {
+		t.Errorf("calls %v: want one status listing and one GET (of the deleted VM)", calls)
+	}
+	// What the listing said about the stopped VM is still whole.
+	md, err := in.InstanceMetadata(t.Context(), nodes[0])
+	if err != nil || len(md.NodeAddresses) != 3 || md.InstanceType == "" {
+		t.Errorf("metadata of the stopped VM: %+v, %v", md, err)
+	}
+}

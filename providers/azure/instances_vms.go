@@ -16,6 +16,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
 	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
 )
 
 // How the backend reads VMs. A listing of the cluster's resource group is
@@ -70,6 +72,11 @@ type vmReader struct {
 	rg       string
 	location string
 	vmss     bool
+	// cached is the snapshot's description of a VM, without a call.
+	cached func(key string) (*vm, bool)
+	// statusOnce shares one status listing among the resource groups of
+	// one lookup that run at once.
+	statusOnce flight.Group[map[string]*armcompute.VirtualMachineInstanceView]
 }
 
 // isNotFound is ARM's definitive "no such resource": 404 with a code that
@@ -537,8 +544,16 @@ func resourceGroupAndName(id string) (rg, name string, ok bool) {
 
 // lookupIDs asks ARM about VMs by key (lower-cased resource ID). A few
 // per resource group (or scale set) are a GET each; more are one listing
-// of that group plus a GET of each it lacks. A VM is absent from the
-// result only when its GET answered 404.
+// plus a GET of each it lacks. A VM is absent from the result only when
+// its GET answered 404.
+//
+// For standalone VMs the listing is the subscription's run-time status
+// list alone (statusOnly=true): the lifecycle checks need only "is it
+// there, is it running", and what else a VM is (size, zone, addresses)
+// comes from the snapshot's listing. So 100 NotReady Nodes cost one
+// status listing per check period, not the VM, NIC and public IP lists
+// of a full listing, and the check finishes quickly enough that a
+// stopped VM shows within one period.
 func (r *vmReader) lookupIDs(ctx context.Context, keys []string) (map[string]*vm, error) {
 	groups := map[string][]vmRef{}
 	for _, k := range keys {
@@ -568,7 +583,7 @@ func (r *vmReader) lookupIDs(ctx context.Context, keys []string) (map[string]*vm
 			if refs[0].scaleSet != "" {
 				found, err = r.scaleSetBulk(gctx, refs[0].rg, refs[0].scaleSet)
 			} else {
-				found, err = r.bulk(gctx, refs[0].rg, true)
+				found, err = r.statusBulk(gctx, refs)
 			}
 			if err != nil {
 				return err
@@ -608,6 +623,38 @@ func (r *vmReader) lookupIDs(ctx context.Context, keys []string) (map[string]*vm
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// statusBulk answers for refs (standalone VMs) from the subscription's
+// status listing, shared by the resource groups asked together: a VM the
+// snapshot already describes is that description with the fresh power
+// state; any other VM of refs the status listing has makes it a full
+// listing of its resource group instead. A VM the status listing lacks
+// is left out, for the caller's GET to decide.
+func (r *vmReader) statusBulk(ctx context.Context, refs []vmRef) ([]*vm, error) {
+	st, err := r.statusOnce.Do(ctx, "statuses", r.statuses)
+	if err != nil {
+		return nil, err
+	}
+	var out []*vm
+	for _, ref := range refs {
+		iv, listed := st[ref.key()]
+		if !listed {
+			continue
+		}
+		known, ok := r.cached(ref.key())
+		if !ok {
+			// A VM the snapshot has never described: list its group.
+			return r.bulk(ctx, ref.rg, true)
+		}
+		m := *known
+		m.power = powerState(iv.Statuses)
+		if iv.PlatformFaultDomain != nil {
+			m.faultDomain = int(*iv.PlatformFaultDomain)
+		}
+		out = append(out, &m)
 	}
 	return out, nil
 }

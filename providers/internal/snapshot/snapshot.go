@@ -256,8 +256,9 @@ func (s *Snapshot[T]) Fresh(ctx context.Context) error {
 	return err
 }
 
-// cached returns the listing's live instance with that ID.
-func (s *Snapshot[T]) cached(id string) (T, bool) {
+// Cached returns the listing's live instance with that ID, without
+// refreshing the listing or asking the cloud.
+func (s *Snapshot[T]) Cached(id string) (T, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var zero T
@@ -309,7 +310,7 @@ func (s *Snapshot[T]) ByIDs(ctx context.Context, ids []string) (map[string]T, er
 	out := make(map[string]T, len(ids))
 	var misses []string
 	for _, id := range ids {
-		if inst, ok := s.cached(id); ok {
+		if inst, ok := s.Cached(id); ok {
 			out[id] = inst
 		} else if s.src.ValidID == nil || s.src.ValidID(id) {
 			misses = append(misses, id)
@@ -342,7 +343,7 @@ func (s *Snapshot[T]) Lookup(ctx context.Context, id string) (inst T, exists boo
 	if err := s.Fresh(ctx); err != nil {
 		return inst, false, err
 	}
-	if inst, ok := s.cached(id); ok {
+	if inst, ok := s.Cached(id); ok {
 		s.observe(true)
 		return inst, true, nil
 	}
