@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
+	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
@@ -306,15 +307,21 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	lbName := l.lbNameFor(sp.internal)
-	lb, err := this.submit(ctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
-		notePIP(lb)
-		changed := ensureService(lb, l.lbID(lbName), l.clusterID, name, fe, sp)
-		return l.ensurePool(lb, backends) || changed, nil
+	// The load balancer and the security group are independent: their
+	// writes (each a long-running operation) go at once.
+	var lb *armnetwork.LoadBalancer
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		lb, err = this.submit(gctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
+			notePIP(lb)
+			changed := ensureService(lb, l.lbID(lbName), l.clusterID, name, fe, sp)
+			return l.ensurePool(lb, backends) || changed, nil
+		})
+		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := l.ensureRules(ctx, name, sp, pipAddress, lb); err != nil {
+	g.Go(func() error { return l.ensureRules(gctx, name, sp) })
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	// A Service that moved to a user's public IP, or to internal, no

@@ -419,7 +419,7 @@ func sameNSGRule(a, b *armnetwork.SecurityRulePropertiesFormat) bool {
 
 // ensureRules makes the network security group hold exactly the Service's
 // rules, each new one at the lowest inbound priority no other rule has.
-func (l *loadBalancers) ensureRules(ctx context.Context, name string, sp *lbSpec, _ string, _ *armnetwork.LoadBalancer) error {
+func (l *loadBalancers) ensureRules(ctx context.Context, name string, sp *lbSpec) error {
 	if l.nsg == nil {
 		return nil
 	}

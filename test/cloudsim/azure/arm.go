@@ -376,6 +376,7 @@ func (e *Emulator) serveARM(w http.ResponseWriter, r *http.Request, op string) {
 		w.Header().Set("x-ms-ratelimit-remaining-subscription-reads", strconv.Itoa(max(0, 12000-e.reads%12000)))
 	} else {
 		e.writes++
+		e.generation++
 		w.Header().Set("x-ms-ratelimit-remaining-subscription-writes", strconv.Itoa(max(0, 1200-e.writes%1200)))
 	}
 	w.Header().Set("x-ms-request-id", e.newGUID())
@@ -734,6 +735,7 @@ func checkPreconditions(r *http.Request, k *kind, o *object) *armError {
 
 // remove deletes o and everything nested under it.
 func (e *Emulator) remove(o *object) {
+	e.generation++
 	prefix := strings.ToLower(o.id) + "/"
 	for key, child := range e.objs {
 		if strings.HasPrefix(key, prefix) {
@@ -887,6 +889,7 @@ func encodeJSON(v any) map[string]any {
 // fixture, the admin API), with no hooks run: the caller builds a body
 // as the provider would have completed it.
 func (e *Emulator) insert(k *kind, rg string, names []string, body map[string]any) *object {
+	e.generation++
 	id := resourceID(e.cfg.SubscriptionID, rg, k, names)
 	o := &object{kind: k, id: id, rg: rg, names: slices.Clone(names), body: body}
 	body["id"], body["name"], body["type"] = id, o.name(), k.fullType()

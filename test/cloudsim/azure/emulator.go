@@ -144,6 +144,9 @@ type Emulator struct {
 	seq uint64
 	// requests counts ARM reads and writes for the rate-limit headers.
 	reads, writes int
+	// generation moves with every ARM write and every resource added or
+	// removed (admin calls included): see Generation.
+	generation uint64
 	// opDelay can be changed at run time (SetOperationDelay).
 	opDelay time.Duration
 	// aad holds Azure AD's registrations (aad.go), comp the compute
@@ -191,6 +194,16 @@ func (e *Emulator) Config() Config { return e.cfg }
 
 // SetOperationDelay changes how long long-running operations take from
 // now on.
+// Generation changes whenever a resource may have changed: every ARM
+// write and every resource the admin API adds or removes. A test reading
+// the same state many times (a benchmark polling 200 Services) can keep
+// what it built from it until the generation moves.
+func (e *Emulator) Generation() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.generation
+}
+
 func (e *Emulator) SetOperationDelay(d time.Duration) {
 	e.mu.Lock()
 	e.opDelay = d

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -93,6 +94,9 @@ type Cloud struct {
 	opts      conformance.Options
 	dir       string
 	caFile    string
+
+	mu     sync.Mutex
+	cached *view
 }
 
 var _ conformance.Cloud = (*Cloud)(nil)
@@ -230,14 +234,50 @@ func (c *Cloud) ExpectedNode(id string) (conformance.NodeExpectation, error) {
 	}, nil
 }
 
-// vmByIP maps private addresses to VM names.
-func (c *Cloud) vmByIP() map[string]string {
-	out := map[string]string{}
-	for _, vm := range c.emu.VMs() {
-		out[vm.PrivateIP] = vm.Name
-	}
-	return out
+// view is what LoadBalancers, ServiceResources and PodRoutes read from
+// the emulator, built once per emulator generation: a benchmark polls
+// 200 Services several times a second, and rebuilding it per Service
+// (every public IP, both load balancers, every VM) made the polling,
+// not the manager, the slow part.
+type view struct {
+	gen uint64
+	// byIP maps private addresses to VM names.
+	byIP map[string]string
+	// pips are the IDs of the cluster's public IPs by the Service
+	// ("<ns>/<name>") they are tagged with.
+	pips map[string][]string
+	lbs  []armnetwork.LoadBalancer
 }
+
+func (c *Cloud) view() *view {
+	gen := c.emu.Generation()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cached != nil && c.cached.gen == gen {
+		return c.cached
+	}
+	v := &view{gen: gen, byIP: map[string]string{}, pips: map[string][]string{}}
+	for _, vm := range c.emu.VMs() {
+		v.byIP[vm.PrivateIP] = vm.Name
+	}
+	for _, id := range c.emu.ListNetwork("publicIPAddresses") {
+		segs := strings.Split(id, "/")
+		pip, ok := c.emu.PublicIP(segs[4], segs[len(segs)-1])
+		if ok && deref(pip.Tags[tagCluster]) == c.clusterID && pip.Tags[tagService] != nil {
+			v.pips[*pip.Tags[tagService]] = append(v.pips[*pip.Tags[tagService]], id)
+		}
+	}
+	for _, name := range c.lbNames() {
+		if l, ok := c.emu.LoadBalancer(c.fx.ResourceGroup, name); ok && l.Properties != nil {
+			v.lbs = append(v.lbs, l)
+		}
+	}
+	c.cached = v
+	return v
+}
+
+// vmByIP maps private addresses to VM names.
+func (c *Cloud) vmByIP() map[string]string { return c.view().byIP }
 
 // lbNames are the cluster's load balancers.
 func (c *Cloud) lbNames() []string { return []string{c.clusterID, c.clusterID + "-internal"} }
@@ -247,18 +287,9 @@ func (c *Cloud) lbNames() []string { return []string{c.clusterID, c.clusterID + 
 // Service's UID, which the suite's neutral NamespacedName does not carry;
 // internal Services are found by Azure-only tests through the UID).
 func (c *Cloud) serviceFrontends(svc types.NamespacedName) (lb armnetwork.LoadBalancer, names []string, pips []string) {
-	for _, id := range c.emu.ListNetwork("publicIPAddresses") {
-		segs := strings.Split(id, "/")
-		pip, ok := c.emu.PublicIP(segs[4], segs[len(segs)-1])
-		if ok && deref(pip.Tags[tagService]) == svc.String() && deref(pip.Tags[tagCluster]) == c.clusterID {
-			pips = append(pips, id)
-		}
-	}
-	for _, name := range c.lbNames() {
-		l, ok := c.emu.LoadBalancer(c.fx.ResourceGroup, name)
-		if !ok || l.Properties == nil {
-			continue
-		}
+	v := c.view()
+	pips = v.pips[svc.String()]
+	for _, l := range v.lbs {
 		for _, fe := range l.Properties.FrontendIPConfigurations {
 			if fe.Properties == nil || fe.Properties.PublicIPAddress == nil {
 				continue
