@@ -193,3 +193,28 @@ func TestInstanceLifecycleBatch(t *testing.T) {
 		t.Errorf("metadata of the stopped VM: %+v, %v", md, err)
 	}
 }
+
+// TestFlexibleScaleSetInstances: a Flexible scale set's instances are
+// ordinary VMs, so with the default vmType they get the VM providerID
+// (as upstream writes it) and their zone, addresses and size.
+func TestFlexibleScaleSetInstances(t *testing.T) {
+	env := newTestEnv(t, azemu.Config{}, nil)
+	ss, err := env.emu.CreateScaleSet(azemu.ScaleSetSpec{Name: "flex", Capacity: 2, Zones: []string{"3"}, Flexible: true, PublicIP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inst := range ss.Instances {
+		n := &v1.Node{}
+		n.Name = strings.ToLower(inst.ComputerName)
+		md, err := env.cloud.instances.InstanceMetadata(t.Context(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPID := "azure:///subscriptions/" + env.fx.SubscriptionID + "/resourceGroups/" + strings.ToLower(env.fx.ResourceGroup) +
+			"/providers/Microsoft.Compute/virtualMachines/" + inst.Name
+		want := []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: inst.PrivateIP}, {Type: v1.NodeExternalIP, Address: inst.PublicIP}, {Type: v1.NodeHostName, Address: n.Name}}
+		if md.ProviderID != wantPID || md.Zone != env.fx.Location+"-3" || md.InstanceType != inst.Size || fmt.Sprint(md.NodeAddresses) != fmt.Sprint(want) {
+			t.Errorf("%s: %+v, want providerID %s addresses %v", n.Name, md, wantPID, want)
+		}
+	}
+}
