@@ -326,25 +326,38 @@ func (r *vmReader) fromVM(ctx context.Context, v *armcompute.VirtualMachine, iv 
 		iv = p.InstanceView
 	}
 	if iv != nil {
-		m.power = powerState(iv.Statuses)
-		if iv.PlatformFaultDomain != nil {
-			m.faultDomain = int(*iv.PlatformFaultDomain)
-		}
-		if iv.ComputerName != nil {
-			m.addName(*iv.ComputerName)
-		}
+		m.applyInstanceView(iv.Statuses, iv.PlatformFaultDomain, iv.ComputerName)
 	}
 	m.setZone(r.location, v.Zones)
+	m.addresses, err = r.addresses(ctx, nicRefs(p.NetworkProfile), nics, ips, nil)
+	return m, err
+}
+
+// applyInstanceView takes the power state, fault domain and computer name
+// from an instance view (a VM's and a scale set instance's have these
+// fields in common but are different types).
+func (m *vm) applyInstanceView(statuses []*armcompute.InstanceViewStatus, faultDomain *int32, computerName *string) {
+	m.power = powerState(statuses)
+	if faultDomain != nil {
+		m.faultDomain = int(*faultDomain)
+	}
+	if computerName != nil {
+		m.addName(*computerName)
+	}
+}
+
+// nicRefs are the network interfaces a VM's network profile names.
+func nicRefs(np *armcompute.NetworkProfile) []nicRef {
+	if np == nil {
+		return nil
+	}
 	var refs []nicRef
-	if p.NetworkProfile != nil {
-		for _, n := range p.NetworkProfile.NetworkInterfaces {
-			if n.ID != nil {
-				refs = append(refs, nicRef{id: *n.ID, primary: n.Properties != nil && deref(n.Properties.Primary)})
-			}
+	for _, n := range np.NetworkInterfaces {
+		if n.ID != nil {
+			refs = append(refs, nicRef{id: *n.ID, primary: n.Properties != nil && deref(n.Properties.Primary)})
 		}
 	}
-	m.addresses, err = r.addresses(ctx, refs, nics, ips, nil)
-	return m, err
+	return refs
 }
 
 // fromScaleSetVM builds the backend's vm from a uniform scale set
@@ -369,24 +382,10 @@ func (r *vmReader) fromScaleSetVM(ctx context.Context, v *armcompute.VirtualMach
 		m.size = string(*p.HardwareProfile.VMSize)
 	}
 	if iv := p.InstanceView; iv != nil {
-		m.power = powerState(iv.Statuses)
-		if iv.PlatformFaultDomain != nil {
-			m.faultDomain = int(*iv.PlatformFaultDomain)
-		}
-		if iv.ComputerName != nil {
-			m.addName(*iv.ComputerName)
-		}
+		m.applyInstanceView(iv.Statuses, iv.PlatformFaultDomain, iv.ComputerName)
 	}
 	m.setZone(r.location, v.Zones)
-	var refs []nicRef
-	if p.NetworkProfile != nil {
-		for _, n := range p.NetworkProfile.NetworkInterfaces {
-			if n.ID != nil {
-				refs = append(refs, nicRef{id: *n.ID, primary: n.Properties != nil && deref(n.Properties.Primary)})
-			}
-		}
-	}
-	m.addresses, err = r.addresses(ctx, refs, nics, ips, &ref)
+	m.addresses, err = r.addresses(ctx, nicRefs(p.NetworkProfile), nics, ips, &ref)
 	return m, err
 }
 
@@ -650,10 +649,7 @@ func (r *vmReader) statusBulk(ctx context.Context, refs []vmRef) ([]*vm, error) 
 			return r.bulk(ctx, ref.rg, true)
 		}
 		m := *known
-		m.power = powerState(iv.Statuses)
-		if iv.PlatformFaultDomain != nil {
-			m.faultDomain = int(*iv.PlatformFaultDomain)
-		}
+		m.applyInstanceView(iv.Statuses, iv.PlatformFaultDomain, nil)
 		out = append(out, &m)
 	}
 	return out, nil

@@ -122,55 +122,48 @@ func ensureService(lb *armnetwork.LoadBalancer, lbID, pool, name string, fe *arm
 		changed = true
 	}
 	rules, probes := desiredRules(lbID, pool, name, sp)
-	var keepRules []*armnetwork.LoadBalancingRule
-	for _, r := range p.LoadBalancingRules {
-		if r == nil || !ownedBy(deref(r.Name), name) {
-			keepRules = append(keepRules, r)
+	var rulesChanged, probesChanged bool
+	p.LoadBalancingRules, rulesChanged = reconcileOwned(p.LoadBalancingRules, rules, name,
+		func(r *armnetwork.LoadBalancingRule) *string { return r.Name },
+		func(a, b *armnetwork.LoadBalancingRule) bool { return sameRule(a.Properties, b.Properties) })
+	p.Probes, probesChanged = reconcileOwned(p.Probes, probes, name,
+		func(r *armnetwork.Probe) *string { return r.Name },
+		func(a, b *armnetwork.Probe) bool { return sameProbe(a.Properties, b.Properties) })
+	return changed || rulesChanged || probesChanged
+}
+
+// reconcileOwned makes the Service's parts of list (those ownedBy name)
+// exactly want (by lower-cased name): a part that is as wanted stays as
+// it is, one that differs is replaced under its existing name, one not
+// wanted goes, and missing ones are appended in name order. Other parts
+// are kept untouched and in place.
+func reconcileOwned[T any](list []*T, want map[string]*T, name string, nameOf func(*T) *string, same func(a, b *T) bool) ([]*T, bool) {
+	changed := false
+	var keep []*T
+	for _, cur := range list {
+		if cur == nil || !ownedBy(deref(nameOf(cur)), name) {
+			keep = append(keep, cur)
 			continue
 		}
-		want, ok := rules[strings.ToLower(deref(r.Name))]
+		key := strings.ToLower(deref(nameOf(cur)))
+		w, ok := want[key]
 		switch {
 		case !ok:
 			changed = true
-		case sameRule(r.Properties, want.Properties):
-			keepRules = append(keepRules, r)
-			delete(rules, strings.ToLower(deref(r.Name)))
+		case same(cur, w):
+			keep = append(keep, cur)
 		default:
-			keepRules = append(keepRules, &armnetwork.LoadBalancingRule{Name: r.Name, Properties: want.Properties})
-			delete(rules, strings.ToLower(deref(r.Name)))
+			*nameOf(w) = deref(nameOf(cur))
+			keep = append(keep, w)
 			changed = true
 		}
+		delete(want, key)
 	}
-	for _, k := range sortedKeys(rules) {
-		keepRules = append(keepRules, rules[k])
+	for _, k := range sortedKeys(want) {
+		keep = append(keep, want[k])
 		changed = true
 	}
-	p.LoadBalancingRules = keepRules
-	var keepProbes []*armnetwork.Probe
-	for _, pr := range p.Probes {
-		if pr == nil || !ownedBy(deref(pr.Name), name) {
-			keepProbes = append(keepProbes, pr)
-			continue
-		}
-		want, ok := probes[strings.ToLower(deref(pr.Name))]
-		switch {
-		case !ok:
-			changed = true
-		case sameProbe(pr.Properties, want.Properties):
-			keepProbes = append(keepProbes, pr)
-			delete(probes, strings.ToLower(deref(pr.Name)))
-		default:
-			keepProbes = append(keepProbes, &armnetwork.Probe{Name: pr.Name, Properties: want.Properties})
-			delete(probes, strings.ToLower(deref(pr.Name)))
-			changed = true
-		}
-	}
-	for _, k := range sortedKeys(probes) {
-		keepProbes = append(keepProbes, probes[k])
-		changed = true
-	}
-	p.Probes = keepProbes
-	return changed
+	return keep, changed
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -287,14 +287,3 @@ func (s *shared[T]) forget() {
 	s.cache, s.cacheMissing = nil, false
 	s.mu.Unlock()
 }
-
-// peek is the kept copy while it is young, for reads that may be a
-// little stale (a Service's status); ok is false when it must be read.
-func (s *shared[T]) peek() (v *T, found, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if (s.cache == nil && !s.cacheMissing) || s.clk.Since(s.cacheAt) >= s.maxAge {
-		return nil, false, false
-	}
-	return s.cache, !s.cacheMissing, true
-}

@@ -30,8 +30,6 @@ type armPath struct {
 	Names       []string
 }
 
-func (p armPath) isItem() bool { return len(p.Names) == len(p.Types) && len(p.Types) > 0 }
-
 func (p armPath) isCollection() bool { return len(p.Names) == len(p.Types)-1 }
 
 // typeKey is the lower-cased "<ns>/<type>/<type>" the kind table is
