@@ -2,8 +2,7 @@
 // instances, the cluster's Standard Load Balancer with public IPs and
 // network security group rules, and pod-CIDR routes in a route table,
 // through the azure-sdk-for-go track-2 modules (azcore, azidentity,
-// armcompute, armnetwork). Work in progress (the Azure issue): it serves
-// the node controllers (InstancesV2); load balancers and routes follow.
+// armcompute, armnetwork). README "Azure" describes the behaviour.
 package azure
 
 import (

@@ -1,0 +1,296 @@
+package gce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	compute "cloud.google.com/go/compute/apiv1"
+	"github.com/googleapis/gax-go/v2"
+	"github.com/googleapis/gax-go/v2/apierror"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics"
+)
+
+// ProviderName is the backend's name in cloud-configs and providerIDs.
+const ProviderName = "gce"
+
+// computeScope is the OAuth scope the backend's calls need.
+const computeScope = "https://www.googleapis.com/auth/compute"
+
+// clients are the Compute Engine REST clients the backend uses, sharing
+// one authenticated, metered HTTP client.
+type clients struct {
+	instances *compute.InstancesClient
+	zones     *compute.ZonesClient
+	// retry is the call option every call carries: the SDK's defaults
+	// retry reads on 503/504 only, never a throttled call.
+	retry gax.CallOption
+}
+
+// clientSetup is how the clients reach Compute Engine, before any call.
+type clientSetup struct {
+	endpoint string
+	http     *http.Client
+	retry    *retryPolicy
+}
+
+// newClientSetup builds the HTTP stack: the credentials' token source,
+// the per-attempt metrics and the request timeout.
+func newClientSetup(ctx context.Context, s *Section, rec *cloudmetrics.Recorder) (*clientSetup, error) {
+	if rec == nil {
+		rec = cloudmetrics.Default()
+	}
+	ts, err := tokenSource(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	base := &meteredTransport{rec: rec, next: http.DefaultTransport.(*http.Transport).Clone(), timeout: s.RequestTimeout}
+	hc := &http.Client{Transport: &oauth2.Transport{Source: ts, Base: base}}
+	return &clientSetup{endpoint: s.Endpoint, http: hc, retry: newRetryPolicy(s.MaxAttempts)}, nil
+}
+
+// tokenSource is the credentials: the service account key of the
+// section, else Application Default Credentials. Errors name where the
+// credentials were looked for, never their content.
+func tokenSource(ctx context.Context, s *Section) (oauth2.TokenSource, error) {
+	var key []byte
+	switch {
+	case s.CredentialsJSON != "":
+		key = []byte(s.CredentialsJSON)
+	case s.CredentialsFile != "":
+		b, err := os.ReadFile(s.CredentialsFile)
+		if err != nil {
+			return nil, fmt.Errorf("gce.credentialsFile: %w", err)
+		}
+		if problem := keyProblem(b); problem != "" {
+			return nil, fmt.Errorf("gce.credentialsFile %s: %s", s.CredentialsFile, problem)
+		}
+		key = b
+	}
+	if key != nil {
+		//nolint:staticcheck // the key's type was checked: a service account key, not arbitrary JSON.
+		creds, err := google.CredentialsFromJSON(ctx, key, computeScope)
+		if err != nil {
+			return nil, errors.New("gce: the service account key could not be used (check client_email, private_key and token_uri)")
+		}
+		return creds.TokenSource, nil
+	}
+	creds, err := google.FindDefaultCredentials(ctx, computeScope)
+	if err != nil {
+		return nil, fmt.Errorf("gce: no credentials: set credentialsFile, or give the manager Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, workload identity or the instance's service account): %w", err)
+	}
+	return creds.TokenSource, nil
+}
+
+// newClients builds the REST clients and checks the credentials with
+// one token fetch, so wrong credentials stop the manager at start.
+func newClients(ctx context.Context, setup *clientSetup) (*clients, error) {
+	opts := []option.ClientOption{option.WithHTTPClient(setup.http)}
+	if setup.endpoint != "" {
+		opts = append(opts, option.WithEndpoint(setup.endpoint))
+	}
+	c := &clients{retry: gax.WithRetry(setup.retry.retryer)}
+	var err error
+	if c.instances, err = compute.NewInstancesRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.zones, err = compute.NewZonesRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if tr, ok := setup.http.Transport.(*oauth2.Transport); ok {
+		if _, err := tr.Source.Token(); err != nil {
+			return nil, fmt.Errorf("gce: getting an access token: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// meteredTransport records every HTTP attempt under the shared metric
+// names and bounds each attempt by the request timeout.
+type meteredTransport struct {
+	rec     *cloudmetrics.Recorder
+	next    http.RoundTripper
+	timeout time.Duration
+}
+
+func (t *meteredTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	service, op := computeOperation(r.Method, r.URL.Path)
+	if t.timeout > 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), t.timeout)
+		r = r.WithContext(ctx)
+		start := time.Now()
+		resp, err := t.next.RoundTrip(r)
+		t.observe(service, op, resp, err, time.Since(start))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+		return resp, nil
+	}
+	start := time.Now()
+	resp, err := t.next.RoundTrip(r)
+	t.observe(service, op, resp, err, time.Since(start))
+	return resp, err
+}
+
+func (t *meteredTransport) observe(service, op string, resp *http.Response, err error, d time.Duration) {
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+	}
+	// 403 is throttling only with reason rateLimitExceeded, which is in
+	// the body; 429 always is.
+	t.rec.Observe(ProviderName, service, op, cloudmetrics.Code(status, err), d, status == http.StatusTooManyRequests)
+}
+
+// cancelOnClose ends an attempt's timeout when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// computeOperation names a Compute Engine request by collection and
+// method, never by a resource's name: GET .../zones/z/instances is
+// (compute, "instances.list"), POST .../regions/r/forwardingRules is
+// "forwardingRules.insert", POST .../targetPools/tp/addInstance is
+// "targetPools.addInstance", GET .../aggregated/instances is
+// "instances.aggregatedList", a wait on an operation "zoneOperations.wait".
+func computeOperation(method, path string) (service, op string) {
+	_, rest, ok := strings.Cut(path, "/projects/")
+	if !ok {
+		if strings.Contains(path, "token") {
+			return "oauth2", "token"
+		}
+		return "compute", "other"
+	}
+	segs := strings.Split(strings.Trim(rest, "/"), "/")[1:] // drop the project
+	scope := ""
+	if len(segs) >= 2 && (segs[0] == "zones" || segs[0] == "regions") {
+		scope = segs[0]
+		segs = segs[2:]
+	} else if len(segs) >= 1 && segs[0] == "global" {
+		scope = "global"
+		segs = segs[1:]
+	}
+	if len(segs) >= 2 && segs[0] == "aggregated" {
+		return "compute", segs[1] + ".aggregatedList"
+	}
+	if len(segs) == 0 {
+		// GET .../zones/z or .../regions/r itself.
+		if scope != "" && scope != "global" {
+			return "compute", scope + ".get"
+		}
+		return "compute", "projects.get"
+	}
+	coll := segs[0]
+	if coll == "operations" {
+		switch scope {
+		case "zones":
+			coll = "zoneOperations"
+		case "regions":
+			coll = "regionOperations"
+		default:
+			coll = "globalOperations"
+		}
+	}
+	switch {
+	case len(segs) == 1 && method == http.MethodGet:
+		return "compute", coll + ".list"
+	case len(segs) == 1 && method == http.MethodPost:
+		return "compute", coll + ".insert"
+	case len(segs) == 2 && method == http.MethodGet:
+		return "compute", coll + ".get"
+	case len(segs) == 2 && method == http.MethodDelete:
+		return "compute", coll + ".delete"
+	case len(segs) == 2 && method == http.MethodPatch:
+		return "compute", coll + ".patch"
+	case len(segs) == 2 && method == http.MethodPut:
+		return "compute", coll + ".update"
+	case len(segs) >= 3:
+		return "compute", coll + "." + segs[len(segs)-1]
+	}
+	return "compute", coll + "." + strings.ToLower(method)
+}
+
+// retryPolicy retries throttled and unavailable calls with backoff, up to
+// maxAttempts in all: 429, 403 rateLimitExceeded/userRateLimitExceeded,
+// 500, 502, 503 and 504.
+type retryPolicy struct {
+	maxAttempts int
+	backoff     gax.Backoff
+}
+
+func newRetryPolicy(maxAttempts int) *retryPolicy {
+	return &retryPolicy{maxAttempts: maxAttempts, backoff: gax.Backoff{Initial: 200 * time.Millisecond, Max: 30 * time.Second, Multiplier: 2}}
+}
+
+// retryer is a fresh gax.Retryer per call.
+func (p *retryPolicy) retryer() gax.Retryer {
+	return &countingRetryer{p: p, backoff: p.backoff}
+}
+
+type countingRetryer struct {
+	p        *retryPolicy
+	backoff  gax.Backoff
+	attempts int
+}
+
+func (r *countingRetryer) Retry(err error) (time.Duration, bool) {
+	r.attempts++
+	if r.attempts >= r.p.maxAttempts || !retryable(err) {
+		return 0, false
+	}
+	return r.backoff.Pause(), true
+}
+
+// retryable says a call failed in a way that trying again may fix.
+func retryable(err error) bool {
+	code, reason := errorCode(err)
+	switch code {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	case http.StatusForbidden:
+		return reason == "rateLimitExceeded" || reason == "userRateLimitExceeded"
+	}
+	return false
+}
+
+// errorCode is a Compute Engine error's HTTP status and first reason.
+func errorCode(err error) (int, string) {
+	var gerr *googleapi.Error
+	if errors.As(err, &gerr) {
+		reason := ""
+		if len(gerr.Errors) > 0 {
+			reason = gerr.Errors[0].Reason
+		}
+		return gerr.Code, reason
+	}
+	var aerr *apierror.APIError
+	if errors.As(err, &aerr) {
+		return aerr.HTTPCode(), aerr.Reason()
+	}
+	return 0, ""
+}
+
+// isNotFound is Compute Engine's definitive "no such resource": 404.
+func isNotFound(err error) bool {
+	code, _ := errorCode(err)
+	return code == http.StatusNotFound
+}

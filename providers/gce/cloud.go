@@ -1,0 +1,130 @@
+package gce
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/api/iterator"
+	"k8s.io/client-go/informers"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/utils/clock"
+
+	"github.com/multicloud-ccm/multicloud-ccm/config"
+	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
+)
+
+// Cloud is the GCE cloudprovider.Interface.
+type Cloud struct {
+	cfg       *Section
+	clusterID string
+	api       *clients
+	// zones are the managed zones: the config's, or every zone of the
+	// region.
+	zones     []string
+	nodes     *nodes.Lister
+	instances *instances
+}
+
+var _ cloudprovider.Interface = (*Cloud)(nil)
+
+// New builds the backend from a validated cloud-config. It fetches an
+// access token (wrong credentials stop the manager with the reason) and,
+// without zones in the config, lists the region's zones.
+func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
+	s, ok := cc.Section.(*Section)
+	if !ok {
+		return nil, fmt.Errorf("gce: cloud-config section has type %T", cc.Section)
+	}
+	setup, err := newClientSetup(ctx, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	api, err := newClients(ctx, setup)
+	if err != nil {
+		return nil, err
+	}
+	zones, err := managedZones(ctx, api, s)
+	if err != nil {
+		return nil, err
+	}
+	return newCloud(s, cc.ClusterID, api, zones, clock.RealClock{}), nil
+}
+
+// managedZones are the config's zones, or every zone of the region (one
+// listing at start).
+func managedZones(ctx context.Context, api *clients, s *Section) ([]string, error) {
+	if len(s.Zones) > 0 {
+		return slices.Clone(s.Zones), nil
+	}
+	it := api.zones.List(ctx, &computepb.ListZonesRequest{Project: s.ProjectID}, api.retry)
+	var out []string
+	for {
+		z, err := it.Next()
+		if err == iterator.Done {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("gce: list the zones of project %s: %w", s.ProjectID, err)
+		}
+		if lastSegment(z.GetRegion()) == s.Region || strings.HasPrefix(z.GetName(), s.Region+"-") {
+			out = append(out, z.GetName())
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("gce.region: project %s has no zone in region %s", s.ProjectID, s.Region)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func newCloud(s *Section, clusterID string, api *clients, zones []string, clk clock.Clock) *Cloud {
+	c := &Cloud{cfg: s, clusterID: clusterID, api: api, zones: zones, nodes: nodes.New(instanceKeyOf)}
+	c.instances = newInstances(api, s, zones, c.nodes, clk)
+	return c
+}
+
+// Initialize is called once leadership is won.
+func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
+
+// SetInformers gives the backend the manager's Node informer, so Node
+// names map to instances without cloud calls.
+func (c *Cloud) SetInformers(f informers.SharedInformerFactory) { c.nodes.SetInformers(f) }
+
+// ProviderName is "gce".
+func (c *Cloud) ProviderName() string { return ProviderName }
+
+// HasClusterID is true: every resource is named and described with it.
+func (c *Cloud) HasClusterID() bool { return true }
+
+// InstancesV2 serves the node controllers.
+func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }
+
+// Instances is the legacy interface: InstancesV2 replaces it.
+func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
+
+// Zones is the legacy interface: InstancesV2 reports zones.
+func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
+
+// Clusters is not supported.
+func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
+
+// LoadBalancer is not served yet (the GCE issue's next step).
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return nil, false }
+
+// Routes is not served yet (the GCE issue's next step).
+func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
+
+// Backend describes the GCE backend for the registry.
+func Backend() providers.Backend {
+	return providers.Backend{
+		Name:       ProviderName,
+		NewSection: func() config.Section { return &Section{} },
+		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
+			return New(ctx, cc)
+		},
+	}
+}

@@ -1,0 +1,276 @@
+package gce
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/api/iterator"
+	"google.golang.org/protobuf/proto"
+	v1 "k8s.io/api/core/v1"
+)
+
+// How the backend reads instances. A listing is one filtered, paginated
+// instances.list per managed zone, in parallel, whatever the cluster's
+// size. Lookups by ID of a few instances of one zone are a GET each;
+// more are one list of that zone filtered by their names, plus a GET of
+// each it lacks (the only answer that can say "gone"). Lookups by name
+// are one filtered list per zone.
+
+// maxDirectGets is the most instances of one zone looked up with GETs.
+const maxDirectGets = 3
+
+// maxNamesPerFilter keeps a name filter's regular expression short.
+const maxNamesPerFilter = 100
+
+// instance is what the backend keeps of a Compute Engine instance.
+type instance struct {
+	ref         instanceRef
+	id          uint64
+	machineType string
+	status      string
+	internalIP  string
+	externalIPs []string
+	tags        []string
+}
+
+// shutdown says the instance is stopped or suspended (or on its way):
+// TERMINATED is what a stopped instance reports.
+func (i *instance) shutdown() bool {
+	switch i.status {
+	case "TERMINATED", "STOPPED", "STOPPING", "SUSPENDED", "SUSPENDING":
+		return true
+	}
+	return false
+}
+
+// addresses are the Node's addresses: the primary interface's network IP,
+// then its access configs' external IPs.
+func (i *instance) addresses() []v1.NodeAddress {
+	var out []v1.NodeAddress
+	if i.internalIP != "" {
+		out = append(out, v1.NodeAddress{Type: v1.NodeInternalIP, Address: i.internalIP})
+	}
+	for _, ip := range i.externalIPs {
+		out = append(out, v1.NodeAddress{Type: v1.NodeExternalIP, Address: ip})
+	}
+	return out
+}
+
+func fromInstance(project string, in *computepb.Instance) *instance {
+	if in.GetName() == "" || in.GetZone() == "" {
+		return nil
+	}
+	i := &instance{
+		ref:         instanceRef{project: project, zone: lastSegment(in.GetZone()), name: in.GetName()},
+		id:          in.GetId(),
+		machineType: lastSegment(in.GetMachineType()),
+		status:      in.GetStatus(),
+		tags:        in.GetTags().GetItems(),
+	}
+	if nics := in.GetNetworkInterfaces(); len(nics) > 0 {
+		i.internalIP = nics[0].GetNetworkIP()
+		for _, ac := range nics[0].GetAccessConfigs() {
+			if ip := ac.GetNatIP(); ip != "" {
+				i.externalIPs = append(i.externalIPs, ip)
+			}
+		}
+	}
+	return i
+}
+
+// instanceReader lists and looks up the cluster's instances for the
+// snapshot.
+type instanceReader struct {
+	api     *clients
+	project string
+	// zones are the managed zones.
+	zones []string
+	// prefix, when set, limits every listing to names starting with it.
+	prefix string
+}
+
+// nameFilter is a Compute Engine list filter matching exactly names (an
+// RE2 expression, which `eq` matches against the whole name).
+func nameFilter(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	return fmt.Sprintf(`name eq "(%s)"`, strings.Join(quoted, "|"))
+}
+
+// listZone lists one zone's instances matching filter ("" for all).
+func (r *instanceReader) listZone(ctx context.Context, project, zone, filter string) ([]*instance, error) {
+	req := &computepb.ListInstancesRequest{Project: project, Zone: zone}
+	if filter != "" {
+		req.Filter = proto.String(filter)
+	}
+	it := r.api.instances.List(ctx, req, r.api.retry)
+	var out []*instance
+	for {
+		in, err := it.Next()
+		if err == iterator.Done {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list instances in %s/%s: %w", project, zone, err)
+		}
+		if i := fromInstance(project, in); i != nil {
+			out = append(out, i)
+		}
+	}
+}
+
+// eachZone runs fn for every managed zone at once and joins the results.
+func (r *instanceReader) eachZone(ctx context.Context, fn func(ctx context.Context, zone string) ([]*instance, error)) ([]*instance, error) {
+	var mu sync.Mutex
+	var out []*instance
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, z := range r.zones {
+		g.Go(func() error {
+			found, err := fn(gctx, z)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			out = append(out, found...)
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// list is the snapshot's listing: every instance of the managed zones
+// (whose names start with nodeInstancePrefix, if set).
+func (r *instanceReader) list(ctx context.Context) ([]*instance, error) {
+	filter := ""
+	if r.prefix != "" {
+		filter = fmt.Sprintf(`name eq "%s.*"`, regexp.QuoteMeta(r.prefix))
+	}
+	return r.eachZone(ctx, func(ctx context.Context, zone string) ([]*instance, error) {
+		return r.listZone(ctx, r.project, zone, filter)
+	})
+}
+
+// lookupIDs asks Compute Engine about instances by key. An instance is
+// absent from the result only when its GET answered 404.
+func (r *instanceReader) lookupIDs(ctx context.Context, keys []string) (map[string]*instance, error) {
+	groups := map[string][]instanceRef{}
+	for _, k := range keys {
+		ref, err := parseKey(k)
+		if err != nil {
+			continue
+		}
+		groups[ref.project+"/"+ref.zone] = append(groups[ref.project+"/"+ref.zone], ref)
+	}
+	out := map[string]*instance{}
+	var mu sync.Mutex
+	var missing []instanceRef
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, refs := range groups {
+		if len(refs) <= maxDirectGets {
+			missing = append(missing, refs...)
+			continue
+		}
+		g.Go(func() error {
+			byKey := map[string]*instance{}
+			for chunk := range slices.Chunk(refs, maxNamesPerFilter) {
+				names := make([]string, len(chunk))
+				for i, ref := range chunk {
+					names[i] = ref.name
+				}
+				found, err := r.listZone(gctx, refs[0].project, refs[0].zone, nameFilter(names))
+				if err != nil {
+					return err
+				}
+				for _, i := range found {
+					byKey[i.ref.key()] = i
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, ref := range refs {
+				if i := byKey[ref.key()]; i != nil {
+					out[ref.key()] = i
+				} else {
+					missing = append(missing, ref)
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, ref := range missing {
+		g.Go(func() error {
+			in, err := r.api.instances.Get(gctx, &computepb.GetInstanceRequest{Project: ref.project, Zone: ref.zone, Instance: ref.name}, r.api.retry)
+			if isNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("get instance %s: %w", ref.key(), err)
+			}
+			if i := fromInstance(ref.project, in); i != nil {
+				mu.Lock()
+				out[ref.key()] = i
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// lookupNames finds instances of the managed zones by name: one filtered
+// list per zone for the whole batch.
+func (r *instanceReader) lookupNames(ctx context.Context, names []string) (map[string]*instance, error) {
+	var want []string
+	for _, n := range names {
+		if nameRE.MatchString(n) && strings.HasPrefix(n, r.prefix) {
+			want = append(want, n)
+		}
+	}
+	out := map[string]*instance{}
+	if len(want) == 0 {
+		return out, nil
+	}
+	found, err := r.eachZone(ctx, func(ctx context.Context, zone string) ([]*instance, error) {
+		var all []*instance
+		for chunk := range slices.Chunk(want, maxNamesPerFilter) {
+			f, err := r.listZone(ctx, r.project, zone, nameFilter(chunk))
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, f...)
+		}
+		return all, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range found {
+		if prev, dup := out[i.ref.name]; dup {
+			return nil, fmt.Errorf("instances %s and %s are both named %s: give the Node a providerID", prev.ref.key(), i.ref.key(), i.ref.name)
+		}
+		out[i.ref.name] = i
+	}
+	return out, nil
+}
