@@ -184,7 +184,6 @@ func keyProblem(b []byte) string {
 	return ""
 }
 
-
 // networkURL is the nodes' network as resources reference it.
 func (s *Section) networkURL() string {
 	return "projects/" + s.NetworkProjectID + "/global/networks/" + s.NetworkName
