@@ -1,0 +1,86 @@
+package gce
+
+import (
+	"encoding/json"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/naming"
+)
+
+// Names of what a Service's load balancer is made of, upstream's, so load
+// balancers the upstream GCE CCM made are found and adopted rather than
+// duplicated: everything is named after the Service's UID
+// ("a<uid without dashes>", 32 characters at most), firewall rules with
+// the k8s-fw- prefix, the shared node health check after the cluster.
+
+// lbName is the Service's base name: the target pool, the first
+// forwarding rule, the reserved address and (Local) the health check.
+func lbName(svc *v1.Service) string {
+	return cloudprovider.DefaultLoadBalancerName(svc)
+}
+
+// forwardingRuleName is the forwarding rule for one protocol: the base
+// name for the Service's first protocol (as upstream names its one rule),
+// "<base>-<protocol>" for others.
+func forwardingRuleName(base string, protocol v1.Protocol, first bool) string {
+	if first {
+		return base
+	}
+	return base + "-" + strings.ToLower(string(protocol))
+}
+
+// firewallName is the rule admitting clients to the Service's ports.
+func firewallName(base string) string { return "k8s-fw-" + base }
+
+// nodeHealthCheckName is the cluster's shared health check of kube-proxy
+// on every node (Services with externalTrafficPolicy Cluster).
+func nodeHealthCheckName(clusterID string) string {
+	return "k8s-" + naming.Alnum(clusterID, 40) + "-node"
+}
+
+// healthCheckFirewallName admits Google's health checkers to a health
+// check's port.
+func healthCheckFirewallName(healthCheck string) string { return healthCheck + "-http-hc" }
+
+// Google's health checkers and the network load balancer's probes come
+// from these ranges (documented for target pools and backend services).
+var healthCheckRanges = []string{"35.191.0.0/16", "130.211.0.0/22", "209.85.152.0/22", "209.85.204.0/22"}
+
+// kubeProxyHealthPort is kube-proxy's shared health port (healthz).
+const kubeProxyHealthPort = 10256
+
+// description is what the manager writes into a resource's description:
+// the Service (upstream's key) and the cluster, as JSON. A resource is
+// the manager's to change or delete only when both match.
+type description struct {
+	Service string `json:"kubernetes.io/service-name,omitempty"`
+	Cluster string `json:"kubernetes.io/cluster-id,omitempty"`
+	// Address marks an address the manager reserved (as opposed to the
+	// user's spec.loadBalancerIP), so only those are released.
+	Address string `json:"kubernetes.io/reserved-by,omitempty"`
+}
+
+func (d description) String() string {
+	b, _ := json.Marshal(d)
+	return string(b)
+}
+
+// parseDescription reads a description the manager wrote; anything else
+// is the zero description (not the manager's).
+func parseDescription(s string) description {
+	var d description
+	if json.Unmarshal([]byte(s), &d) != nil {
+		return description{}
+	}
+	return d
+}
+
+// ours says whether a resource's description names this cluster and,
+// when svc is given, this Service.
+func ours(desc, clusterID, svc string) bool {
+	d := parseDescription(desc)
+	return d.Cluster == clusterID && (svc == "" || d.Service == svc)
+}

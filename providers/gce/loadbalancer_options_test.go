@@ -1,0 +1,86 @@
+package gce
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cloudprovider "k8s.io/cloud-provider"
+)
+
+func svcWith(ann map[string]string, ports ...v1.ServicePort) *v1.Service {
+	if len(ports) == 0 {
+		ports = []v1.ServicePort{{Port: 80, Protocol: v1.ProtocolTCP, NodePort: 30080}}
+	}
+	return &v1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", UID: "2c4d7d4e-1b9a-4f3e-9d5c-0a1b2c3d4e5f", Annotations: ann},
+		Spec:       v1.ServiceSpec{Type: v1.ServiceTypeLoadBalancer, Ports: ports},
+	}
+}
+
+// TestServiceSpec: what each annotation and field asks for, and a clear
+// error naming the annotation for each bad value.
+func TestServiceSpec(t *testing.T) {
+	s := &Section{ProjectID: "my-project-123", Region: "europe-west1", SubnetworkName: "nodes"}
+	sp, err := serviceSpec(s, svcWith(nil,
+		v1.ServicePort{Port: 53, Protocol: v1.ProtocolUDP, NodePort: 30053},
+		v1.ServicePort{Port: 53, Protocol: v1.ProtocolTCP, NodePort: 30054}))
+	if err != nil || sp.internal || sp.tier != tierPremium || len(sp.protocols) != 2 || sp.sources[0] != "0.0.0.0/0" {
+		t.Fatalf("default: %+v, %v", sp, err)
+	}
+	sp, err = serviceSpec(s, svcWith(map[string]string{
+		string(annotationLBType):          "Internal",
+		string(annotationILBSubnet):       "ilb-subnet",
+		string(annotationILBGlobalAccess): "true",
+	}))
+	if err != nil || !sp.internal || sp.subnet != "ilb-subnet" || !sp.globalAccess {
+		t.Fatalf("internal: %+v, %v", sp, err)
+	}
+	sp, err = serviceSpec(s, svcWith(map[string]string{string(annotationNetworkTier): "Standard"}))
+	if err != nil || sp.tier != tierStandard {
+		t.Fatalf("standard tier: %+v, %v", sp, err)
+	}
+	if _, err := serviceSpec(s, svcWith(map[string]string{string(annotationRBS): "enabled"})); !errors.Is(err, cloudprovider.ImplementedElsewhere) {
+		t.Errorf("l4-rbs: %v, want ImplementedElsewhere", err)
+	}
+	for ann, v := range map[string]string{
+		string(annotationLBType):          "internal-ish",
+		string(annotationNetworkTier):     "Gold",
+		string(annotationILBGlobalAccess): "yes please",
+		string(annotationILBSubnet):       "Not_A_Subnet",
+	} {
+		svc := svcWith(map[string]string{ann: v})
+		if ann == string(annotationILBSubnet) {
+			svc.Annotations[string(annotationLBType)] = "Internal"
+		}
+		if _, err := serviceSpec(s, svc); err == nil || !strings.Contains(err.Error(), ann) {
+			t.Errorf("%s=%q: err %v", ann, v, err)
+		}
+	}
+	noSubnet := &Section{ProjectID: "my-project-123", Region: "europe-west1"}
+	if _, err := serviceSpec(noSubnet, svcWith(map[string]string{string(annotationLBType): "Internal"})); err == nil || !strings.Contains(err.Error(), "subnetworkName") {
+		t.Errorf("internal without a subnetwork: %v", err)
+	}
+}
+
+// TestLoadBalancerNames: upstream's names, and descriptions that say
+// whose a resource is.
+func TestLoadBalancerNames(t *testing.T) {
+	svc := svcWith(nil)
+	base := lbName(svc)
+	if base != "a2c4d7d4e1b9a4f3e9d5c0a1b2c3d4e5" {
+		t.Errorf("base name %s", base)
+	}
+	if forwardingRuleName(base, v1.ProtocolTCP, true) != base || forwardingRuleName(base, v1.ProtocolUDP, false) != base+"-udp" {
+		t.Error("forwarding rule names")
+	}
+	if firewallName(base) != "k8s-fw-"+base || healthCheckFirewallName(nodeHealthCheckName("Prod_1")) != "k8s-prod1-node-http-hc" {
+		t.Error("firewall names")
+	}
+	d := description{Service: "default/web", Cluster: "prod1"}.String()
+	if !ours(d, "prod1", "default/web") || ours(d, "prod2", "") || ours(d, "prod1", "default/other") || ours("made by hand", "prod1", "") {
+		t.Errorf("ownership of %s", d)
+	}
+}
