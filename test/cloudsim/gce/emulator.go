@@ -183,7 +183,7 @@ func New(cfg Config) *Emulator {
 }
 
 var (
-	_ cloudsim.Cloud     = (*Emulator)(nil)
+	_ cloudsim.Cloud = (*Emulator)(nil)
 	// _ cloudsim.Instances = (*Emulator)(nil)
 )
 

@@ -61,4 +61,3 @@ func (e *Emulator) refTo(target string, blocks bool) []ref {
 	}
 	return nil
 }
-
