@@ -183,8 +183,8 @@ func New(cfg Config) *Emulator {
 }
 
 var (
-	_ cloudsim.Cloud = (*Emulator)(nil)
-	// _ cloudsim.Instances = (*Emulator)(nil)
+	_ cloudsim.Cloud     = (*Emulator)(nil)
+	_ cloudsim.Instances = (*Emulator)(nil)
 )
 
 // Name implements cloudsim.Cloud.

@@ -261,6 +261,10 @@ func (e *Emulator) stamp(o *object, m proto.Message, id uint64, created string) 
 
 // removeObject forgets o and lets its kind release what it held.
 func (e *Emulator) removeObject(o *object) {
+	if !e.stored(o) {
+		// The admin API or another operation took it already.
+		return
+	}
 	o.kind.store.Delete(o.path)
 	if o.kind.Removed != nil {
 		o.kind.Removed(e, o)

@@ -1,0 +1,460 @@
+package gce
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+)
+
+// The instance admin API: what a test does that the CCM does not, like
+// launching, stopping and deleting instances. Instances live in the
+// fixture's subnetwork. Admin changes take effect at once, without
+// operations. Instance names are unique across zones (GCE only requires
+// it per zone), so a name identifies an instance here and in
+// cloudsim.Instances.
+
+// DefaultMachineType is the machine type of instances launched without
+// one.
+const DefaultMachineType = "e2-standard-2"
+
+// InstanceSpec describes an instance to launch.
+type InstanceSpec struct {
+	// Name of the instance, default "instance-<n>".
+	Name string `json:"name,omitempty"`
+	// Zone is a zone of Config.Zones ("us-central1-b", or "b"); empty
+	// spreads launches over the zones round robin.
+	Zone string `json:"zone,omitempty"`
+	// MachineType, default DefaultMachineType.
+	MachineType string `json:"machineType,omitempty"`
+	// ExternalIP gives the instance an ephemeral external address (an
+	// access config with a natIP).
+	ExternalIP bool `json:"externalIp,omitempty"`
+	// Tags are network tags (tags.items), which firewalls and routes
+	// target.
+	Tags []string `json:"tags,omitempty"`
+	// Labels are the instance's labels.
+	Labels map[string]string `json:"labels,omitempty"`
+	// NoIPForward launches with canIpForward false. Cluster nodes that
+	// routes point at need it true, so that is the default here (GCE's
+	// own default is false); a route to an instance that cannot forward
+	// carries NEXT_HOP_CANNOT_IP_FORWARD.
+	NoIPForward bool `json:"noIpForward,omitempty"`
+	// Status to launch in, default RUNNING.
+	Status string `json:"status,omitempty"`
+}
+
+// InstanceInfo is an instance as the admin API reports it.
+type InstanceInfo struct {
+	Name string `json:"name"`
+	// Zone is the zone's name, "us-central1-a".
+	Zone string `json:"zone"`
+	// ID is the numeric instance ID, in decimal.
+	ID       string `json:"id"`
+	SelfLink string `json:"selfLink"`
+	// ProviderID is the Node's providerID: gce://<project>/<zone>/<name>.
+	ProviderID string `json:"providerId"`
+	// MachineType is the machine type's name, "e2-standard-2".
+	MachineType string `json:"machineType"`
+	// Status is GCE's: RUNNING, STOPPING, TERMINATED, SUSPENDED, ...
+	Status       string            `json:"status"`
+	InternalIP   string            `json:"internalIp,omitempty"`
+	ExternalIP   string            `json:"externalIp,omitempty"`
+	Tags         []string          `json:"tags,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	CanIPForward bool              `json:"canIpForward"`
+}
+
+// ProviderID is the providerID upstream's GCE CCM gives the Node of an
+// instance.
+func ProviderID(project, zone, name string) string {
+	return "gce://" + project + "/" + zone + "/" + name
+}
+
+func errAdmin(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), cloudsim.ErrInvalidRequest)
+}
+
+var (
+	machineTypeRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)+$`)
+	labelKeyRE    = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	labelValueRE  = regexp.MustCompile(`^[a-z0-9_-]{0,63}$`)
+)
+
+// Launch creates an instance in the fixture's subnetwork.
+func (e *Emulator) Launch(spec InstanceSpec) (InstanceInfo, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.settle(e.cfg.Now())
+	o, err := e.launch(spec)
+	if err != nil {
+		return InstanceInfo{}, err
+	}
+	return e.instanceInfo(o), nil
+}
+
+func (e *Emulator) launch(spec InstanceSpec) (*object, error) {
+	k := e.kinds.get(scopeZonal, "instances")
+	if spec.Name == "" {
+		for n := k.store.Len() + 1; ; n++ {
+			spec.Name = fmt.Sprintf("instance-%d", n)
+			if e.instanceByName(spec.Name) == nil {
+				break
+			}
+		}
+	}
+	if aerr := validName("name", spec.Name); aerr != nil {
+		return nil, errAdmin("instance name: %s", aerr.Message)
+	}
+	if e.instanceByName(spec.Name) != nil {
+		return nil, errAdmin("an instance named %s already exists", spec.Name)
+	}
+	zone, err := e.pickZone(spec.Zone)
+	if err != nil {
+		return nil, err
+	}
+	if spec.MachineType == "" {
+		spec.MachineType = DefaultMachineType
+	}
+	if !machineTypeRE.MatchString(spec.MachineType) {
+		return nil, errAdmin("machine type %q", spec.MachineType)
+	}
+	for _, tag := range spec.Tags {
+		if !nameRE.MatchString(tag) {
+			return nil, errAdmin("network tag %q", tag)
+		}
+	}
+	for key, v := range spec.Labels {
+		if !labelKeyRE.MatchString(key) || !labelValueRE.MatchString(v) {
+			return nil, errAdmin("label %s=%s: keys are lower case letters, digits, - and _, starting with a letter; values the same, possibly empty", key, v)
+		}
+	}
+	if spec.Status == "" {
+		spec.Status = StatusRunning
+	}
+	if !slices.Contains(instanceStatuses, spec.Status) {
+		return nil, errAdmin("instance status %q; have %s", spec.Status, strings.Join(instanceStatuses, ", "))
+	}
+
+	fx := e.fixture()
+	path := e.objectPath(k, zone, spec.Name)
+	subnetPath, _ := e.refPath(fx.SubnetworkURL)
+	ip, ok := e.ips.pool(subnetPath).allocate(path)
+	if !ok {
+		return nil, errAdmin("subnetwork %s has no free address", fx.SubnetworkName)
+	}
+	nic := &computepb.NetworkInterface{
+		Kind: proto.String("compute#networkInterface"), Name: proto.String("nic0"),
+		Network: proto.String(fx.NetworkURL), Subnetwork: proto.String(fx.SubnetworkURL),
+		NetworkIP: proto.String(ip.String()), StackType: proto.String("IPV4_ONLY"),
+		Fingerprint: proto.String(fingerprint(path + "/nic0")),
+	}
+	if spec.ExternalIP {
+		nic.AccessConfigs = []*computepb.AccessConfig{{
+			Kind: proto.String("compute#accessConfig"), Type: proto.String("ONE_TO_ONE_NAT"),
+			Name: proto.String("External NAT"), NetworkTier: proto.String("PREMIUM"),
+		}}
+	}
+	now := e.timestamp(e.cfg.Now())
+	inst := &computepb.Instance{
+		MachineType:       proto.String(link(e.zonePath(zone) + "/machineTypes/" + spec.MachineType)),
+		Status:            proto.String(spec.Status),
+		CanIpForward:      proto.Bool(!spec.NoIPForward),
+		CpuPlatform:       proto.String(cpuPlatforms[0]),
+		Tags:              &computepb.Tags{Items: slices.Clone(spec.Tags), Fingerprint: proto.String(fingerprint(strings.Join(spec.Tags, ",")))},
+		Labels:            maps.Clone(spec.Labels),
+		LabelFingerprint:  proto.String(fingerprint(fmt.Sprint(spec.Labels))),
+		Fingerprint:       proto.String(fingerprint(path)),
+		NetworkInterfaces: []*computepb.NetworkInterface{nic},
+		Disks: []*computepb.AttachedDisk{{
+			Kind: proto.String("compute#attachedDisk"), Type: proto.String("PERSISTENT"), Mode: proto.String("READ_WRITE"),
+			Source:     proto.String(link(e.zonePath(zone) + "/disks/" + spec.Name)),
+			DeviceName: proto.String("persistent-disk-0"), Index: proto.Int32(0), Boot: proto.Bool(true),
+			AutoDelete: proto.Bool(true), Interface: proto.String("SCSI"), DiskSizeGb: proto.Int64(10),
+		}},
+		Scheduling: &computepb.Scheduling{
+			AutomaticRestart: proto.Bool(true), OnHostMaintenance: proto.String("MIGRATE"),
+			Preemptible: proto.Bool(false), ProvisioningModel: proto.String("STANDARD"),
+		},
+		Metadata:           &computepb.Metadata{Kind: proto.String("compute#metadata"), Fingerprint: proto.String(fingerprint(path + "/metadata"))},
+		DeletionProtection: proto.Bool(false),
+		StartRestricted:    proto.Bool(false),
+		LastStartTimestamp: proto.String(now),
+	}
+	o := e.create(k, zone, spec.Name, inst)
+	if spec.Status != StatusTerminated && spec.Status != StatusSuspended {
+		e.ensureExternal(o)
+	}
+	return o, nil
+}
+
+// pickZone resolves a launch's zone ("b" or "us-central1-b"), or takes
+// the next zone round robin.
+func (e *Emulator) pickZone(z string) (string, error) {
+	if z == "" {
+		z = e.cfg.Zones[e.zoneNext%len(e.cfg.Zones)]
+		e.zoneNext++
+		return z, nil
+	}
+	if !strings.HasPrefix(z, e.cfg.Region+"-") {
+		z = e.cfg.Region + "-" + z
+	}
+	if !e.isZone(z) {
+		return "", errAdmin("zone %s is not one of %s", z, strings.Join(e.cfg.Zones, ", "))
+	}
+	return z, nil
+}
+
+// instanceByName finds an instance in any zone, hidden or not.
+func (e *Emulator) instanceByName(name string) *object {
+	k := e.kinds.get(scopeZonal, "instances")
+	for _, z := range e.cfg.Zones {
+		if o, ok := k.store.Get(e.objectPath(k, z, name)); ok {
+			return o
+		}
+	}
+	return nil
+}
+
+func (e *Emulator) instanceOrErr(name string) (*object, error) {
+	o := e.instanceByName(name)
+	if o == nil {
+		return nil, fmt.Errorf("instance %s: %w", name, cloudsim.ErrInstanceNotFound)
+	}
+	return o, nil
+}
+
+func (e *Emulator) instanceInfo(o *object) InstanceInfo {
+	inst := o.msg.(*computepb.Instance)
+	return InstanceInfo{
+		Name: o.name, Zone: o.location, ID: strconv.FormatUint(inst.GetId(), 10), SelfLink: inst.GetSelfLink(),
+		ProviderID: ProviderID(e.cfg.Project, o.location, o.name), MachineType: lastSegment(inst.GetMachineType()),
+		Status: inst.GetStatus(), InternalIP: internalIP(inst), ExternalIP: externalIP(inst),
+		Tags: slices.Clone(inst.GetTags().GetItems()), Labels: maps.Clone(inst.GetLabels()), CanIPForward: inst.GetCanIpForward(),
+	}
+}
+
+// Instance reports one instance.
+func (e *Emulator) Instance(name string) (InstanceInfo, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.settle(e.cfg.Now())
+	o := e.instanceByName(name)
+	if o == nil {
+		return InstanceInfo{}, false
+	}
+	return e.instanceInfo(o), true
+}
+
+// Instances reports every instance in launch order.
+func (e *Emulator) Instances() []InstanceInfo {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.settle(e.cfg.Now())
+	var out []InstanceInfo
+	for _, o := range e.kinds.get(scopeZonal, "instances").store.All() {
+		out = append(out, e.instanceInfo(o))
+	}
+	return out
+}
+
+// change runs f on a named instance with the lock held.
+func (e *Emulator) changeInstance(name string, f func(o *object) error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.settle(e.cfg.Now())
+	o, err := e.instanceOrErr(name)
+	if err != nil {
+		return err
+	}
+	return f(o)
+}
+
+// Stop stops an instance at once: TERMINATED, its ephemeral external
+// address released.
+func (e *Emulator) Stop(name string) error {
+	return e.changeInstance(name, func(o *object) error {
+		e.stopInstance(o)
+		return nil
+	})
+}
+
+// Start starts an instance at once: RUNNING with a new ephemeral
+// external address if it had one.
+func (e *Emulator) Start(name string) error {
+	return e.changeInstance(name, func(o *object) error {
+		e.startInstance(o)
+		return nil
+	})
+}
+
+// Terminate deletes an instance at once: gets answer 404 from now on.
+func (e *Emulator) Terminate(name string) error {
+	return e.changeInstance(name, func(o *object) error {
+		e.removeObject(o)
+		return nil
+	})
+}
+
+// SetStatus puts an instance in any GCE status, with the side effects of
+// getting there: TERMINATED releases an ephemeral external address,
+// RUNNING gets one.
+func (e *Emulator) SetStatus(name, status string) error {
+	if !slices.Contains(instanceStatuses, status) {
+		return errAdmin("instance status %q; have %s", status, strings.Join(instanceStatuses, ", "))
+	}
+	return e.changeInstance(name, func(o *object) error {
+		switch status {
+		case StatusTerminated:
+			e.stopInstance(o)
+		case StatusRunning:
+			e.startInstance(o)
+		default:
+			o.msg.(*computepb.Instance).Status = proto.String(status)
+			e.generation++
+		}
+		return nil
+	})
+}
+
+// ---- cloudsim.Instances: IDs are instance names ----
+
+// neutralStates maps GCE statuses to cloudsim's.
+var neutralStates = map[string]cloudsim.InstanceState{
+	StatusProvisioning: cloudsim.InstancePending, StatusStaging: cloudsim.InstancePending,
+	StatusRepairing: cloudsim.InstancePending, StatusRunning: cloudsim.InstanceRunning,
+	StatusStopping: cloudsim.InstanceStopping, StatusSuspending: cloudsim.InstanceStopping,
+	StatusPendingStop: cloudsim.InstanceStopping, StatusDeprovisioning: cloudsim.InstanceStopping,
+	StatusTerminated: cloudsim.InstanceStopped, StatusSuspended: cloudsim.InstanceStopped,
+}
+
+func neutralInfo(i InstanceInfo) cloudsim.InstanceInfo {
+	return cloudsim.InstanceInfo{
+		ID: i.Name, Name: i.Name, Zone: i.Zone, InstanceType: i.MachineType,
+		State: neutralStates[i.Status], CloudState: i.Status,
+		PrivateIP: i.InternalIP, PublicIP: i.ExternalIP,
+		// Kubelets on GCE register Nodes under the instance's name.
+		Hostname: i.Name, Tags: maps.Clone(i.Labels),
+	}
+}
+
+// LaunchInstance implements cloudsim.Instances with Launch: InstanceType
+// is the machine type, PublicIP an ephemeral external address, Tags the
+// labels (which must be valid GCE labels).
+func (e *Emulator) LaunchInstance(spec cloudsim.InstanceSpec) (cloudsim.InstanceInfo, error) {
+	info, err := e.Launch(InstanceSpec{Name: spec.Name, Zone: spec.Zone, MachineType: spec.InstanceType,
+		ExternalIP: spec.PublicIP, Labels: spec.Tags})
+	if err != nil {
+		return cloudsim.InstanceInfo{}, err
+	}
+	return neutralInfo(info), nil
+}
+
+// StopInstance implements cloudsim.Instances.
+func (e *Emulator) StopInstance(id string) error { return e.Stop(id) }
+
+// StartInstance implements cloudsim.Instances.
+func (e *Emulator) StartInstance(id string) error { return e.Start(id) }
+
+// TerminateInstance implements cloudsim.Instances: GCE deletes the
+// instance, so it is gone from every listing at once.
+func (e *Emulator) TerminateInstance(id string) error { return e.Terminate(id) }
+
+// GetInstance implements cloudsim.Instances.
+func (e *Emulator) GetInstance(id string) (cloudsim.InstanceInfo, bool) {
+	i, ok := e.Instance(id)
+	if !ok {
+		return cloudsim.InstanceInfo{}, false
+	}
+	return neutralInfo(i), true
+}
+
+// ListInstances implements cloudsim.Instances.
+func (e *Emulator) ListInstances() []cloudsim.InstanceInfo {
+	var out []cloudsim.InstanceInfo
+	for _, i := range e.Instances() {
+		out = append(out, neutralInfo(i))
+	}
+	return out
+}
+
+// instancesAdmin serves the instance admin API under /admin/gce/:
+//
+//	GET    /instances                       [InstanceInfo, ...]
+//	POST   /instances                       InstanceSpec -> 201 InstanceInfo
+//	GET    /instances/{name}                InstanceInfo, or 404
+//	DELETE /instances/{name}                Terminate -> 204
+//	POST   /instances/{name}/stop           InstanceInfo after the change; likewise start
+//	POST   /instances/{name}/status         {"status": "SUSPENDED"}: SetStatus
+func (e *Emulator) instancesAdmin(mux *http.ServeMux) {
+	status := cloudsim.InstanceErrorStatus
+	mux.HandleFunc("GET /instances", func(w http.ResponseWriter, r *http.Request) {
+		list := e.Instances()
+		if list == nil {
+			list = []InstanceInfo{}
+		}
+		cloudsim.WriteJSON(w, http.StatusOK, list)
+	})
+	mux.HandleFunc("POST /instances", func(w http.ResponseWriter, r *http.Request) {
+		var spec InstanceSpec
+		if err := cloudsim.ReadJSON(r, &spec); err != nil {
+			cloudsim.WriteJSONError(w, http.StatusBadRequest, err)
+			return
+		}
+		info, err := e.Launch(spec)
+		if err != nil {
+			cloudsim.WriteJSONError(w, status(err), err)
+			return
+		}
+		cloudsim.WriteJSON(w, http.StatusCreated, info)
+	})
+	infoOr404 := func(w http.ResponseWriter, name string) {
+		info, ok := e.Instance(name)
+		if !ok {
+			cloudsim.WriteJSONError(w, http.StatusNotFound, fmt.Errorf("instance %s: %w", name, cloudsim.ErrInstanceNotFound))
+			return
+		}
+		cloudsim.WriteJSON(w, http.StatusOK, info)
+	}
+	mux.HandleFunc("GET /instances/{name}", func(w http.ResponseWriter, r *http.Request) { infoOr404(w, r.PathValue("name")) })
+	mux.HandleFunc("DELETE /instances/{name}", func(w http.ResponseWriter, r *http.Request) {
+		if err := e.Terminate(r.PathValue("name")); err != nil {
+			cloudsim.WriteJSONError(w, status(err), err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("POST /instances/{name}/{action}", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		var err error
+		switch r.PathValue("action") {
+		case "stop":
+			err = e.Stop(name)
+		case "start":
+			err = e.Start(name)
+		case "status":
+			var req struct {
+				Status string `json:"status"`
+			}
+			if err = cloudsim.ReadJSON(r, &req); err == nil {
+				err = e.SetStatus(name, req.Status)
+			}
+		default:
+			cloudsim.WriteJSONError(w, http.StatusNotFound, fmt.Errorf("unknown instance action %q; have stop, start, status", r.PathValue("action")))
+			return
+		}
+		if err != nil {
+			cloudsim.WriteJSONError(w, status(err), err)
+			return
+		}
+		infoOr404(w, name)
+	})
+}
