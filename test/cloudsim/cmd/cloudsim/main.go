@@ -23,6 +23,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 	cloudsimazure "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/azure"
+	cloudsimgce "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
 	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 )
 
@@ -39,6 +40,7 @@ type options struct {
 var clouds = map[string]func(options) (cloudsim.Cloud, error){
 	"aws":       newAWS,
 	"azure":     newAzure,
+	"gce":       newGCE,
 	"openstack": newOpenStack,
 }
 
@@ -94,6 +96,26 @@ func newAzure(o options) (cloudsim.Cloud, error) {
 	f := emu.Fixture()
 	log.Printf("azure %s: resource group %s, vnet %s, subnet %s, security group %s, %d VMs",
 		f.Location, f.ResourceGroup, f.VNetName, f.SubnetName, f.SecurityGroupName, len(emu.VMs()))
+	return emu, nil
+}
+
+// newGCE serves the Compute Engine API under <url>/compute/v1/ over plain
+// HTTP (clients use option.WithEndpoint(url) and no authentication); the
+// project, network and subnetwork are in the fixture (GET
+// <url>/admin/gce/fixture). Zones are names or suffixes of the region's;
+// operations take -lb-provisioning-delay.
+func newGCE(o options) (cloudsim.Cloud, error) {
+	emu := cloudsimgce.New(cloudsimgce.Config{
+		Region: o.region, Zones: o.zones, ClusterID: o.clusterID, OperationDelay: o.lbDelay,
+	})
+	for i := range o.seedInstances {
+		if _, err := emu.Launch(cloudsimgce.InstanceSpec{Name: fmt.Sprintf("node-%d", i)}); err != nil {
+			return nil, fmt.Errorf("seeding instance %d: %w", i, err)
+		}
+	}
+	f := emu.Fixture()
+	log.Printf("gce %s/%s: network %s, subnetwork %s (%s), %d instances",
+		f.Project, f.Region, f.NetworkName, f.SubnetworkName, f.SubnetworkCIDR, len(emu.Instances()))
 	return emu, nil
 }
 

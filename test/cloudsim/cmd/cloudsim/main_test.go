@@ -5,6 +5,7 @@ import (
 
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 	cloudsimazure "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/azure"
+	cloudsimgce "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
 	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 )
 
@@ -52,6 +53,21 @@ func TestNewAzureSeedsVMs(t *testing.T) {
 		t.Fatalf("VMs %+v", vms)
 	}
 	if f := emu.Fixture(); f.ResourceGroup != "c1-rg" || f.SecurityGroupName != "c1-nsg" {
+		t.Fatalf("fixture %+v", f)
+	}
+}
+
+func TestNewGCESeedsInstances(t *testing.T) {
+	cloud, err := clouds["gce"](options{clusterID: "c1", zones: []string{"a", "b"}, seedInstances: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu := cloud.(*cloudsimgce.Emulator)
+	insts := emu.Instances()
+	if len(insts) != 3 || insts[0].Name != "node-0" || insts[0].Zone != "us-central1-a" || insts[1].Zone != "us-central1-b" || insts[0].InternalIP == "" {
+		t.Fatalf("instances %+v", insts)
+	}
+	if f := emu.Fixture(); f.NetworkName != "c1-net" || f.SubnetworkName != "c1-subnet" {
 		t.Fatalf("fixture %+v", f)
 	}
 }
