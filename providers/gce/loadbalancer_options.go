@@ -22,7 +22,8 @@ const (
 	// Type: "Internal" or "External"
 	// Default: External
 	annotationLBType svcopts.Annotation = "networking.gke.io/load-balancer-type"
-	// annotationLBTypeLegacy is the older name of annotationLBType.
+	// annotationLBTypeLegacy is the older name of
+	// networking.gke.io/load-balancer-type, still honoured.
 	//
 	// Type: "Internal"
 	// Default: External
