@@ -111,6 +111,9 @@ func TestAddressInUse(t *testing.T) {
 	if a.GetStatus() != "IN_USE" || len(a.GetUsers()) != 1 || a.GetUsers()[0] != inst.SelfLink {
 		t.Errorf("promoted address %v", a)
 	}
+	if got, ok := env.emu.Address("static"); !ok || got.GetStatus() != "IN_USE" || len(env.emu.Addresses()) != 1 {
+		t.Errorf("admin read %v", got)
+	}
 	it := env.addresses(t).List(t.Context(), &computepb.ListAddressesRequest{Project: env.project, Region: env.region, Filter: proto.String(`status = IN_USE`)})
 	if got, err := it.Next(); err != nil || got.GetName() != "static" {
 		t.Errorf("filtered on status: %v %v", got, err)

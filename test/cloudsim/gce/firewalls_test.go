@@ -72,6 +72,13 @@ func TestFirewallLifecycle(t *testing.T) {
 		t.Errorf("updated %v", got)
 	}
 
+	if r, ok := env.emu.Firewall("k8s-fw-a1"); !ok || r.GetAllowed()[0].GetIPProtocol() != "udp" || len(env.emu.Firewalls()) != 1 {
+		t.Errorf("admin read %v", r)
+	}
+	if calls := env.srv.CallCount("compute:Firewalls.Get"); calls != 3 {
+		t.Errorf("%d gets counted", calls)
+	}
+
 	// List with a filter, then delete.
 	it := fc.List(t.Context(), &computepb.ListFirewallsRequest{Project: env.project, Filter: proto.String(`name eq "k8s-fw-.*"`)})
 	if f, err := it.Next(); err != nil || f.GetName() != "k8s-fw-a1" {

@@ -81,6 +81,13 @@ func TestRoutesToInstances(t *testing.T) {
 		t.Errorf("route to a deleted instance: %v", r)
 	}
 
+	if r, ok := env.emu.Route("kubernetes-0"); !ok || len(r.GetWarnings()) != 1 || len(env.emu.Routes()) != 5 {
+		t.Errorf("admin read %v", r)
+	}
+	if i, ok := env.emu.InstanceResource("node-1"); !ok || i.GetCanIpForward() {
+		t.Errorf("instance resource %v", i)
+	}
+
 	// A route to an instance that does not exist is refused.
 	_, err = rc.Insert(t.Context(), &computepb.InsertRouteRequest{Project: env.project, RouteResource: &computepb.Route{
 		Name: proto.String("kubernetes-9"), Network: proto.String(fx.NetworkURL), DestRange: proto.String("10.64.9.0/24"),
