@@ -132,7 +132,9 @@ func instanceAction(opType, interim string, noop []string, apply func(*Emulator,
 				}
 			}
 		}
-		opObj := e.begin(r, op, o, opType, nil, change, nil)
+		// A failed stop or start leaves the instance as it was.
+		undo := func() { inst.Status = proto.String(status) }
+		opObj := e.begin(r, op, o, opType, nil, change, undo)
 		writeMessage(w, http.StatusOK, e.view(opObj))
 	}
 }

@@ -204,6 +204,19 @@ func TestInstanceLifecycleAPI(t *testing.T) {
 		t.Errorf("restarted %+v (first %+v)", info, first)
 	}
 
+	// A stop that fails leaves the instance running.
+	if err := env.emu.FailOperations(OperationFailure{Op: "compute:Instances.Stop", Code: "UNSUPPORTED_OPERATION", HTTPStatus: http.StatusBadRequest}); err != nil {
+		t.Fatal(err)
+	}
+	op, err = ic.Stop(t.Context(), &computepb.StopInstanceRequest{Project: p, Zone: z, Instance: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCodeOnly(t, op.Wait(t.Context()), http.StatusBadRequest)
+	if info, _ := env.emu.Instance(n); info.Status != StatusRunning {
+		t.Errorf("after a failed stop: %+v", info)
+	}
+
 	op, err = ic.Delete(t.Context(), &computepb.DeleteInstanceRequest{Project: p, Zone: z, Instance: n})
 	if err != nil {
 		t.Fatal(err)

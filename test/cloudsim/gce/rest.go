@@ -298,10 +298,12 @@ func (e *Emulator) delete(w http.ResponseWriter, r *http.Request, k *kind, p req
 		_, _ = w.Write([]byte("{}"))
 		return
 	}
+	// A failed delete leaves the resource as it was before Deleting.
+	before := proto.Clone(o.msg)
 	if k.Deleting != nil {
 		k.Deleting(e, o)
 	}
-	opObj := e.begin(r, op, o, "delete", nil, func() { e.removeObject(o) }, nil)
+	opObj := e.begin(r, op, o, "delete", nil, func() { e.removeObject(o) }, func() { o.msg = before })
 	writeMessage(w, http.StatusOK, e.view(opObj))
 }
 
