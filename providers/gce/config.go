@@ -45,9 +45,10 @@ type Section struct {
 	// NodeInstancePrefix, when set, is the prefix of the names of the
 	// instances that are the cluster's nodes; others are never looked up.
 	NodeInstancePrefix string `yaml:"nodeInstancePrefix"`
-	// Endpoint overrides the Compute Engine API endpoint, e.g.
-	// https://compute.googleapis.com/compute/v1/ for Private Service
-	// Connect or a restricted VIP (default: the public endpoint).
+	// Endpoint overrides the Compute Engine API's base URL, e.g.
+	// https://compute-myendpoint.p.googleapis.com for Private Service
+	// Connect or a restricted VIP (default: the public endpoint). The
+	// client adds /compute/v1/projects/... itself.
 	Endpoint string `yaml:"endpoint"`
 	// CredentialsFile is a service account key file (JSON). Empty: the
 	// Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS,
@@ -130,8 +131,12 @@ func (s *Section) Validate(path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("nodeInstancePrefix"), s.NodeInstancePrefix, "must be the start of an instance name: lower-case letters, digits and '-', starting with a letter"))
 	}
 	if s.Endpoint != "" {
-		if u, err := url.Parse(s.Endpoint); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			errs = append(errs, field.Invalid(path.Child("endpoint"), s.Endpoint, "must be an http(s) URL such as https://compute.googleapis.com/compute/v1/"))
+		u, err := url.Parse(s.Endpoint)
+		switch {
+		case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
+			errs = append(errs, field.Invalid(path.Child("endpoint"), s.Endpoint, "must be an http(s) URL such as https://compute.googleapis.com"))
+		case strings.Contains(u.Path, "/compute/"):
+			errs = append(errs, field.Invalid(path.Child("endpoint"), s.Endpoint, "must be the base URL without /compute/v1 (the client adds the API path), e.g. https://compute.googleapis.com"))
 		}
 	}
 	errs = append(errs, s.validateCredentials(path)...)

@@ -59,7 +59,7 @@ func TestValidConfigs(t *testing.T) {
 			return ""
 		}},
 		{"inline service account key", with(base, inlineKey(`"type":"service_account","client_email":"ccm@my-project-123.iam.gserviceaccount.com","private_key":"`+testKeyMaterial+`"`)), nil},
-		{"endpoint override", with(base, "endpoint: https://compute-psc.p.googleapis.com/compute/v1/"), nil},
+		{"endpoint override", with(base, "endpoint: https://compute-psc.p.googleapis.com"), nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := parse(t, tt.section...)
@@ -93,6 +93,8 @@ func TestBadConfigs(t *testing.T) {
 			[]string{`gce.networkName: Invalid value: "My_VPC"`, `gce.subnetworkName: Invalid value: "-nodes"`, `gce.nodeTags[0]: Invalid value: "Web"`, `gce.nodeInstancePrefix: Invalid value: "9nodes"`}},
 		{"endpoint not a URL", with(base, "endpoint: compute.googleapis.com"),
 			[]string{`gce.endpoint: Invalid value: "compute.googleapis.com": must be an http(s) URL`}},
+		{"endpoint with the API path", with(base, "endpoint: https://compute.googleapis.com/compute/v1/"),
+			[]string{`gce.endpoint: Invalid value: "https://compute.googleapis.com/compute/v1/": must be the base URL without /compute/v1`}},
 		{"both credential forms", with(base, "credentialsFile: /etc/gce/key.json",
 			inlineKey(`"type":"service_account","client_email":"a@b.iam.gserviceaccount.com","private_key":"`+testKeyMaterial+`"`)),
 			[]string{"gce.credentialsJSON: Forbidden: set credentialsFile or credentialsJSON, not both"}},
