@@ -15,6 +15,7 @@ import (
 	"github.com/googleapis/gax-go/v2/apierror"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
+	computev1 "google.golang.org/api/compute/v1"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 
@@ -30,8 +31,17 @@ const computeScope = "https://www.googleapis.com/auth/compute"
 // clients are the Compute Engine REST clients the backend uses, sharing
 // one authenticated, metered HTTP client.
 type clients struct {
-	instances *compute.InstancesClient
-	zones     *compute.ZonesClient
+	instances       *compute.InstancesClient
+	zones           *compute.ZonesClient
+	addresses       *compute.AddressesClient
+	forwardingRules *compute.ForwardingRulesClient
+	targetPools     *compute.TargetPoolsClient
+	// httpHealthChecks are the legacy HTTP health checks, the only kind
+	// a target pool takes; cloud.google.com/go/compute has no client for
+	// them, so they go through google.golang.org/api/compute/v1.
+	httpHealthChecks *computev1.HttpHealthChecksService
+	firewalls        *compute.FirewallsClient
+	globalOperations *compute.GlobalOperationsClient
 	// retry is the call option every call carries: the SDK's defaults
 	// retry reads on 503/504 only, never a throttled call.
 	retry gax.CallOption
@@ -105,6 +115,31 @@ func newClients(ctx context.Context, setup *clientSetup) (*clients, error) {
 		return nil, err
 	}
 	if c.zones, err = compute.NewZonesRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.addresses, err = compute.NewAddressesRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.forwardingRules, err = compute.NewForwardingRulesRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.targetPools, err = compute.NewTargetPoolsRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	legacyOpts := []option.ClientOption{option.WithHTTPClient(setup.http)}
+	if setup.endpoint != "" {
+		// The discovery client's endpoint includes the API's base path.
+		legacyOpts = append(legacyOpts, option.WithEndpoint(strings.TrimSuffix(setup.endpoint, "/")+"/compute/v1/"))
+	}
+	legacy, err := computev1.NewService(ctx, legacyOpts...)
+	if err != nil {
+		return nil, err
+	}
+	c.httpHealthChecks = computev1.NewHttpHealthChecksService(legacy)
+	if c.firewalls, err = compute.NewFirewallsRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.globalOperations, err = compute.NewGlobalOperationsRESTClient(ctx, opts...); err != nil {
 		return nil, err
 	}
 	if tr, ok := setup.http.Transport.(*oauth2.Transport); ok {

@@ -1,0 +1,289 @@
+package gce
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	compute "cloud.google.com/go/compute/apiv1"
+	"cloud.google.com/go/compute/apiv1/computepb"
+	computev1 "google.golang.org/api/compute/v1"
+	"google.golang.org/protobuf/proto"
+	v1 "k8s.io/api/core/v1"
+)
+
+// The parts of an external (target pool) load balancer, each ensured
+// from what GCE holds: created when missing, changed when it differs,
+// left alone when it matches, and refused when a resource of the name
+// exists that is not this Service's.
+
+// waitOp waits for a Compute Engine operation and returns its error; it
+// takes a call's two results: waitOp(ctx)(client.Insert(...)).
+func waitOp(ctx context.Context) func(op *compute.Operation, err error) error {
+	return func(op *compute.Operation, err error) error {
+		if err != nil {
+			return err
+		}
+		return op.Wait(ctx)
+	}
+}
+
+// alreadyExists says a create found the resource there (a retry whose
+// first try went through).
+func alreadyExists(err error) bool {
+	code, reason := errorCode(err)
+	return code == 409 || reason == "alreadyExists"
+}
+
+// ignoreNotFound makes a delete of what is already gone a success.
+func ignoreNotFound(err error) error {
+	if isNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (l *loadBalancers) regionLink(collection, name string) string {
+	return "projects/" + l.cfg.ProjectID + "/regions/" + l.cfg.Region + "/" + collection + "/" + name
+}
+
+func (l *loadBalancers) globalLink(collection, name string) string {
+	return "projects/" + l.cfg.ProjectID + "/global/" + collection + "/" + name
+}
+
+// sameLink compares resource references that may be full URLs or
+// relative paths.
+func sameLink(a, b string) bool {
+	cut := func(s string) string {
+		if i := strings.Index(s, "projects/"); i >= 0 {
+			return s[i:]
+		}
+		return s
+	}
+	return cut(a) == cut(b)
+}
+
+// ensureAddress is the Service's IP: spec.loadBalancerIP as it is (the
+// user's reserved address, never changed or released), else the address
+// the manager reserved for the Service, reserved now if missing.
+func (l *loadBalancers) ensureAddress(ctx context.Context, base, svcKey string, sp *lbSpec) (string, error) {
+	if sp.staticIP != "" {
+		return sp.staticIP, nil
+	}
+	get := func() (*computepb.Address, error) {
+		return l.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Address: base}, l.api.retry)
+	}
+	a, err := get()
+	if isNotFound(err) {
+		d := description{Service: svcKey, Cluster: l.clusterID, Address: "multicloud-ccm"}
+		err = waitOp(ctx)(l.api.addresses.Insert(ctx, &computepb.InsertAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, AddressResource: &computepb.Address{
+			Name: proto.String(base), Description: proto.String(d.String()), AddressType: proto.String("EXTERNAL"), NetworkTier: proto.String(sp.tier),
+		}}, l.api.retry))
+		if err != nil && !alreadyExists(err) {
+			return "", fmt.Errorf("reserve address %s: %w", base, err)
+		}
+		a, err = get()
+	}
+	if err != nil {
+		return "", fmt.Errorf("get address %s: %w", base, err)
+	}
+	if !ours(a.GetDescription(), l.clusterID, svcKey) {
+		return "", fmt.Errorf("address %s exists and is not this Service's (description %q)", base, a.GetDescription())
+	}
+	if a.GetNetworkTier() != "" && a.GetNetworkTier() != sp.tier {
+		return "", fmt.Errorf("address %s is in network tier %s, the Service asks for %s: delete and recreate the Service to change tiers", base, a.GetNetworkTier(), sp.tier)
+	}
+	return a.GetAddress(), nil
+}
+
+// releaseAddress deletes the address the manager reserved for the
+// Service; the user's, or one already gone, is left alone.
+func (l *loadBalancers) releaseAddress(ctx context.Context, base, svcKey string) error {
+	a, err := l.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Address: base}, l.api.retry)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get address %s: %w", base, err)
+	}
+	if d := parseDescription(a.GetDescription()); d.Cluster != l.clusterID || d.Service != svcKey || d.Address == "" {
+		return nil
+	}
+	err = waitOp(ctx)(l.api.addresses.Delete(ctx, &computepb.DeleteAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Address: base}, l.api.retry))
+	if err = ignoreNotFound(err); err != nil {
+		return fmt.Errorf("release address %s: %w", base, err)
+	}
+	return nil
+}
+
+// healthCheckFor is the legacy HTTP health check the Service's target
+// pool uses: its own on healthCheckNodePort (externalTrafficPolicy
+// Local), else the cluster's shared check of kube-proxy.
+func (l *loadBalancers) healthCheckFor(base string, sp *lbSpec) *computev1.HttpHealthCheck {
+	hc := &computev1.HttpHealthCheck{
+		Name: nodeHealthCheckName(l.clusterID), Port: kubeProxyHealthPort, RequestPath: "/healthz",
+		// upstream's intervals: a node is out after 3 failures 8 s apart.
+		CheckIntervalSec: 8, TimeoutSec: 1, HealthyThreshold: 1, UnhealthyThreshold: 3,
+	}
+	if sp.local {
+		hc.Name, hc.Port, hc.RequestPath = base, int64(sp.healthPort), sp.healthPath
+	}
+	return hc
+}
+
+// ensureHealthCheck makes the health check exist as want; svcKey is ""
+// for the cluster's shared one.
+func (l *loadBalancers) ensureHealthCheck(ctx context.Context, want *computev1.HttpHealthCheck, svcKey string) error {
+	name := want.Name
+	want.Description = description{Service: svcKey, Cluster: l.clusterID}.String()
+	cur, err := l.api.httpHealthChecks.Get(l.cfg.ProjectID, name).Context(ctx).Do()
+	switch {
+	case isNotFound(err):
+		op, err := l.api.httpHealthChecks.Insert(l.cfg.ProjectID, want).Context(ctx).Do()
+		if err = l.waitGlobal(ctx, op, err); err != nil && !alreadyExists(err) {
+			return fmt.Errorf("create health check %s: %w", name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("get health check %s: %w", name, err)
+	}
+	if !ours(cur.Description, l.clusterID, svcKey) {
+		return fmt.Errorf("health check %s exists and is not this cluster's (description %q)", name, cur.Description)
+	}
+	if cur.Port == want.Port && cur.RequestPath == want.RequestPath && cur.CheckIntervalSec == want.CheckIntervalSec && cur.UnhealthyThreshold == want.UnhealthyThreshold {
+		return nil
+	}
+	op, err := l.api.httpHealthChecks.Update(l.cfg.ProjectID, name, want).Context(ctx).Do()
+	if err = l.waitGlobal(ctx, op, err); err != nil {
+		return fmt.Errorf("update health check %s: %w", name, err)
+	}
+	return nil
+}
+
+// deleteHealthCheck deletes the Service's own health check; the shared
+// one, one gone, or one not the Service's, stays.
+func (l *loadBalancers) deleteHealthCheck(ctx context.Context, name, svcKey string) error {
+	cur, err := l.api.httpHealthChecks.Get(l.cfg.ProjectID, name).Context(ctx).Do()
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get health check %s: %w", name, err)
+	}
+	if !ours(cur.Description, l.clusterID, svcKey) {
+		return nil
+	}
+	op, err := l.api.httpHealthChecks.Delete(l.cfg.ProjectID, name).Context(ctx).Do()
+	if err = ignoreNotFound(l.waitGlobal(ctx, op, err)); err != nil {
+		return fmt.Errorf("delete health check %s: %w", name, err)
+	}
+	return nil
+}
+
+// waitGlobal waits for a global operation the discovery client started.
+func (l *loadBalancers) waitGlobal(ctx context.Context, op *computev1.Operation, err error) error {
+	if err != nil {
+		return err
+	}
+	for op.Status != "DONE" {
+		w, err := l.api.globalOperations.Wait(ctx, &computepb.WaitGlobalOperationRequest{Project: l.cfg.ProjectID, Operation: op.Name}, l.api.retry)
+		if err != nil {
+			return err
+		}
+		op.Status = w.GetStatus().String()
+		if e := w.GetError(); e != nil && len(e.GetErrors()) > 0 {
+			return fmt.Errorf("operation %s: %s: %s", op.Name, e.GetErrors()[0].GetCode(), e.GetErrors()[0].GetMessage())
+		}
+	}
+	if op.Error != nil && len(op.Error.Errors) > 0 {
+		return fmt.Errorf("operation %s: %s: %s", op.Name, op.Error.Errors[0].Code, op.Error.Errors[0].Message)
+	}
+	return nil
+}
+
+// ensureFirewall makes the firewall rule exist as want (network, sources,
+// target tags, allowed ports).
+func (l *loadBalancers) ensureFirewall(ctx context.Context, want *computepb.Firewall, svcKey string) error {
+	name := want.GetName()
+	want.Network = proto.String(l.cfg.networkURL())
+	want.Description = proto.String(description{Service: svcKey, Cluster: l.clusterID}.String())
+	project := l.cfg.NetworkProjectID
+	cur, err := l.api.firewalls.Get(ctx, &computepb.GetFirewallRequest{Project: project, Firewall: name}, l.api.retry)
+	switch {
+	case isNotFound(err):
+		err = waitOp(ctx)(l.api.firewalls.Insert(ctx, &computepb.InsertFirewallRequest{Project: project, FirewallResource: want}, l.api.retry))
+		if err != nil && !alreadyExists(err) {
+			return fmt.Errorf("create firewall rule %s: %w", name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("get firewall rule %s: %w", name, err)
+	}
+	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+		return fmt.Errorf("firewall rule %s exists and is not this Service's (description %q)", name, cur.GetDescription())
+	}
+	if sameFirewall(cur, want) {
+		return nil
+	}
+	err = waitOp(ctx)(l.api.firewalls.Update(ctx, &computepb.UpdateFirewallRequest{Project: project, Firewall: name, FirewallResource: want}, l.api.retry))
+	if err != nil {
+		return fmt.Errorf("update firewall rule %s: %w", name, err)
+	}
+	return nil
+}
+
+func sameFirewall(a, b *computepb.Firewall) bool {
+	sorted := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+	allowed := func(f *computepb.Firewall) []string {
+		var out []string
+		for _, a := range f.GetAllowed() {
+			out = append(out, strings.ToLower(a.GetIPProtocol())+":"+strings.Join(sorted(a.GetPorts()), ","))
+		}
+		return sorted(out)
+	}
+	return slices.Equal(sorted(a.GetSourceRanges()), sorted(b.GetSourceRanges())) &&
+		slices.Equal(sorted(a.GetTargetTags()), sorted(b.GetTargetTags())) &&
+		slices.Equal(sorted(a.GetDestinationRanges()), sorted(b.GetDestinationRanges())) &&
+		slices.Equal(allowed(a), allowed(b))
+}
+
+// deleteFirewall deletes the Service's firewall rule; one gone, or not
+// the Service's, is left alone.
+func (l *loadBalancers) deleteFirewall(ctx context.Context, name, svcKey string) error {
+	project := l.cfg.NetworkProjectID
+	cur, err := l.api.firewalls.Get(ctx, &computepb.GetFirewallRequest{Project: project, Firewall: name}, l.api.retry)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get firewall rule %s: %w", name, err)
+	}
+	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+		return nil
+	}
+	err = waitOp(ctx)(l.api.firewalls.Delete(ctx, &computepb.DeleteFirewallRequest{Project: project, Firewall: name}, l.api.retry))
+	if err = ignoreNotFound(err); err != nil {
+		return fmt.Errorf("delete firewall rule %s: %w", name, err)
+	}
+	return nil
+}
+
+// allowedPorts are the firewall's allowed entries: each protocol's ports.
+func allowedPorts(ports []v1.ServicePort, port func(v1.ServicePort) int32) []*computepb.Allowed {
+	byProto := map[v1.Protocol][]string{}
+	for _, p := range ports {
+		byProto[p.Protocol] = append(byProto[p.Protocol], strconv.Itoa(int(port(p))))
+	}
+	var out []*computepb.Allowed
+	for _, proto := range []v1.Protocol{v1.ProtocolTCP, v1.ProtocolUDP} {
+		if ps := byProto[proto]; len(ps) > 0 {
+			slices.Sort(ps)
+			out = append(out, &computepb.Allowed{IPProtocol: protoString(strings.ToLower(string(proto))), Ports: slices.Compact(ps)})
+		}
+	}
+	return out
+}
+
+func protoString(s string) *string { return &s }
