@@ -21,9 +21,13 @@
 // invalid, rateLimitExceeded, backendError).
 //
 // Each resource type is a kind in one table (kinds.go): its scope (zonal,
-// regional or global), collection, message types and hooks. A new type
-// (forwarding rules, target pools, health checks) is one more file that
-// registers a kind; the generic REST handlers (rest.go) serve it.
+// regional or global), collection, message types and hooks. A new type is
+// one more file that registers a kind; the generic REST handlers
+// (rest.go) serve it, custom methods go through customAction (actions.go).
+// Served: zones and regions; the fixture's network and subnetwork
+// (read-only, fixture.go); instances (instances.go, made by the admin
+// API); firewalls, routes and regional addresses; and for load
+// balancers, target pools (targetpools.go).
 //
 // Operation names are "compute:<Resource>.<method>" with the API's own
 // resource and method names ("compute:Instances.AggregatedList",

@@ -62,6 +62,11 @@ type kind struct {
 	View func(e *Emulator, o *object, m proto.Message)
 	// Refs lists the resources o references (refs.go).
 	Refs func(e *Emulator, o *object) []ref
+	// Forget is told that gone, a resource o references without
+	// blocking its deletion, was deleted, so o can drop it as GCE does (a
+	// deleted instance leaves its target pools and instance groups). Kinds
+	// without it keep the dangling reference (a route's next hop).
+	Forget func(e *Emulator, o *object, gone string)
 	// Actions are custom methods on an item ("stop", "start", "wait"),
 	// by path segment.
 	Actions map[string]actionFunc
@@ -178,6 +183,7 @@ func registerKinds(t *kindTable) {
 	registerFirewalls(t)
 	registerRoutes(t)
 	registerAddresses(t)
+	registerTargetPools(t)
 }
 
 // ---- generic access to computepb messages ----

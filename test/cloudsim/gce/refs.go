@@ -61,3 +61,42 @@ func (e *Emulator) refTo(target string, blocks bool) []ref {
 	}
 	return nil
 }
+
+// refsTo references every link of a list a resource holds.
+func (e *Emulator) refsTo(targets []string, blocks bool) []ref {
+	var out []ref
+	for _, t := range targets {
+		out = append(out, e.refTo(t, blocks)...)
+	}
+	return out
+}
+
+// forget tells the resources that referenced path, now deleted, to drop
+// it (kind.Forget).
+func (e *Emulator) forget(path string) {
+	changed := false
+	for _, u := range e.users(path, false) {
+		o := e.objectAt(u)
+		if o != nil && o.kind.Forget != nil {
+			o.kind.Forget(e, o, path)
+			changed = true
+		}
+	}
+	if changed {
+		e.generation++
+	}
+}
+
+// objectAt is the stored resource at a relative path, hidden or not.
+func (e *Emulator) objectAt(path string) *object {
+	p, err := parsePath(path)
+	if err != nil {
+		return nil
+	}
+	k := e.kinds.get(p.Scope, p.Collection)
+	if k == nil {
+		return nil
+	}
+	o, _ := k.store.Get(path)
+	return o
+}

@@ -270,6 +270,7 @@ func (e *Emulator) removeObject(o *object) {
 		o.kind.Removed(e, o)
 	}
 	e.generation++
+	e.forget(o.path)
 }
 
 // checkChangeable refuses a change to o while another is in progress.
