@@ -27,7 +27,10 @@
 // Served: zones and regions; the fixture's network and subnetwork
 // (read-only, fixture.go); instances (instances.go, made by the admin
 // API); firewalls, routes and regional addresses; and for load
-// balancers, target pools (targetpools.go).
+// balancers, target pools (targetpools.go) and their legacy HTTP health
+// checks (httphealthchecks.go; computepb lacks that message, so it is
+// built in legacy_messages.go and clients reach it through
+// google.golang.org/api/compute/v1).
 //
 // Operation names are "compute:<Resource>.<method>" with the API's own
 // resource and method names ("compute:Instances.AggregatedList",

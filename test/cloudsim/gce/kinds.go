@@ -184,6 +184,7 @@ func registerKinds(t *kindTable) {
 	registerRoutes(t)
 	registerAddresses(t)
 	registerTargetPools(t)
+	registerHTTPHealthChecks(t)
 }
 
 // ---- generic access to computepb messages ----
