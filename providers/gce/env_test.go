@@ -39,7 +39,8 @@ func newTestEnv(t *testing.T, cfg gceemu.Config, edit func(*Section)) *testEnv {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	ec := emu.Config()
-	s := &Section{ProjectID: ec.Project, Region: ec.Region, Endpoint: srv.URL()}
+	fx := emu.Fixture()
+	s := &Section{ProjectID: ec.Project, Region: ec.Region, Endpoint: srv.URL(), NetworkName: fx.NetworkName, SubnetworkName: fx.SubnetworkName}
 	if edit != nil {
 		edit(s)
 	}
