@@ -20,8 +20,13 @@ import (
 //
 // status and users are computed on every read from the references to the
 // address: IN_USE with the users' links when any resource references it
-// (an instance holding its IP, later a forwarding rule), else RESERVED.
-// An address in use cannot be deleted (resourceInUseByAnotherResource).
+// (an instance holding its IP, a forwarding rule), else RESERVED. An
+// address an instance uses cannot be deleted
+// (resourceInUseByAnotherResource); one a forwarding rule uses can, and
+// the rule keeps the IP as an ephemeral one, which upstream's CCM relies
+// on when it releases the address it reserved while it made the rule. An
+// insert naming a forwarding rule's ephemeral IP promotes it, as it does
+// an instance's.
 //
 // A kind whose resources use addresses (forwarding rules) claims the IP
 // from its pool with the address as owner left in place, and lists the
@@ -39,7 +44,7 @@ func registerAddresses(t *kindTable) {
 		View: func(e *Emulator, o *object, m proto.Message) {
 			a := m.(*computepb.Address)
 			a.Status, a.Users = proto.String("RESERVED"), nil
-			for _, u := range e.users(o.path, true) {
+			for _, u := range e.users(o.path, false) {
 				a.Users = append(a.Users, link(u))
 			}
 			if len(a.Users) > 0 {
@@ -93,13 +98,8 @@ func prepareAddress(e *Emulator, c *change) *apiError {
 	default:
 		return errInvalid("resource.addressType", a.GetAddressType(), "Must be EXTERNAL or INTERNAL.")
 	}
-	for k, v := range a.GetLabels() {
-		if !labelKeyRE.MatchString(k) || !labelValueRE.MatchString(v) {
-			return errInvalid("resource.labels", k+"="+v, "Label keys and values must be lower case letters, digits, - and _.")
-		}
-	}
-	if len(a.GetLabels()) > 0 {
-		a.LabelFingerprint = proto.String(fingerprint(c.Obj.path + "/labels"))
+	if aerr := checkLabels(c); aerr != nil {
+		return aerr
 	}
 	p := e.ips.pool(pool)
 	if p == nil {
@@ -124,8 +124,9 @@ func prepareAddress(e *Emulator, c *change) *apiError {
 	case ok:
 	case holder == "":
 		return errInvalid("resource.address", a.GetAddress(), "The address is outside the range addresses of this type are reserved from.")
-	case pool == externalPool && isInstancePath(holder):
-		// Promoting an instance's ephemeral external address.
+	case pool == externalPool && isInstancePath(holder), isForwardingRulePath(holder):
+		// Promoting an instance's ephemeral external address, or a
+		// forwarding rule's ephemeral address.
 		e.ips.transfer(ip.String(), holder, c.Obj.path)
 	default:
 		return errIPInUse(ip.String())
@@ -135,8 +136,8 @@ func prepareAddress(e *Emulator, c *change) *apiError {
 
 func isInstancePath(p string) bool { return strings.Contains(p, "/instances/") }
 
-// removedAddress releases the address, or hands a promoted one back to
-// the instance still using it.
+// removedAddress releases the address, or hands it to the instance or
+// the forwarding rule still using it.
 func removedAddress(e *Emulator, o *object) {
 	ip := o.msg.(*computepb.Address).GetAddress()
 	if e.ips.owner(ip) != o.path {
@@ -147,6 +148,10 @@ func removedAddress(e *Emulator, o *object) {
 			e.ips.transfer(ip, o.path, inst.path)
 			return
 		}
+	}
+	if rules := e.rulesUsing(ip, ""); len(rules) > 0 {
+		e.ips.transfer(ip, o.path, rules[0].path)
+		return
 	}
 	e.ips.release(ip, o.path)
 }

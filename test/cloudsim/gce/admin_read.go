@@ -78,3 +78,23 @@ func (e *Emulator) InstanceResource(name string) (*computepb.Instance, bool) {
 	}
 	return readOne[*computepb.Instance](e, scopeZonal, "instances", o.location, name)
 }
+
+// TargetPool returns a target pool of the region.
+func (e *Emulator) TargetPool(name string) (*computepb.TargetPool, bool) {
+	return readOne[*computepb.TargetPool](e, scopeRegional, "targetPools", e.cfg.Region, name)
+}
+
+// TargetPools returns every target pool.
+func (e *Emulator) TargetPools() []*computepb.TargetPool {
+	return readAll[*computepb.TargetPool](e, scopeRegional, "targetPools")
+}
+
+// ForwardingRule returns a forwarding rule of the region.
+func (e *Emulator) ForwardingRule(name string) (*computepb.ForwardingRule, bool) {
+	return readOne[*computepb.ForwardingRule](e, scopeRegional, "forwardingRules", e.cfg.Region, name)
+}
+
+// ForwardingRules returns every forwarding rule.
+func (e *Emulator) ForwardingRules() []*computepb.ForwardingRule {
+	return readAll[*computepb.ForwardingRule](e, scopeRegional, "forwardingRules")
+}

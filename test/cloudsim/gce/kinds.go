@@ -185,6 +185,7 @@ func registerKinds(t *kindTable) {
 	registerAddresses(t)
 	registerTargetPools(t)
 	registerHTTPHealthChecks(t)
+	registerForwardingRules(t)
 }
 
 // ---- generic access to computepb messages ----
@@ -242,4 +243,19 @@ func labelsOf(m proto.Message) map[string]string {
 		return true
 	})
 	return out
+}
+
+// checkLabels refuses labels GCE would refuse and sets the
+// labelFingerprint of a resource being inserted with labels.
+func checkLabels(c *change) *apiError {
+	labels := labelsOf(c.Msg)
+	for k, v := range labels {
+		if !labelKeyRE.MatchString(k) || !labelValueRE.MatchString(v) {
+			return errInvalid("resource.labels", k+"="+v, "Label keys and values must be lower case letters, digits, - and _.")
+		}
+	}
+	if len(labels) > 0 {
+		setString(c.Msg, "labelFingerprint", fingerprint(c.Obj.path+"/labels"))
+	}
+	return nil
 }
