@@ -98,3 +98,13 @@ func (e *Emulator) ForwardingRule(name string) (*computepb.ForwardingRule, bool)
 func (e *Emulator) ForwardingRules() []*computepb.ForwardingRule {
 	return readAll[*computepb.ForwardingRule](e, scopeRegional, "forwardingRules")
 }
+
+// RegionHealthCheck returns a health check of the region.
+func (e *Emulator) RegionHealthCheck(name string) (*computepb.HealthCheck, bool) {
+	return readOne[*computepb.HealthCheck](e, scopeRegional, "healthChecks", e.cfg.Region, name)
+}
+
+// RegionHealthChecks returns every regional health check.
+func (e *Emulator) RegionHealthChecks() []*computepb.HealthCheck {
+	return readAll[*computepb.HealthCheck](e, scopeRegional, "healthChecks")
+}

@@ -30,9 +30,9 @@
 // balancers, target pools (targetpools.go) and their legacy HTTP health
 // checks (httphealthchecks.go; computepb lacks that message, so it is
 // built in legacy_messages.go and clients reach it through
-// google.golang.org/api/compute/v1), and EXTERNAL and INTERNAL
-// forwarding rules (forwardingrules.go, their IPs in
-// forwardingrules_ip.go).
+// google.golang.org/api/compute/v1), EXTERNAL and INTERNAL forwarding
+// rules (forwardingrules.go, their IPs in forwardingrules_ip.go), and
+// regional health checks (regionhealthchecks.go).
 //
 // Operation names are "compute:<Resource>.<method>" with the API's own
 // resource and method names ("compute:Instances.AggregatedList",

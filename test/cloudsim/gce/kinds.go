@@ -186,6 +186,7 @@ func registerKinds(t *kindTable) {
 	registerTargetPools(t)
 	registerHTTPHealthChecks(t)
 	registerForwardingRules(t)
+	registerRegionHealthChecks(t)
 }
 
 // ---- generic access to computepb messages ----
