@@ -14,6 +14,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbserial"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 )
 
@@ -27,6 +28,9 @@ type Cloud struct {
 	zones     []string
 	nodes     *nodes.Lister
 	instances *instances
+	// lb is served through lbserial: one Service's calls never overlap.
+	lb       *loadBalancers
+	serialLB *lbserial.LoadBalancer
 }
 
 var _ cloudprovider.Interface = (*Cloud)(nil)
@@ -84,6 +88,8 @@ func managedZones(ctx context.Context, api *clients, s *Section) ([]string, erro
 func newCloud(s *Section, clusterID string, api *clients, zones []string, clk clock.Clock) *Cloud {
 	c := &Cloud{cfg: s, clusterID: clusterID, api: api, zones: zones, nodes: nodes.New(instanceKeyOf)}
 	c.instances = newInstances(api, s, zones, c.nodes, clk)
+	c.lb = &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: c.instances}
+	c.serialLB = lbserial.Wrap(c.lb)
 	return c
 }
 
@@ -112,8 +118,9 @@ func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
 // Clusters is not supported.
 func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
 
-// LoadBalancer is not served yet (the GCE issue's next step).
-func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return nil, false }
+// LoadBalancer serves external (target pool) load balancers; internal
+// Services get a clear error until they are served.
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.serialLB, true }
 
 // Routes is not served yet (the GCE issue's next step).
 func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }

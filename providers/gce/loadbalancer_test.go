@@ -1,0 +1,172 @@
+package gce
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+	gceemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
+)
+
+// lbEnv is a test environment with n initialized Nodes and the external
+// load balancer implementation.
+func lbEnv(t *testing.T, n int) (*testEnv, *loadBalancers, []*v1.Node) {
+	t.Helper()
+	env := newTestEnv(t, gceemu.Config{}, func(s *Section) { s.NodeTags = []string{"k8s-node"} })
+	var specs []cloudsim.InstanceSpec
+	for i := range n {
+		specs = append(specs, cloudsim.InstanceSpec{Name: fmt.Sprintf("lb-node-%d", i)})
+	}
+	nodes := env.launch(t, specs...)
+	for _, nd := range nodes {
+		md, err := env.cloud.instances.InstanceMetadata(t.Context(), nd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd.Spec.ProviderID = md.ProviderID
+		nd.Status.Addresses = md.NodeAddresses
+	}
+	return env, &loadBalancers{cfg: env.s, clusterID: "kubernetes", api: env.api, in: env.cloud.instances}, nodes
+}
+
+func poolMembers(t *testing.T, env *testEnv, name string) []string {
+	t.Helper()
+	p, err := env.api.targetPools.Get(t.Context(), &computepb.GetTargetPoolRequest{Project: env.s.ProjectID, Region: env.s.Region, TargetPool: name})
+	if err != nil {
+		t.Fatalf("target pool %s: %v", name, err)
+	}
+	var out []string
+	for _, i := range p.GetInstances() {
+		out = append(out, lastSegment(i))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestExternalLoadBalancer: a Service gets a reserved address, a target
+// pool of its nodes with the shared kube-proxy health check, a forwarding
+// rule and firewall rules; a node-set change costs only the member diff;
+// deletion removes everything the Service had and keeps the shared check.
+func TestExternalLoadBalancer(t *testing.T) {
+	env, lb, nodes := lbEnv(t, 3)
+	ctx := t.Context()
+	svc := svcWith(nil, v1.ServicePort{Name: "http", Port: 80, Protocol: v1.ProtocolTCP, NodePort: 30080}, v1.ServicePort{Name: "https", Port: 443, Protocol: v1.ProtocolTCP, NodePort: 30443})
+	st, err := lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := lbName(svc)
+	if len(st.Ingress) != 1 || st.Ingress[0].IP == "" {
+		t.Fatalf("status %+v", st)
+	}
+	fr, err := env.api.forwardingRules.Get(ctx, &computepb.GetForwardingRuleRequest{Project: env.s.ProjectID, Region: env.s.Region, ForwardingRule: base})
+	if err != nil || fr.GetIPAddress() != st.Ingress[0].IP || fr.GetPortRange() != "80-443" || !strings.HasSuffix(fr.GetTarget(), "/targetPools/"+base) {
+		t.Fatalf("forwarding rule %v: %v", fr, err)
+	}
+	if got := poolMembers(t, env, base); fmt.Sprint(got) != "[lb-node-0 lb-node-1 lb-node-2]" {
+		t.Errorf("pool members %v", got)
+	}
+	fw, err := env.api.firewalls.Get(ctx, &computepb.GetFirewallRequest{Project: env.s.ProjectID, Firewall: firewallName(base)})
+	if err != nil || fmt.Sprint(fw.GetTargetTags()) != "[k8s-node]" || fmt.Sprint(fw.GetSourceRanges()) != "[0.0.0.0/0]" {
+		t.Fatalf("firewall %v: %v", fw, err)
+	}
+	if _, err := env.api.firewalls.Get(ctx, &computepb.GetFirewallRequest{Project: env.s.ProjectID, Firewall: healthCheckFirewallName(nodeHealthCheckName("kubernetes"))}); err != nil {
+		t.Errorf("health check firewall: %v", err)
+	}
+	got, found, err := lb.GetLoadBalancer(ctx, "kubernetes", svc)
+	if err != nil || !found || got.Ingress[0].IP != st.Ingress[0].IP {
+		t.Errorf("GetLoadBalancer: %+v %v %v", got, found, err)
+	}
+
+	// Ensuring again writes nothing.
+	env.srv.ResetCalls()
+	if _, err := lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if n := env.srv.CallCount(cloudsim.MutatingOps); n != 0 {
+		t.Errorf("a repeated ensure made %d writes: %v", n, env.srv.Calls())
+	}
+
+	// One node leaves, one joins: one removeInstance and one addInstance.
+	more := env.launch(t, cloudsim.InstanceSpec{Name: "lb-node-9"})
+	md, err := env.cloud.instances.InstanceMetadata(ctx, more[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	more[0].Spec.ProviderID = md.ProviderID
+	env.srv.ResetCalls()
+	if err := lb.UpdateLoadBalancer(ctx, "kubernetes", svc, append(nodes[1:], more[0])); err != nil {
+		t.Fatal(err)
+	}
+	calls := env.srv.Calls()
+	if calls["compute:TargetPools.AddInstance"] != 1 || calls["compute:TargetPools.RemoveInstance"] != 1 {
+		t.Errorf("node change calls %v", calls)
+	}
+	if got := poolMembers(t, env, base); fmt.Sprint(got) != "[lb-node-1 lb-node-2 lb-node-9]" {
+		t.Errorf("pool members %v", got)
+	}
+
+	if err := lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", svc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range env.srv.Resources() {
+		if strings.Contains(r.ID, base) {
+			t.Errorf("left behind: %s %s", r.Kind, r.ID)
+		}
+	}
+}
+
+// TestExternalLoadBalancerNoLeaks: a deletion finds the forwarding rule
+// already gone (upstream then leaked the target pool) and still removes
+// the pool, firewall rules and address; a user's spec.loadBalancerIP is
+// used and never released.
+func TestExternalLoadBalancerNoLeaks(t *testing.T) {
+	env, lb, nodes := lbEnv(t, 2)
+	ctx := t.Context()
+	svc := svcWith(nil)
+	if _, err := lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err != nil {
+		t.Fatal(err)
+	}
+	base := lbName(svc)
+	if err := waitOp(ctx)(env.api.forwardingRules.Delete(ctx, &computepb.DeleteForwardingRuleRequest{Project: env.s.ProjectID, Region: env.s.Region, ForwardingRule: base})); err != nil {
+		t.Fatal(err)
+	}
+	if err := lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", svc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range env.srv.Resources() {
+		if strings.Contains(r.ID, base) {
+			t.Errorf("leaked: %s %s", r.Kind, r.ID)
+		}
+	}
+
+	// The user's reserved address.
+	userAddr := "user-reserved"
+	if err := waitOp(ctx)(env.api.addresses.Insert(ctx, &computepb.InsertAddressRequest{Project: env.s.ProjectID, Region: env.s.Region,
+		AddressResource: &computepb.Address{Name: &userAddr}})); err != nil {
+		t.Fatal(err)
+	}
+	a, err := env.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: env.s.ProjectID, Region: env.s.Region, Address: userAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := svcWith(nil)
+	pinned.UID = types.UID("7f7f7f7f-1b9a-4f3e-9d5c-0a1b2c3d4e5f")
+	pinned.Spec.LoadBalancerIP = a.GetAddress()
+	st, err := lb.EnsureLoadBalancer(ctx, "kubernetes", pinned, nodes)
+	if err != nil || st.Ingress[0].IP != a.GetAddress() {
+		t.Fatalf("pinned: %+v, %v", st, err)
+	}
+	if err := lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", pinned); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: env.s.ProjectID, Region: env.s.Region, Address: userAddr}); err != nil {
+		t.Errorf("the user's address was released: %v", err)
+	}
+}
