@@ -108,3 +108,13 @@ func (e *Emulator) RegionHealthCheck(name string) (*computepb.HealthCheck, bool)
 func (e *Emulator) RegionHealthChecks() []*computepb.HealthCheck {
 	return readAll[*computepb.HealthCheck](e, scopeRegional, "healthChecks")
 }
+
+// RegionBackendService returns a backend service of the region.
+func (e *Emulator) RegionBackendService(name string) (*computepb.BackendService, bool) {
+	return readOne[*computepb.BackendService](e, scopeRegional, "backendServices", e.cfg.Region, name)
+}
+
+// RegionBackendServices returns every regional backend service.
+func (e *Emulator) RegionBackendServices() []*computepb.BackendService {
+	return readAll[*computepb.BackendService](e, scopeRegional, "backendServices")
+}

@@ -31,8 +31,9 @@
 // checks (httphealthchecks.go; computepb lacks that message, so it is
 // built in legacy_messages.go and clients reach it through
 // google.golang.org/api/compute/v1), EXTERNAL and INTERNAL forwarding
-// rules (forwardingrules.go, their IPs in forwardingrules_ip.go), and
-// regional health checks (regionhealthchecks.go).
+// rules (forwardingrules.go, their IPs in forwardingrules_ip.go),
+// regional health checks (regionhealthchecks.go) and INTERNAL regional
+// backend services (regionbackendservices.go).
 //
 // Operation names are "compute:<Resource>.<method>" with the API's own
 // resource and method names ("compute:Instances.AggregatedList",

@@ -187,6 +187,7 @@ func registerKinds(t *kindTable) {
 	registerHTTPHealthChecks(t)
 	registerForwardingRules(t)
 	registerRegionHealthChecks(t)
+	registerRegionBackendServices(t)
 }
 
 // ---- generic access to computepb messages ----
