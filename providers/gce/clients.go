@@ -42,6 +42,7 @@ type clients struct {
 	httpHealthChecks *computev1.HttpHealthChecksService
 	firewalls        *compute.FirewallsClient
 	globalOperations *compute.GlobalOperationsClient
+	routes           *compute.RoutesClient
 	// retry is the call option every call carries: the SDK's defaults
 	// retry reads on 503/504 only, never a throttled call.
 	retry gax.CallOption
@@ -140,6 +141,9 @@ func newClients(ctx context.Context, setup *clientSetup) (*clients, error) {
 		return nil, err
 	}
 	if c.globalOperations, err = compute.NewGlobalOperationsRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.routes, err = compute.NewRoutesRESTClient(ctx, opts...); err != nil {
 		return nil, err
 	}
 	if tr, ok := setup.http.Transport.(*oauth2.Transport); ok {

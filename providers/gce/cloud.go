@@ -31,6 +31,7 @@ type Cloud struct {
 	// lb is served through lbserial: one Service's calls never overlap.
 	lb       *loadBalancers
 	serialLB *lbserial.LoadBalancer
+	routes   *routes
 }
 
 var _ cloudprovider.Interface = (*Cloud)(nil)
@@ -90,6 +91,7 @@ func newCloud(s *Section, clusterID string, api *clients, zones []string, clk cl
 	c.instances = newInstances(api, s, zones, c.nodes, clk)
 	c.lb = &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: c.instances}
 	c.serialLB = lbserial.Wrap(c.lb)
+	c.routes = &routes{cfg: s, clusterID: clusterID, api: api, in: c.instances}
 	return c
 }
 
@@ -122,8 +124,8 @@ func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
 // Services get a clear error until they are served.
 func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.serialLB, true }
 
-// Routes is not served yet (the GCE issue's next step).
-func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return nil, false }
+// Routes serves pod CIDR routes in the nodes' network.
+func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return c.routes, true }
 
 // Backend describes the GCE backend for the registry.
 func Backend() providers.Backend {

@@ -1,0 +1,75 @@
+package gce
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/types"
+	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
+	gceemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
+)
+
+// TestRoutes: pod CIDR routes to the nodes' instances, listed with one
+// filtered call; others' routes (and GCE's own) are never listed or
+// touched; deleting a route already gone is fine.
+func TestRoutes(t *testing.T) {
+	env := newTestEnv(t, gceemu.Config{}, nil)
+	ctx := t.Context()
+	rt, ok := env.cloud.Routes()
+	if !ok {
+		t.Fatal("routes not supported")
+	}
+	nodes := env.launch(t, cloudsim.InstanceSpec{Name: "rt-0"}, cloudsim.InstanceSpec{Name: "rt-1"}, cloudsim.InstanceSpec{Name: "rt-2"})
+	// Someone else's route in the network.
+	if err := waitOp(ctx)(env.api.routes.Insert(ctx, &computepb.InsertRouteRequest{Project: env.s.ProjectID, RouteResource: &computepb.Route{
+		Name: proto.String("to-appliance"), Network: proto.String(env.s.networkURL()), DestRange: proto.String("192.168.0.0/16"),
+		NextHopInstance: proto.String("projects/" + env.s.ProjectID + "/zones/" + env.emu.Config().Zones[0] + "/instances/rt-0"),
+	}})); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range nodes {
+		if err := rt.CreateRoute(ctx, "kubernetes", "", &cloudprovider.Route{TargetNode: types.NodeName(n.Name), DestinationCIDR: fmt.Sprintf("10.244.%d.0/24", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env.srv.ResetCalls()
+	listed, err := rt.ListRoutes(ctx, "kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := env.srv.CallCount("compute:Routes.List"); n != 1 {
+		t.Errorf("%d route listings", n)
+	}
+	var got []string
+	for _, r := range listed {
+		got = append(got, string(r.TargetNode)+"="+r.DestinationCIDR)
+	}
+	slices.Sort(got)
+	if fmt.Sprint(got) != "[rt-0=10.244.0.0/24 rt-1=10.244.1.0/24 rt-2=10.244.2.0/24]" {
+		t.Errorf("listed %v", got)
+	}
+	// Creating again is fine (a retried create finds its first try).
+	if err := rt.CreateRoute(ctx, "kubernetes", "", &cloudprovider.Route{TargetNode: "rt-0", DestinationCIDR: "10.244.0.0/24"}); err != nil {
+		t.Errorf("repeated create: %v", err)
+	}
+	for _, r := range listed[:2] {
+		if err := rt.DeleteRoute(ctx, "kubernetes", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rt.DeleteRoute(ctx, "kubernetes", listed[0]); err != nil {
+		t.Errorf("deleting a route already gone: %v", err)
+	}
+	listed, _ = rt.ListRoutes(ctx, "kubernetes")
+	if len(listed) != 1 {
+		t.Errorf("%d routes left, want 1", len(listed))
+	}
+	if _, err := env.api.routes.Get(ctx, &computepb.GetRouteRequest{Project: env.s.ProjectID, Route: "to-appliance"}); err != nil {
+		t.Errorf("someone else's route: %v", err)
+	}
+}
