@@ -1,8 +1,8 @@
 // Package gce is the Google Compute Engine backend: instances, external
 // and internal passthrough load balancers and pod-CIDR routes, through the
 // Compute Engine REST clients of cloud.google.com/go/compute. Work in
-// progress (the GCE issue): it serves the node controllers (InstancesV2)
-// and external load balancers; internal load balancers and routes follow.
+// progress (the GCE issue): it serves the node controllers (InstancesV2),
+// external load balancers and routes; internal load balancers follow.
 package gce
 
 import (
