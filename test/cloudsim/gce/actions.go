@@ -65,3 +65,12 @@ func editCopy[M proto.Message](o *object) (M, func()) {
 	m := proto.Clone(o.msg).(M)
 	return m, func() { o.msg = m }
 }
+
+// newMsg makes an empty message of type T, the newReq of a customAction:
+// newMsg[computepb.TargetReference].
+func newMsg[T any, P interface {
+	*T
+	proto.Message
+}]() P {
+	return P(new(T))
+}

@@ -1,6 +1,8 @@
 package gce
 
 import (
+	"slices"
+
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/proto"
 )
@@ -117,4 +119,28 @@ func (e *Emulator) RegionBackendService(name string) (*computepb.BackendService,
 // RegionBackendServices returns every regional backend service.
 func (e *Emulator) RegionBackendServices() []*computepb.BackendService {
 	return readAll[*computepb.BackendService](e, scopeRegional, "backendServices")
+}
+
+// InstanceGroup returns an instance group of a zone.
+func (e *Emulator) InstanceGroup(zone, name string) (*computepb.InstanceGroup, bool) {
+	return readOne[*computepb.InstanceGroup](e, scopeZonal, "instanceGroups", zone, name)
+}
+
+// InstanceGroups returns every instance group.
+func (e *Emulator) InstanceGroups() []*computepb.InstanceGroup {
+	return readAll[*computepb.InstanceGroup](e, scopeZonal, "instanceGroups")
+}
+
+// InstanceGroupMembers returns the links of an instance group's
+// instances in the order they were added, nil if there is no such group.
+func (e *Emulator) InstanceGroupMembers(zone, name string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.settle(e.cfg.Now())
+	k := e.kinds.get(scopeZonal, "instanceGroups")
+	o, aerr := e.visible(k, e.objectPath(k, zone, name))
+	if aerr != nil {
+		return nil
+	}
+	return slices.Clone(o.members)
 }

@@ -48,7 +48,7 @@ func registerForwardingRules(t *kindTable) {
 		Removed:       removedForwardingRule,
 		Refs:          forwardingRuleRefs,
 		Actions: map[string]actionFunc{
-			"setTarget": customAction("setTarget", func() *computepb.TargetReference { return &computepb.TargetReference{} }, planSetTarget),
+			"setTarget": customAction("setTarget", newMsg[computepb.TargetReference], planSetTarget),
 		},
 	})
 }

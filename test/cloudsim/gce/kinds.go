@@ -117,6 +117,9 @@ type object struct {
 	// hidden: inserted by an operation not yet DONE. Gets and lists do not
 	// see it; inserts of the same name conflict with it.
 	hidden bool
+	// members are what the resource holds that its message does not show
+	// (an instance group's instances, as links, in the order added).
+	members []string
 }
 
 func (o *object) link() string { return link(o.path) }
@@ -188,6 +191,7 @@ func registerKinds(t *kindTable) {
 	registerForwardingRules(t)
 	registerRegionHealthChecks(t)
 	registerRegionBackendServices(t)
+	registerInstanceGroups(t)
 }
 
 // ---- generic access to computepb messages ----

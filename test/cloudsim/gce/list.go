@@ -28,7 +28,9 @@ type listQuery struct {
 // maxResultsCeiling is the largest maxResults GCE accepts.
 const maxResultsCeiling = 500
 
-func (e *Emulator) parseListQuery(r *http.Request, k *kind, op string) (listQuery, *apiError) {
+// parseListQuery reads a list call's paging and filter; the filter must
+// name fields of md, the listed message.
+func (e *Emulator) parseListQuery(r *http.Request, md protoreflect.MessageDescriptor, op string) (listQuery, *apiError) {
 	q := r.URL.Query()
 	var lq listQuery
 	if q.Get("orderBy") != "" {
@@ -51,7 +53,7 @@ func (e *Emulator) parseListQuery(r *http.Request, k *kind, op string) (listQuer
 	if s := q.Get("filter"); s != "" {
 		f, err := parseFilter(s)
 		if err == nil {
-			err = f.check(k.New().ProtoReflect().Descriptor())
+			err = f.check(md)
 		}
 		if err != nil {
 			return lq, errInvalid("filter", s, "Invalid list filter expression.")
@@ -88,7 +90,7 @@ func (e *Emulator) selectPage(k *kind, lq listQuery, keep func(*object) bool) (c
 }
 
 func (e *Emulator) list(w http.ResponseWriter, r *http.Request, k *kind, p reqPath, op string) {
-	lq, aerr := e.parseListQuery(r, k, op)
+	lq, aerr := e.parseListQuery(r, k.New().ProtoReflect().Descriptor(), op)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
@@ -119,7 +121,7 @@ func (e *Emulator) list(w http.ResponseWriter, r *http.Request, k *kind, p reqPa
 // them; a scope with nothing on the page is still listed, with GCE's
 // NO_RESULTS_ON_PAGE warning instead of items.
 func (e *Emulator) aggregatedList(w http.ResponseWriter, r *http.Request, k *kind, p reqPath, op string) {
-	lq, aerr := e.parseListQuery(r, k, op)
+	lq, aerr := e.parseListQuery(r, k.New().ProtoReflect().Descriptor(), op)
 	if aerr != nil {
 		writeError(w, aerr)
 		return

@@ -90,8 +90,11 @@ func prepareBackendService(e *Emulator, c *change) *apiError {
 		return aerr
 	}
 	bs.HealthChecks[0] = hc
-	if aerr := e.prepareBackends(bs); aerr != nil {
-		return aerr
+	// An async refusal (an instance in two load-balanced groups) fails the
+	// operation of a call that is otherwise valid, so it is kept for last.
+	lbErr := e.prepareBackends(c.Obj, bs)
+	if lbErr != nil && !lbErr.async {
+		return lbErr
 	}
 	if bs.Network != nil {
 		l, aerr := e.requireRef("resource.network", bs.GetNetwork(), "networks")
@@ -114,23 +117,32 @@ func prepareBackendService(e *Emulator, c *change) *apiError {
 		}
 	}
 	bs.Fingerprint = proto.String(fingerprint(c.Obj.path + "/" + strconv.FormatUint(e.newID(), 10)))
-	return nil
+	return lbErr
 }
 
-// prepareBackends normalises and checks a backend service's backends.
-func (e *Emulator) prepareBackends(bs *computepb.BackendService) *apiError {
-	var groups []string
+// prepareBackends normalises and checks the backends of o, a backend
+// service. A group must have a network, which an unmanaged group gets
+// with its first instance, and making the groups load-balanced must not
+// put an instance in two load-balanced groups (instancegroups.go).
+func (e *Emulator) prepareBackends(o *object, bs *computepb.BackendService) *apiError {
+	var groups []*object
+	lb := e.loadBalancedGroups(o.path)
 	for i, b := range bs.GetBackends() {
 		field := fmt.Sprintf("resource.backends[%d]", i)
 		l, aerr := e.requireRef(field+".group", b.GetGroup(), "instanceGroups")
 		if aerr != nil {
 			return aerr
 		}
-		if slices.Contains(groups, l) {
+		g := e.lookup(l)
+		if slices.Contains(groups, g) {
 			// GCE's own words for this.
 			return errInvalid(field+".group", l, "Duplicate instance groups in backend service.")
 		}
-		groups = append(groups, l)
+		if g.msg.(*computepb.InstanceGroup).Network == nil {
+			return errInvalid(field+".group", l, "The instance group has no network yet; it gets one with its first instance.")
+		}
+		groups = append(groups, g)
+		lb[g.path] = true
 		b.Group = proto.String(l)
 		switch m := b.GetBalancingMode(); m {
 		case "":
@@ -138,6 +150,11 @@ func (e *Emulator) prepareBackends(bs *computepb.BackendService) *apiError {
 		case "CONNECTION":
 		default:
 			return errInvalid(field+".balancingMode", m, "An INTERNAL backend service balances by CONNECTION.")
+		}
+	}
+	for _, g := range groups {
+		if aerr := e.lbConflict(g.path, g.members, lb); aerr != nil {
+			return aerr
 		}
 	}
 	return nil

@@ -46,28 +46,12 @@ func registerTargetPools(t *kindTable) {
 			tp.Instances = slices.DeleteFunc(tp.Instances, func(l string) bool { return l == link(gone) })
 		},
 		Actions: map[string]actionFunc{
-			"addInstance":       customAction("addInstance", newTPAddInstance, planAddInstance),
-			"removeInstance":    customAction("removeInstance", newTPRemoveInstance, planRemoveInstance),
-			"addHealthCheck":    customAction("addHealthCheck", newTPAddHealthCheck, planAddHealthCheck),
-			"removeHealthCheck": customAction("removeHealthCheck", newTPRemoveHealthCheck, planRemoveHealthCheck),
+			"addInstance":       customAction("addInstance", newMsg[computepb.TargetPoolsAddInstanceRequest], planAddInstance),
+			"removeInstance":    customAction("removeInstance", newMsg[computepb.TargetPoolsRemoveInstanceRequest], planRemoveInstance),
+			"addHealthCheck":    customAction("addHealthCheck", newMsg[computepb.TargetPoolsAddHealthCheckRequest], planAddHealthCheck),
+			"removeHealthCheck": customAction("removeHealthCheck", newMsg[computepb.TargetPoolsRemoveHealthCheckRequest], planRemoveHealthCheck),
 		},
 	})
-}
-
-func newTPAddInstance() *computepb.TargetPoolsAddInstanceRequest {
-	return &computepb.TargetPoolsAddInstanceRequest{}
-}
-
-func newTPRemoveInstance() *computepb.TargetPoolsRemoveInstanceRequest {
-	return &computepb.TargetPoolsRemoveInstanceRequest{}
-}
-
-func newTPAddHealthCheck() *computepb.TargetPoolsAddHealthCheckRequest {
-	return &computepb.TargetPoolsAddHealthCheckRequest{}
-}
-
-func newTPRemoveHealthCheck() *computepb.TargetPoolsRemoveHealthCheckRequest {
-	return &computepb.TargetPoolsRemoveHealthCheckRequest{}
 }
 
 // targetPoolAffinities are the session affinities a target pool takes.
