@@ -14,7 +14,7 @@ import (
 //	POST /operations/delay               {"delay": "2s"}: SetOperationDelay
 //	POST /operations/failures            OperationFailure: FailOperations
 //
-// and the instance routes of instancesAdmin.
+// and the routes of instancesAdmin and serviceAccountsAdmin.
 func (e *Emulator) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /fixture", func(w http.ResponseWriter, r *http.Request) {
@@ -37,5 +37,6 @@ func (e *Emulator) adminHandler() http.Handler {
 		return f, nil
 	}, nil))
 	e.instancesAdmin(mux)
+	e.serviceAccountsAdmin(mux)
 	return mux
 }

@@ -37,12 +37,20 @@
 // groups they balance over (instancegroups.go, listInstances in
 // instancegroups_list.go).
 //
+// Credentials work as on Google Cloud (oauth2.go, auth.go,
+// serviceaccounts.go): NewServiceAccountKey makes a key file whose
+// token_uri is the emulator's TokenPath, golang.org/x/oauth2/google
+// trades it there for an access token (operation "oauth2:Token"), and a
+// call carrying a token the emulator did not issue, or one that expired,
+// is 401 authError. Calls without an Authorization header are served.
+//
 // Operation names are "compute:<Resource>.<method>" with the API's own
 // resource and method names ("compute:Instances.AggregatedList",
 // "compute:Firewalls.Insert", "compute:ZoneOperations.Wait"), so call
 // counts read like the client's method names.
 //
-// State is in memory behind one mutex; IDs are deterministic for a seed.
+// State is in memory behind one mutex (credentials behind their own);
+// IDs are deterministic for a seed.
 package gce
 
 import (
@@ -169,6 +177,9 @@ type Emulator struct {
 	refs refIndex
 	// zoneNext spreads zone-less launches over the zones.
 	zoneNext int
+	// auth holds service accounts and access tokens, behind its own lock
+	// so checking a token never waits on the resources.
+	auth authState
 }
 
 // New returns an emulator holding the fixture (fixture.go) and no
@@ -224,6 +235,9 @@ func (e *Emulator) Generation() uint64 {
 
 // Operation implements cloudsim.Cloud.
 func (e *Emulator) Operation(r *http.Request) (string, error) {
+	if r.URL.Path == TokenPath {
+		return tokenOp, nil
+	}
 	p, err := parsePath(r.URL.Path)
 	if err != nil {
 		return "", err
@@ -235,9 +249,12 @@ func (e *Emulator) Operation(r *http.Request) (string, error) {
 	return "compute:" + e.kinds.resourceName(p) + "." + method, nil
 }
 
-// Mutating implements cloudsim.Cloud: everything but gets, lists and
-// operation waits.
+// Mutating implements cloudsim.Cloud: everything but gets, lists,
+// operation waits and token requests.
 func (e *Emulator) Mutating(op string) bool {
+	if op == tokenOp {
+		return false
+	}
 	_, method, _ := strings.Cut(strings.TrimPrefix(op, "compute:"), ".")
 	switch {
 	case method == "Wait", method == "AggregatedList",
@@ -247,9 +264,17 @@ func (e *Emulator) Mutating(op string) bool {
 	return true
 }
 
-// Serve implements cloudsim.Cloud.
+// Serve implements cloudsim.Cloud: token requests (oauth2.go), and API
+// calls with valid credentials or none (auth.go).
 func (e *Emulator) Serve(w http.ResponseWriter, r *http.Request, op string) {
-	e.serveREST(w, r, op)
+	switch {
+	case op == tokenOp:
+		e.serveToken(w, r)
+	case !e.bearerOK(r):
+		writeAuthError(w)
+	default:
+		e.serveREST(w, r, op)
+	}
 }
 
 // WriteThrottle implements cloudsim.Cloud with Compute Engine's answer to
@@ -258,12 +283,20 @@ func (e *Emulator) Serve(w http.ResponseWriter, r *http.Request, op string) {
 // no other code). The Go client retries neither it nor a 429 by default,
 // only 503 and 504 on reads, so a backend must back off on its own.
 func (e *Emulator) WriteThrottle(w http.ResponseWriter, r *http.Request, op string) {
+	if op == tokenOp {
+		writeOAuthError(w, &oauthError{Status: http.StatusTooManyRequests, Code: "rate_limit_exceeded", Description: "Rate limit exceeded."})
+		return
+	}
 	writeError(w, errRateLimit(op, e.Mutating(op), e.cfg.ProjectNumber))
 }
 
 // WriteServerError implements cloudsim.Cloud with 503 backendError, which
 // the Go client retries for reads.
 func (e *Emulator) WriteServerError(w http.ResponseWriter, r *http.Request, op string) {
+	if op == tokenOp {
+		writeOAuthError(w, &oauthError{Status: http.StatusServiceUnavailable, Code: "internal_failure", Description: "Backend Error"})
+		return
+	}
 	writeError(w, errBackend(e.cfg.Now()))
 }
 
