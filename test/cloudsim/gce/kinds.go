@@ -12,9 +12,8 @@ import (
 
 // A kind is one resource type: where it lives, its computepb messages,
 // which generic methods it answers, and hooks for what is particular to
-// it. Adding a type (forwarding rules, target pools, health checks) is
-// one file with a register function listed in registerKinds; rest.go
-// serves it. Hooks run with the emulator's lock held and may read and
+// it. Adding a type is one file with a register function listed in
+// registerKinds; rest.go serves it. Hooks run with the emulator's lock held and may read and
 // change any state.
 type kind struct {
 	// Resource names the API resource in operation names
@@ -157,8 +156,8 @@ func (t *kindTable) aggregated(collection string) *kind {
 }
 
 // resourceName names p's resource for operation names: the kind's, or
-// for an unknown collection its name capitalised ("targetPools" ->
-// "TargetPools"), so calls to what is not emulated are still counted
+// for an unknown collection its name capitalised
+// ("networkEndpointGroups" -> "NetworkEndpointGroups"), so calls to what is not emulated are still counted
 // under a readable name.
 func (t *kindTable) resourceName(p reqPath) string {
 	var k *kind

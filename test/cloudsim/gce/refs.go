@@ -4,11 +4,13 @@ import "slices"
 
 // References between resources. Each kind's Refs hook lists the paths a
 // resource references; a blocking reference keeps the referenced
-// resource from being deleted (resourceInUseByAnotherResource), as an
-// address in use by a forwarding rule or a network with firewalls is on
-// GCE. A non-blocking one (a route's next-hop instance) does not: GCE
-// lets the instance go and the route dangles. An address's users are the
-// resources that reference it.
+// resource from being deleted (resourceInUseByAnotherResource), as a
+// target pool a forwarding rule uses or a network with firewalls is on
+// GCE. A non-blocking one does not: GCE lets a route's next-hop instance
+// go and the route dangles; a deleted instance leaves its target pools
+// and instance groups (kind.Forget); a forwarding rule keeps its IP when
+// its address is released. An address's users are the resources that
+// reference it either way.
 
 // ref is one reference from a resource to another.
 type ref struct {
