@@ -43,6 +43,10 @@ type clients struct {
 	firewalls        *compute.FirewallsClient
 	globalOperations *compute.GlobalOperationsClient
 	routes           *compute.RoutesClient
+	// The internal passthrough load balancer's parts.
+	instanceGroups        *compute.InstanceGroupsClient
+	regionHealthChecks    *compute.RegionHealthChecksClient
+	regionBackendServices *compute.RegionBackendServicesClient
 	// retry is the call option every call carries: the SDK's defaults
 	// retry reads on 503/504 only, never a throttled call.
 	retry gax.CallOption
@@ -144,6 +148,15 @@ func newClients(ctx context.Context, setup *clientSetup) (*clients, error) {
 		return nil, err
 	}
 	if c.routes, err = compute.NewRoutesRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.instanceGroups, err = compute.NewInstanceGroupsRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.regionHealthChecks, err = compute.NewRegionHealthChecksRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.regionBackendServices, err = compute.NewRegionBackendServicesRESTClient(ctx, opts...); err != nil {
 		return nil, err
 	}
 	if tr, ok := setup.http.Transport.(*oauth2.Transport); ok {

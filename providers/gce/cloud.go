@@ -89,7 +89,8 @@ func managedZones(ctx context.Context, api *clients, s *Section) ([]string, erro
 func newCloud(s *Section, clusterID string, api *clients, zones []string, clk clock.Clock) *Cloud {
 	c := &Cloud{cfg: s, clusterID: clusterID, api: api, zones: zones, nodes: nodes.New(instanceKeyOf)}
 	c.instances = newInstances(api, s, zones, c.nodes, clk)
-	c.lb = &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: c.instances}
+	c.lb = &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: c.instances,
+		groups: &instanceGroups{cfg: s, clusterID: clusterID, api: api, clk: clk}}
 	c.serialLB = lbserial.Wrap(c.lb)
 	c.routes = &routes{cfg: s, clusterID: clusterID, api: api, in: c.instances}
 	return c
@@ -120,8 +121,8 @@ func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
 // Clusters is not supported.
 func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
 
-// LoadBalancer serves external (target pool) load balancers; internal
-// Services get a clear error until they are served.
+// LoadBalancer serves external (target pool) and internal (backend
+// service) passthrough load balancers.
 func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.serialLB, true }
 
 // Routes serves pod CIDR routes in the nodes' network.

@@ -1,8 +1,6 @@
 // Package gce is the Google Compute Engine backend: instances, external
 // and internal passthrough load balancers and pod-CIDR routes, through the
-// Compute Engine REST clients of cloud.google.com/go/compute. Work in
-// progress (the GCE issue): it serves the node controllers (InstancesV2),
-// external load balancers and routes; internal load balancers follow.
+// Compute Engine REST clients of cloud.google.com/go/compute.
 package gce
 
 import (

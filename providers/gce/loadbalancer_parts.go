@@ -65,37 +65,67 @@ func sameLink(a, b string) bool {
 	return cut(a) == cut(b)
 }
 
-// ensureAddress is the Service's IP: spec.loadBalancerIP as it is (the
-// user's reserved address, never changed or released), else the address
-// the manager reserved for the Service, reserved now if missing.
+// ensureAddress is the external Service's IP: spec.loadBalancerIP as it
+// is (the user's reserved address, never changed or released), else the
+// address the manager reserved for the Service, reserved now if missing.
 func (l *loadBalancers) ensureAddress(ctx context.Context, base, svcKey string, sp *lbSpec) (string, error) {
 	if sp.staticIP != "" {
 		return sp.staticIP, nil
 	}
-	get := func() (*computepb.Address, error) {
-		return l.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Address: base}, l.api.retry)
-	}
-	a, err := get()
-	if isNotFound(err) {
-		d := description{Service: svcKey, Cluster: l.clusterID, Address: "multicloud-ccm"}
-		err = waitOp(ctx)(l.api.addresses.Insert(ctx, &computepb.InsertAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, AddressResource: &computepb.Address{
-			Name: proto.String(base), Description: proto.String(d.String()), AddressType: proto.String("EXTERNAL"), NetworkTier: proto.String(sp.tier),
-		}}, l.api.retry))
-		if err != nil && !alreadyExists(err) {
-			return "", fmt.Errorf("reserve address %s: %w", base, err)
-		}
-		a, err = get()
-	}
+	a, err := l.reserveAddress(ctx, svcKey, &computepb.Address{Name: proto.String(base), AddressType: proto.String("EXTERNAL"), NetworkTier: proto.String(sp.tier)},
+		func(a *computepb.Address) bool { return a.GetAddressType() == "INTERNAL" })
 	if err != nil {
-		return "", fmt.Errorf("get address %s: %w", base, err)
-	}
-	if !ours(a.GetDescription(), l.clusterID, svcKey) {
-		return "", fmt.Errorf("address %s exists and is not this Service's (description %q)", base, a.GetDescription())
+		return "", err
 	}
 	if a.GetNetworkTier() != "" && a.GetNetworkTier() != sp.tier {
 		return "", fmt.Errorf("address %s is in network tier %s, the Service asks for %s: delete and recreate the Service to change tiers", base, a.GetNetworkTier(), sp.tier)
 	}
 	return a.GetAddress(), nil
+}
+
+// reserveAddress is the Service's address named want's name: reserved as
+// want if missing, refused if not the Service's, and reserved again if
+// stale says it no longer fits (the Service changed type or subnetwork;
+// its forwarding rules are made again with the new IP).
+func (l *loadBalancers) reserveAddress(ctx context.Context, svcKey string, want *computepb.Address, stale func(*computepb.Address) bool) (*computepb.Address, error) {
+	name := want.GetName()
+	want.Description = proto.String(description{Service: svcKey, Cluster: l.clusterID, Address: "multicloud-ccm"}.String())
+	get := func() (*computepb.Address, error) {
+		return l.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Address: name}, l.api.retry)
+	}
+	insert := func() error {
+		err := waitOp(ctx)(l.api.addresses.Insert(ctx, &computepb.InsertAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, AddressResource: want}, l.api.retry))
+		if err != nil && !alreadyExists(err) {
+			return fmt.Errorf("reserve address %s: %w", name, err)
+		}
+		return nil
+	}
+	a, err := get()
+	if isNotFound(err) {
+		if err := insert(); err != nil {
+			return nil, err
+		}
+		a, err = get()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get address %s: %w", name, err)
+	}
+	if !ours(a.GetDescription(), l.clusterID, svcKey) {
+		return nil, fmt.Errorf("address %s exists and is not this Service's (description %q)", name, a.GetDescription())
+	}
+	if !stale(a) {
+		return a, nil
+	}
+	if err := l.releaseAddress(ctx, name, svcKey); err != nil {
+		return nil, err
+	}
+	if err := insert(); err != nil {
+		return nil, err
+	}
+	if a, err = get(); err != nil {
+		return nil, fmt.Errorf("get address %s: %w", name, err)
+	}
+	return a, nil
 }
 
 // releaseAddress deletes the address the manager reserved for the
@@ -268,6 +298,15 @@ func (l *loadBalancers) deleteFirewall(ctx context.Context, name, svcKey string)
 		return fmt.Errorf("delete firewall rule %s: %w", name, err)
 	}
 	return nil
+}
+
+// ensureHealthCheckFirewall admits Google's health checkers to a health
+// check's port on the nodes; owner is "" for the cluster's shared check.
+func (l *loadBalancers) ensureHealthCheckFirewall(ctx context.Context, hc string, port int, tags []string, owner string) error {
+	return l.ensureFirewall(ctx, &computepb.Firewall{
+		Name: proto.String(healthCheckFirewallName(hc)), SourceRanges: healthCheckRanges, TargetTags: tags,
+		Allowed: []*computepb.Allowed{{IPProtocol: proto.String("tcp"), Ports: []string{strconv.Itoa(port)}}},
+	}, owner)
 }
 
 // allowedPorts are the firewall's allowed entries: each protocol's ports.

@@ -32,7 +32,7 @@ func lbEnv(t *testing.T, n int) (*testEnv, *loadBalancers, []*v1.Node) {
 		nd.Spec.ProviderID = md.ProviderID
 		nd.Status.Addresses = md.NodeAddresses
 	}
-	return env, &loadBalancers{cfg: env.s, clusterID: "kubernetes", api: env.api, in: env.cloud.instances}, nodes
+	return env, env.cloud.lb, nodes
 }
 
 func poolMembers(t *testing.T, env *testEnv, name string) []string {

@@ -1,0 +1,243 @@
+package gce
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/protobuf/proto"
+	v1 "k8s.io/api/core/v1"
+)
+
+// The external (target pool) load balancer's parts.
+
+// ensureExternal creates or updates the Service's address, health check,
+// target pool, forwarding rules and firewall rules. rules are the
+// Service's forwarding rules as they are now.
+func (l *loadBalancers) ensureExternal(ctx context.Context, base, key string, sp *lbSpec, members []instanceRef, tags []string, rules map[string]*computepb.ForwardingRule) (*v1.LoadBalancerStatus, error) {
+	ip, err := l.ensureAddress(ctx, base, key, sp)
+	if err != nil {
+		return nil, err
+	}
+	hc := l.healthCheckFor(base, sp)
+	hcOwner := key
+	if !sp.local {
+		hcOwner = ""
+	}
+	if err := l.ensureHealthCheck(ctx, hc, hcOwner); err != nil {
+		return nil, err
+	}
+	if err := l.ensureHealthCheckFirewall(ctx, hc.Name, int(hc.Port), tags, hcOwner); err != nil {
+		return nil, err
+	}
+	pool := l.regionLink("targetPools", base)
+	if err := l.ensureTargetPool(ctx, base, key, l.globalLink("httpHealthChecks", hc.Name), instanceLinks(members), sp); err != nil {
+		return nil, err
+	}
+	if err := l.ensureRules(ctx, base, key, sp, rules, func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error {
+		return l.ensureForwardingRule(ctx, name, key, ip, p, sp, pool, cur)
+	}); err != nil {
+		return nil, err
+	}
+	if err := l.ensureFirewall(ctx, &computepb.Firewall{
+		Name: proto.String(firewallName(base)), SourceRanges: sp.sources, TargetTags: tags, DestinationRanges: []string{ip + "/32"},
+		Allowed: allowedPorts(sp.ports, func(p v1.ServicePort) int32 { return p.Port }),
+	}, key); err != nil {
+		return nil, err
+	}
+	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: ip}}}, nil
+}
+
+// ensureTargetPool makes the Service's target pool hold members and use
+// the health check.
+func (l *loadBalancers) ensureTargetPool(ctx context.Context, name, svcKey, hc string, members []string, sp *lbSpec) error {
+	affinity := "NONE"
+	if sp.sessionIP {
+		affinity = "CLIENT_IP"
+	}
+	req := &computepb.GetTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name}
+	cur, err := l.api.targetPools.Get(ctx, req, l.api.retry)
+	if isNotFound(err) {
+		err = waitOp(ctx)(l.api.targetPools.Insert(ctx, &computepb.InsertTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPoolResource: &computepb.TargetPool{
+			Name: proto.String(name), Description: proto.String(description{Service: svcKey, Cluster: l.clusterID}.String()),
+			Instances: members, HealthChecks: []string{hc}, SessionAffinity: proto.String(affinity),
+		}}, l.api.retry))
+		if err != nil && !alreadyExists(err) {
+			return fmt.Errorf("create target pool %s: %w", name, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get target pool %s: %w", name, err)
+	}
+	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+		return fmt.Errorf("target pool %s exists and is not this Service's (description %q)", name, cur.GetDescription())
+	}
+	if cur.GetSessionAffinity() != affinity {
+		return fmt.Errorf("target pool %s has session affinity %s, the Service asks for %s: a pool's affinity cannot change; recreate the Service", name, cur.GetSessionAffinity(), affinity)
+	}
+	if !slices.ContainsFunc(cur.GetHealthChecks(), func(h string) bool { return sameLink(h, hc) }) {
+		err = waitOp(ctx)(l.api.targetPools.AddHealthCheck(ctx, &computepb.AddHealthCheckTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name,
+			TargetPoolsAddHealthCheckRequestResource: &computepb.TargetPoolsAddHealthCheckRequest{HealthChecks: []*computepb.HealthCheckReference{{HealthCheck: proto.String(hc)}}}}, l.api.retry))
+		if err != nil {
+			return fmt.Errorf("target pool %s: add health check: %w", name, err)
+		}
+		var stale []*computepb.HealthCheckReference
+		for _, h := range cur.GetHealthChecks() {
+			stale = append(stale, &computepb.HealthCheckReference{HealthCheck: proto.String(h)})
+		}
+		if len(stale) > 0 {
+			err = waitOp(ctx)(l.api.targetPools.RemoveHealthCheck(ctx, &computepb.RemoveHealthCheckTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name,
+				TargetPoolsRemoveHealthCheckRequestResource: &computepb.TargetPoolsRemoveHealthCheckRequest{HealthChecks: stale}}, l.api.retry))
+			if err != nil {
+				return fmt.Errorf("target pool %s: remove health check: %w", name, err)
+			}
+		}
+	}
+	return l.syncPoolMembers(ctx, cur, members)
+}
+
+// syncPoolMembers adds and removes only the difference.
+func (l *loadBalancers) syncPoolMembers(ctx context.Context, pool *computepb.TargetPool, members []string) error {
+	var add, remove []*computepb.InstanceReference
+	for _, m := range members {
+		if !slices.ContainsFunc(pool.GetInstances(), func(c string) bool { return sameLink(c, m) }) {
+			add = append(add, &computepb.InstanceReference{Instance: proto.String(m)})
+		}
+	}
+	for _, c := range pool.GetInstances() {
+		if !slices.ContainsFunc(members, func(m string) bool { return sameLink(c, m) }) {
+			remove = append(remove, &computepb.InstanceReference{Instance: proto.String(c)})
+		}
+	}
+	name := pool.GetName()
+	if len(add) > 0 {
+		err := waitOp(ctx)(l.api.targetPools.AddInstance(ctx, &computepb.AddInstanceTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name,
+			TargetPoolsAddInstanceRequestResource: &computepb.TargetPoolsAddInstanceRequest{Instances: add}}, l.api.retry))
+		if err != nil {
+			return fmt.Errorf("target pool %s: add %d instances: %w", name, len(add), err)
+		}
+	}
+	if len(remove) > 0 {
+		err := waitOp(ctx)(l.api.targetPools.RemoveInstance(ctx, &computepb.RemoveInstanceTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name,
+			TargetPoolsRemoveInstanceRequestResource: &computepb.TargetPoolsRemoveInstanceRequest{Instances: remove}}, l.api.retry))
+		if err != nil {
+			return fmt.Errorf("target pool %s: remove %d instances: %w", name, len(remove), err)
+		}
+	}
+	return nil
+}
+
+func (l *loadBalancers) deleteTargetPool(ctx context.Context, name, svcKey string) error {
+	cur, err := l.api.targetPools.Get(ctx, &computepb.GetTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name}, l.api.retry)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get target pool %s: %w", name, err)
+	}
+	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+		return nil
+	}
+	err = waitOp(ctx)(l.api.targetPools.Delete(ctx, &computepb.DeleteTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name}, l.api.retry))
+	if err = ignoreNotFound(err); err != nil {
+		return fmt.Errorf("delete target pool %s: %w", name, err)
+	}
+	return nil
+}
+
+// portRange is the forwarding rule's range for protocol's ports: from the
+// lowest to the highest, as upstream sets it.
+func portRange(ports []v1.ServicePort, protocol v1.Protocol) string {
+	lo, hi := int32(65536), int32(0)
+	for _, p := range ports {
+		if p.Protocol == protocol {
+			lo, hi = min(lo, p.Port), max(hi, p.Port)
+		}
+	}
+	return fmt.Sprintf("%d-%d", lo, hi)
+}
+
+// ensureForwardingRule makes the rule forward protocol's ports at ip to
+// the pool; cur is the rule as it is, nil if missing. Its address,
+// protocol, ports and tier cannot change in place: a rule that differs is
+// deleted and created again.
+func (l *loadBalancers) ensureForwardingRule(ctx context.Context, name, svcKey, ip string, protocol v1.Protocol, sp *lbSpec, pool string, cur *computepb.ForwardingRule) error {
+	want := &computepb.ForwardingRule{
+		Name: proto.String(name), Description: proto.String(description{Service: svcKey, Cluster: l.clusterID}.String()),
+		IPAddress: proto.String(ip), IPProtocol: proto.String(string(protocol)), PortRange: proto.String(portRange(sp.ports, protocol)),
+		Target: proto.String(pool), LoadBalancingScheme: proto.String(schemeExternal), NetworkTier: proto.String(sp.tier),
+	}
+	if cur != nil {
+		if cur.GetIPAddress() == ip && cur.GetIPProtocol() == string(protocol) && cur.GetPortRange() == want.GetPortRange() && (cur.GetNetworkTier() == "" || cur.GetNetworkTier() == sp.tier) {
+			if sameLink(cur.GetTarget(), pool) {
+				return nil
+			}
+			err := waitOp(ctx)(l.api.forwardingRules.SetTarget(ctx, &computepb.SetTargetForwardingRuleRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, ForwardingRule: name,
+				TargetReferenceResource: &computepb.TargetReference{Target: proto.String(pool)}}, l.api.retry))
+			if err != nil {
+				return fmt.Errorf("forwarding rule %s: set target: %w", name, err)
+			}
+			return nil
+		}
+		if err := l.deleteForwardingRule(ctx, name); err != nil {
+			return err
+		}
+	}
+	return l.createForwardingRule(ctx, want)
+}
+
+func (l *loadBalancers) createForwardingRule(ctx context.Context, want *computepb.ForwardingRule) error {
+	err := waitOp(ctx)(l.api.forwardingRules.Insert(ctx, &computepb.InsertForwardingRuleRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, ForwardingRuleResource: want}, l.api.retry))
+	if err != nil && !alreadyExists(err) {
+		return fmt.Errorf("create forwarding rule %s: %w", want.GetName(), err)
+	}
+	return nil
+}
+
+// ensureRules deletes the Service's forwarding rules of protocols it no
+// longer has (first, so a rule made next never clashes with one on its
+// way out at the same IP), then ensures a rule for each of its protocols
+// with ensure, refusing rules of the name that are not the Service's.
+func (l *loadBalancers) ensureRules(ctx context.Context, base, key string, sp *lbSpec, rules map[string]*computepb.ForwardingRule, ensure func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error) error {
+	keep := ruleNames(base, sp)
+	for _, name := range slices.Sorted(maps.Keys(rules)) {
+		if _, ok := keep[name]; !ok && ours(rules[name].GetDescription(), l.clusterID, key) {
+			if err := l.deleteForwardingRule(ctx, name); err != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(keep)) {
+		cur := rules[name]
+		if cur != nil && !ours(cur.GetDescription(), l.clusterID, key) {
+			return fmt.Errorf("forwarding rule %s exists and is not this Service's (description %q)", name, cur.GetDescription())
+		}
+		if err := ensure(name, keep[name], cur); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ruleNames are the Service's forwarding rules (and, internal, backend
+// services) by name, with their protocol.
+func ruleNames(base string, sp *lbSpec) map[string]v1.Protocol {
+	out := map[string]v1.Protocol{}
+	for i, p := range sp.protocols {
+		out[forwardingRuleName(base, p, i == 0)] = p
+	}
+	return out
+}
+
+// deleteForwardingRule deletes a rule the caller found to be the
+// Service's; one already gone is fine.
+func (l *loadBalancers) deleteForwardingRule(ctx context.Context, name string) error {
+	err := waitOp(ctx)(l.api.forwardingRules.Delete(ctx, &computepb.DeleteForwardingRuleRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, ForwardingRule: name}, l.api.retry))
+	if err = ignoreNotFound(err); err != nil {
+		return fmt.Errorf("delete forwarding rule %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,369 @@
+package gce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/api/iterator"
+	"google.golang.org/protobuf/proto"
+	v1 "k8s.io/api/core/v1"
+)
+
+// The internal passthrough load balancer's parts: an internal address in
+// the subnetwork, a regional health check, the cluster's instance groups
+// (instancegroups.go), and per protocol a regional backend service over
+// the groups and an internal forwarding rule, as upstream builds them.
+
+// maxInternalPorts is how many ports an internal forwarding rule lists;
+// a Service with more gets a rule for all ports, as upstream does.
+const maxInternalPorts = 5
+
+// ensureInternal creates or updates the internal Service's parts. rules
+// are the Service's forwarding rules as they are now.
+func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp *lbSpec, members []instanceRef, tags []string, rules map[string]*computepb.ForwardingRule) (*v1.LoadBalancerStatus, error) {
+	ip, err := l.ensureInternalAddress(ctx, base, key, sp)
+	if err != nil {
+		return nil, err
+	}
+	hc := l.regionHealthCheckFor(base, sp)
+	hcOwner := key
+	if !sp.local {
+		hcOwner = ""
+	}
+	if err := l.ensureRegionHealthCheck(ctx, hc, hcOwner); err != nil {
+		return nil, err
+	}
+	if err := l.ensureHealthCheckFirewall(ctx, hc.GetName(), int(hc.GetHttpHealthCheck().GetPort()), tags, hcOwner); err != nil {
+		return nil, err
+	}
+	hcLink := l.regionLink("healthChecks", hc.GetName())
+	// The groups are not deleted from their sync until the backend
+	// services name them.
+	l.groups.inUse.RLock()
+	defer l.groups.inUse.RUnlock()
+	groups, err := l.groups.sync(ctx, membersByZone(members))
+	if err != nil {
+		return nil, err
+	}
+	err = l.ensureRules(ctx, base, key, sp, rules, func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error {
+		// A backend service's protocol changes only once no rule of the
+		// old protocol uses it.
+		if cur != nil && cur.GetIPProtocol() != string(p) {
+			if err := l.deleteForwardingRule(ctx, name); err != nil {
+				return err
+			}
+			cur = nil
+		}
+		if err := l.ensureBackendService(ctx, name, key, p, hcLink, groups, sp); err != nil {
+			return err
+		}
+		return l.ensureInternalForwardingRule(ctx, name, key, ip, p, sp, cur)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Backend services of protocols the Service no longer has.
+	if _, err := l.deleteBackendServicesExcept(ctx, base, key, ruleNames(base, sp)); err != nil {
+		return nil, err
+	}
+	if err := l.ensureFirewall(ctx, &computepb.Firewall{
+		Name: proto.String(firewallName(base)), SourceRanges: sp.sources, TargetTags: tags, DestinationRanges: []string{ip + "/32"},
+		Allowed: allowedPorts(sp.ports, func(p v1.ServicePort) int32 { return p.Port }),
+	}, key); err != nil {
+		return nil, err
+	}
+	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: ip}}}, nil
+}
+
+// updateInternal brings the cluster's instance groups in step with the
+// nodes and the Service's backend services with the zones that have
+// nodes. After the first internal Service of a node change, the groups
+// are as wanted already and this is one read per backend service.
+func (l *loadBalancers) updateInternal(ctx context.Context, base, key string, sp *lbSpec, members []instanceRef) error {
+	l.groups.inUse.RLock()
+	defer l.groups.inUse.RUnlock()
+	groups, err := l.groups.sync(ctx, membersByZone(members))
+	if err != nil {
+		return err
+	}
+	for name := range ruleNames(base, sp) {
+		cur, err := l.api.regionBackendServices.Get(ctx, &computepb.GetRegionBackendServiceRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, BackendService: name}, l.api.retry)
+		if err != nil {
+			return fmt.Errorf("get backend service %s: %w", name, err)
+		}
+		if !ours(cur.GetDescription(), l.clusterID, key) {
+			return fmt.Errorf("backend service %s exists and is not this Service's (description %q)", name, cur.GetDescription())
+		}
+		if sameGroups(cur.GetBackends(), groups) {
+			continue
+		}
+		if err := l.patchBackendService(ctx, cur, &computepb.BackendService{Backends: backendsOf(groups)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// membersByZone groups the nodes' instance links by zone, sorted: the
+// instance groups' wanted members.
+func membersByZone(members []instanceRef) map[string][]string {
+	out := map[string][]string{}
+	for _, m := range members {
+		out[m.zone] = append(out[m.zone], instanceLink(m))
+	}
+	for _, links := range out {
+		slices.Sort(links)
+	}
+	return out
+}
+
+func (l *loadBalancers) subnetworkLink(name string) string {
+	return "projects/" + l.cfg.NetworkProjectID + "/regions/" + l.cfg.Region + "/subnetworks/" + name
+}
+
+// ensureInternalAddress is the internal Service's IP: spec.loadBalancerIP
+// as it is (the user's), else an internal address in the subnetwork the
+// manager reserved for the Service. It is reserved for as long as the
+// Service exists, shared by its forwarding rules (one per protocol), so
+// the IP stays when a rule is made again.
+func (l *loadBalancers) ensureInternalAddress(ctx context.Context, base, svcKey string, sp *lbSpec) (string, error) {
+	if sp.staticIP != "" {
+		return sp.staticIP, nil
+	}
+	subnet := l.subnetworkLink(sp.subnet)
+	a, err := l.reserveAddress(ctx, svcKey, &computepb.Address{
+		Name: proto.String(base), AddressType: proto.String("INTERNAL"), Purpose: proto.String("SHARED_LOADBALANCER_VIP"), Subnetwork: proto.String(subnet),
+	}, func(a *computepb.Address) bool {
+		return a.GetAddressType() != "INTERNAL" || !sameLink(a.GetSubnetwork(), subnet)
+	})
+	if err != nil {
+		return "", err
+	}
+	return a.GetAddress(), nil
+}
+
+// regionHealthCheckFor is the regional health check of the Service's
+// backend services: its own on healthCheckNodePort
+// (externalTrafficPolicy Local), else the cluster's shared check of
+// kube-proxy, with upstream's timings.
+func (l *loadBalancers) regionHealthCheckFor(base string, sp *lbSpec) *computepb.HealthCheck {
+	name, port, path := nodeHealthCheckName(l.clusterID), int32(kubeProxyHealthPort), "/healthz"
+	if sp.local {
+		name, port, path = base, sp.healthPort, sp.healthPath
+	}
+	return &computepb.HealthCheck{
+		Name: proto.String(name), Type: proto.String("HTTP"),
+		HttpHealthCheck:  &computepb.HTTPHealthCheck{Port: proto.Int32(port), RequestPath: proto.String(path)},
+		CheckIntervalSec: proto.Int32(8), TimeoutSec: proto.Int32(1), HealthyThreshold: proto.Int32(1), UnhealthyThreshold: proto.Int32(3),
+	}
+}
+
+// ensureRegionHealthCheck makes the health check exist as want; svcKey is
+// "" for the cluster's shared one.
+func (l *loadBalancers) ensureRegionHealthCheck(ctx context.Context, want *computepb.HealthCheck, svcKey string) error {
+	name := want.GetName()
+	want.Description = proto.String(description{Service: svcKey, Cluster: l.clusterID}.String())
+	cur, err := l.api.regionHealthChecks.Get(ctx, &computepb.GetRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry)
+	switch {
+	case isNotFound(err):
+		err = waitOp(ctx)(l.api.regionHealthChecks.Insert(ctx, &computepb.InsertRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheckResource: want}, l.api.retry))
+		if err != nil && !alreadyExists(err) {
+			return fmt.Errorf("create health check %s: %w", name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("get health check %s: %w", name, err)
+	}
+	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+		return fmt.Errorf("health check %s exists and is not this cluster's (description %q)", name, cur.GetDescription())
+	}
+	if cur.GetType() == want.GetType() && cur.GetHttpHealthCheck().GetPort() == want.GetHttpHealthCheck().GetPort() &&
+		cur.GetHttpHealthCheck().GetRequestPath() == want.GetHttpHealthCheck().GetRequestPath() &&
+		cur.GetCheckIntervalSec() == want.GetCheckIntervalSec() && cur.GetUnhealthyThreshold() == want.GetUnhealthyThreshold() {
+		return nil
+	}
+	err = waitOp(ctx)(l.api.regionHealthChecks.Update(ctx, &computepb.UpdateRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name, HealthCheckResource: want}, l.api.retry))
+	if err != nil {
+		return fmt.Errorf("update health check %s: %w", name, err)
+	}
+	return nil
+}
+
+// deleteRegionHealthCheck deletes the Service's own regional health
+// check; the shared one, one gone, or one not the Service's, stays.
+func (l *loadBalancers) deleteRegionHealthCheck(ctx context.Context, name, svcKey string) error {
+	cur, err := l.api.regionHealthChecks.Get(ctx, &computepb.GetRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get health check %s: %w", name, err)
+	}
+	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+		return nil
+	}
+	err = waitOp(ctx)(l.api.regionHealthChecks.Delete(ctx, &computepb.DeleteRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry))
+	if err = ignoreNotFound(err); err != nil {
+		return fmt.Errorf("delete health check %s: %w", name, err)
+	}
+	return nil
+}
+
+func backendsOf(groups []string) []*computepb.Backend {
+	var out []*computepb.Backend
+	for _, g := range groups {
+		out = append(out, &computepb.Backend{Group: proto.String(g), BalancingMode: proto.String("CONNECTION")})
+	}
+	return out
+}
+
+// sameGroups says the backends are exactly the groups.
+func sameGroups(backends []*computepb.Backend, groups []string) bool {
+	if len(backends) != len(groups) {
+		return false
+	}
+	for _, b := range backends {
+		if !slices.ContainsFunc(groups, func(g string) bool { return sameLink(b.GetGroup(), g) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// ensureBackendService makes the backend service of one protocol balance
+// over the groups with the health check.
+func (l *loadBalancers) ensureBackendService(ctx context.Context, name, svcKey string, protocol v1.Protocol, hc string, groups []string, sp *lbSpec) error {
+	affinity := "NONE"
+	if sp.sessionIP {
+		affinity = "CLIENT_IP"
+	}
+	want := &computepb.BackendService{
+		Name: proto.String(name), Description: proto.String(description{Service: svcKey, Cluster: l.clusterID}.String()),
+		LoadBalancingScheme: proto.String(schemeInternal), Protocol: proto.String(string(protocol)),
+		HealthChecks: []string{hc}, Backends: backendsOf(groups), SessionAffinity: proto.String(affinity),
+	}
+	cur, err := l.api.regionBackendServices.Get(ctx, &computepb.GetRegionBackendServiceRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, BackendService: name}, l.api.retry)
+	switch {
+	case isNotFound(err):
+		err = waitOp(ctx)(l.api.regionBackendServices.Insert(ctx, &computepb.InsertRegionBackendServiceRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, BackendServiceResource: want}, l.api.retry))
+		if err != nil && !alreadyExists(err) {
+			return fmt.Errorf("create backend service %s: %w", name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("get backend service %s: %w", name, err)
+	}
+	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+		return fmt.Errorf("backend service %s exists and is not this Service's (description %q)", name, cur.GetDescription())
+	}
+	if cur.GetProtocol() == want.GetProtocol() && cur.GetSessionAffinity() == affinity && len(cur.GetHealthChecks()) == 1 &&
+		sameLink(cur.GetHealthChecks()[0], hc) && sameGroups(cur.GetBackends(), groups) {
+		return nil
+	}
+	return l.patchBackendService(ctx, cur, &computepb.BackendService{
+		Protocol: want.Protocol, HealthChecks: want.HealthChecks, Backends: want.Backends, SessionAffinity: want.SessionAffinity,
+	})
+}
+
+// patchBackendService changes the fields patch sets, on the version cur
+// read: GCE refuses the patch (412) if the service changed since, and the
+// Service's next sync reads it again.
+func (l *loadBalancers) patchBackendService(ctx context.Context, cur, patch *computepb.BackendService) error {
+	patch.Fingerprint = cur.Fingerprint
+	err := waitOp(ctx)(l.api.regionBackendServices.Patch(ctx, &computepb.PatchRegionBackendServiceRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region,
+		BackendService: cur.GetName(), BackendServiceResource: patch}, l.api.retry))
+	if err != nil {
+		return fmt.Errorf("update backend service %s: %w", cur.GetName(), err)
+	}
+	return nil
+}
+
+// deleteBackendServicesExcept deletes the Service's backend services
+// (named like its forwarding rules) not in keep, after their rules went;
+// it says whether the Service had any.
+func (l *loadBalancers) deleteBackendServicesExcept(ctx context.Context, base, svcKey string, keep map[string]v1.Protocol) (bool, error) {
+	it := l.api.regionBackendServices.List(ctx, &computepb.ListRegionBackendServicesRequest{
+		Project: l.cfg.ProjectID, Region: l.cfg.Region, Filter: proto.String(`name eq "` + base + `(-tcp|-udp)?"`),
+	}, l.api.retry)
+	had := false
+	var stale []string
+	for {
+		bs, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			break
+		}
+		if err != nil {
+			return false, fmt.Errorf("list backend services %s: %w", base, err)
+		}
+		if !ours(bs.GetDescription(), l.clusterID, svcKey) {
+			continue
+		}
+		had = true
+		if _, ok := keep[bs.GetName()]; !ok {
+			stale = append(stale, bs.GetName())
+		}
+	}
+	for _, name := range stale {
+		err := waitOp(ctx)(l.api.regionBackendServices.Delete(ctx, &computepb.DeleteRegionBackendServiceRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, BackendService: name}, l.api.retry))
+		if err = ignoreNotFound(err); err != nil {
+			return had, fmt.Errorf("delete backend service %s: %w", name, err)
+		}
+	}
+	return had, nil
+}
+
+// deleteBackendServices deletes all the Service's backend services.
+func (l *loadBalancers) deleteBackendServices(ctx context.Context, base, svcKey string) (bool, error) {
+	return l.deleteBackendServicesExcept(ctx, base, svcKey, nil)
+}
+
+// internalPorts are an internal forwarding rule's ports for protocol, or
+// nil when there are more than it lists (the rule takes all ports).
+func internalPorts(ports []v1.ServicePort, protocol v1.Protocol) []string {
+	var out []string
+	for _, p := range ports {
+		if p.Protocol == protocol {
+			out = append(out, strconv.Itoa(int(p.Port)))
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > maxInternalPorts {
+		return nil
+	}
+	return out
+}
+
+// ensureInternalForwardingRule makes the rule forward protocol's ports at
+// ip to the backend service of its name; cur is the rule as it is, nil
+// if missing. A rule that differs is made again: the IP is reserved, so
+// it stays.
+func (l *loadBalancers) ensureInternalForwardingRule(ctx context.Context, name, svcKey, ip string, protocol v1.Protocol, sp *lbSpec, cur *computepb.ForwardingRule) error {
+	ports := internalPorts(sp.ports, protocol)
+	bs := l.regionLink("backendServices", name)
+	subnet := l.subnetworkLink(sp.subnet)
+	want := &computepb.ForwardingRule{
+		Name: proto.String(name), Description: proto.String(description{Service: svcKey, Cluster: l.clusterID}.String()),
+		IPAddress: proto.String(ip), IPProtocol: proto.String(string(protocol)), LoadBalancingScheme: proto.String(schemeInternal),
+		BackendService: proto.String(bs), Network: proto.String(l.cfg.networkURL()), Subnetwork: proto.String(subnet),
+		Ports: ports, AllowGlobalAccess: proto.Bool(sp.globalAccess),
+	}
+	if ports == nil {
+		want.AllPorts = proto.Bool(true)
+	}
+	if cur != nil {
+		curPorts := slices.Sorted(slices.Values(cur.GetPorts()))
+		if cur.GetIPAddress() == ip && cur.GetIPProtocol() == string(protocol) && slices.Equal(curPorts, ports) && cur.GetAllPorts() == (ports == nil) &&
+			sameLink(cur.GetBackendService(), bs) && sameLink(cur.GetSubnetwork(), subnet) && cur.GetAllowGlobalAccess() == sp.globalAccess {
+			return nil
+		}
+		if err := l.deleteForwardingRule(ctx, name); err != nil {
+			return err
+		}
+	}
+	return l.createForwardingRule(ctx, want)
+}
