@@ -31,11 +31,6 @@ type instanceGroups struct {
 	api       *clients
 	clk       clock.Clock
 
-	// inUse is held shared by a Service from its group sync until its
-	// backend service names the groups, and exclusively while the groups
-	// are deleted, so no group goes between a sync and its use.
-	inUse sync.RWMutex
-
 	mu sync.Mutex // one sync at a time; guards what follows
 	// synced is the membership the last successful sync left (zone ->
 	// sorted instance links); nil when unknown.
@@ -60,7 +55,7 @@ func instanceGroupName(clusterID string) string {
 // instances of that zone, creating groups as needed, and empties the
 // groups of zones no node is in any more. It returns the links of the
 // groups of want's zones, in zone order: the backend services' backends.
-// The caller holds g.inUse shared.
+// The caller holds loadBalancers.shared for reading.
 func (g *instanceGroups) sync(ctx context.Context, want map[string][]string) ([]string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -207,10 +202,9 @@ func (g *instanceGroups) changeMembers(ctx context.Context, zone string, add, re
 // any more: after the last internal Service went. A group another
 // Service's backend service still uses is refused by GCE
 // (resourceInUseByAnotherResource) and stays; a group the manager did not
-// create (no description of this cluster) is never deleted.
+// create (no description of this cluster) is never deleted. The caller
+// holds loadBalancers.shared.
 func (g *instanceGroups) deleteUnused(ctx context.Context) error {
-	g.inUse.Lock()
-	defer g.inUse.Unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.synced = nil

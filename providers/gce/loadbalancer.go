@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/api/iterator"
@@ -36,6 +37,13 @@ type loadBalancers struct {
 	api       *clients
 	in        *instances
 	groups    *instanceGroups
+	// shared guards the cluster's shared parts (the node health checks,
+	// their firewall rule, the instance groups): a Service holds it for
+	// reading while it ensures its load balancer on them, and they are
+	// deleted, once no load balancer uses them, only while it is held
+	// for writing. So a part is never deleted between a Service finding
+	// it there and its load balancer referencing it.
+	shared sync.RWMutex
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -87,13 +95,15 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	}
 	for _, fr := range rules {
 		if ours(fr.GetDescription(), l.clusterID, key) && fr.GetLoadBalancingScheme() != want {
-			if err := l.deleteParts(ctx, base, key, rules, !sp.internal); err != nil {
+			if err := l.deleteParts(ctx, base, key, rules); err != nil {
 				return nil, fmt.Errorf("delete the %s load balancer the Service had: %w", fr.GetLoadBalancingScheme(), err)
 			}
 			rules = nil
 			break
 		}
 	}
+	l.shared.RLock()
+	defer l.shared.RUnlock()
 	if sp.internal {
 		return l.ensureInternal(ctx, base, key, sp, members, tags, rules)
 	}
@@ -130,22 +140,17 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	if err != nil {
 		return err
 	}
-	internal := false
-	if sp, err := serviceSpec(l.cfg, svc); err == nil {
-		internal = sp.internal
-	}
-	return l.deleteParts(ctx, base, key, rules, internal)
+	return l.deleteParts(ctx, base, key, rules)
 }
 
 // deleteParts deletes, in dependency order, the Service's forwarding
 // rules, its target pool and backend services, its own health checks,
-// its firewall rules and the address the manager reserved, then (after
-// an internal Service) the instance groups no backend service uses any
-// more. Each step tolerates what is already gone, so a target pool is
+// its firewall rules and the address the manager reserved, then the
+// cluster's shared parts no load balancer uses any more. Each step tolerates what is already gone, so a target pool is
 // deleted even when its forwarding rule went first, and a deletion cut
 // off at any point completes next time. Only resources whose description
 // names this cluster and Service are deleted.
-func (l *loadBalancers) deleteParts(ctx context.Context, base, key string, rules map[string]*computepb.ForwardingRule, internal bool) error {
+func (l *loadBalancers) deleteParts(ctx context.Context, base, key string, rules map[string]*computepb.ForwardingRule) error {
 	for _, name := range slices.Sorted(maps.Keys(rules)) {
 		if !ours(rules[name].GetDescription(), l.clusterID, key) {
 			continue
@@ -157,14 +162,13 @@ func (l *loadBalancers) deleteParts(ctx context.Context, base, key string, rules
 	if err := l.deleteTargetPool(ctx, base, key); err != nil {
 		return err
 	}
-	hadBackendServices, err := l.deleteBackendServices(ctx, base, key)
-	if err != nil {
+	if _, err := l.deleteBackendServices(ctx, base, key); err != nil {
 		return err
 	}
-	if err := l.deleteHealthCheck(ctx, base, key); err != nil {
+	if _, err := l.deleteHealthCheck(ctx, base, key); err != nil {
 		return err
 	}
-	if err := l.deleteRegionHealthCheck(ctx, base, key); err != nil {
+	if _, err := l.deleteRegionHealthCheck(ctx, base, key); err != nil {
 		return err
 	}
 	for _, name := range []string{firewallName(base), healthCheckFirewallName(base)} {
@@ -175,10 +179,32 @@ func (l *loadBalancers) deleteParts(ctx context.Context, base, key string, rules
 	if err := l.releaseAddress(ctx, base, key); err != nil {
 		return err
 	}
-	if internal || hadBackendServices {
-		return l.groups.deleteUnused(ctx)
+	return l.releaseShared(ctx)
+}
+
+// releaseShared deletes the cluster's shared parts that no load balancer
+// uses any more, as upstream does: the node health checks (GCE refuses,
+// resourceInUseByAnotherResource, while a target pool or backend service
+// uses one, and it stays), their firewall rule once both are gone, and
+// the instance groups no backend service uses.
+func (l *loadBalancers) releaseShared(ctx context.Context) error {
+	l.shared.Lock()
+	defer l.shared.Unlock()
+	hc := nodeHealthCheckName(l.clusterID)
+	legacyGone, err := l.deleteHealthCheck(ctx, hc, "")
+	if err != nil {
+		return err
 	}
-	return nil
+	regionalGone, err := l.deleteRegionHealthCheck(ctx, hc, "")
+	if err != nil {
+		return err
+	}
+	if legacyGone && regionalGone {
+		if err := l.deleteFirewall(ctx, healthCheckFirewallName(hc), ""); err != nil {
+			return err
+		}
+	}
+	return l.groups.deleteUnused(ctx)
 }
 
 // serviceRules are the Service's forwarding rules (one per protocol,

@@ -41,10 +41,6 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 		return nil, err
 	}
 	hcLink := l.regionLink("healthChecks", hc.GetName())
-	// The groups are not deleted from their sync until the backend
-	// services name them.
-	l.groups.inUse.RLock()
-	defer l.groups.inUse.RUnlock()
 	groups, err := l.groups.sync(ctx, membersByZone(members))
 	if err != nil {
 		return nil, err
@@ -84,8 +80,8 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 // nodes. After the first internal Service of a node change, the groups
 // are as wanted already and this is one read per backend service.
 func (l *loadBalancers) updateInternal(ctx context.Context, base, key string, sp *lbSpec, members []instanceRef) error {
-	l.groups.inUse.RLock()
-	defer l.groups.inUse.RUnlock()
+	l.shared.RLock()
+	defer l.shared.RUnlock()
 	groups, err := l.groups.sync(ctx, membersByZone(members))
 	if err != nil {
 		return err
@@ -193,24 +189,30 @@ func (l *loadBalancers) ensureRegionHealthCheck(ctx context.Context, want *compu
 	return nil
 }
 
-// deleteRegionHealthCheck deletes the Service's own regional health
-// check; the shared one, one gone, or one not the Service's, stays.
-func (l *loadBalancers) deleteRegionHealthCheck(ctx context.Context, name, svcKey string) error {
+// deleteRegionHealthCheck deletes the regional health check name if it
+// is svcKey's ("" for the cluster's shared one) and no backend service
+// uses it, and says whether it is gone. One not the Service's stays and
+// counts as not gone.
+func (l *loadBalancers) deleteRegionHealthCheck(ctx context.Context, name, svcKey string) (bool, error) {
 	cur, err := l.api.regionHealthChecks.Get(ctx, &computepb.GetRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry)
 	if isNotFound(err) {
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return fmt.Errorf("get health check %s: %w", name, err)
+		return false, fmt.Errorf("get health check %s: %w", name, err)
 	}
-	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
-		return nil
+	if d := parseDescription(cur.GetDescription()); d.Cluster != l.clusterID || d.Service != svcKey {
+		return false, nil
 	}
 	err = waitOp(ctx)(l.api.regionHealthChecks.Delete(ctx, &computepb.DeleteRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry))
-	if err = ignoreNotFound(err); err != nil {
-		return fmt.Errorf("delete health check %s: %w", name, err)
+	err = ignoreNotFound(err)
+	if inUse(err) {
+		return false, nil
 	}
-	return nil
+	if err != nil {
+		return false, fmt.Errorf("delete health check %s: %w", name, err)
+	}
+	return true, nil
 }
 
 func backendsOf(groups []string) []*computepb.Backend {

@@ -165,11 +165,14 @@ func TestInternalLoadBalancer(t *testing.T) {
 	if _, ok := env.emu.InstanceGroup(zones[0], instanceGroupName("kubernetes")); !ok {
 		t.Fatal("the groups went while another internal Service uses them")
 	}
+	if _, ok := env.emu.RegionHealthCheck(nodeHealthCheckName("kubernetes")); !ok {
+		t.Fatal("the shared health check went while another internal Service uses it")
+	}
 	if err := lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", other); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range env.srv.Resources() {
-		if strings.Contains(r.ID, base) || strings.Contains(r.ID, lbName(other)) || strings.Contains(r.ID, "k8s-ig--") {
+		if strings.Contains(r.ID, base) || strings.Contains(r.ID, lbName(other)) || strings.Contains(r.ID, "k8s-ig--") || strings.Contains(r.ID, "k8s-kubernetes-node") {
 			t.Errorf("left behind: %s %s", r.Kind, r.ID)
 		}
 	}

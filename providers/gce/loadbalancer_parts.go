@@ -192,24 +192,30 @@ func (l *loadBalancers) ensureHealthCheck(ctx context.Context, want *computev1.H
 	return nil
 }
 
-// deleteHealthCheck deletes the Service's own health check; the shared
-// one, one gone, or one not the Service's, stays.
-func (l *loadBalancers) deleteHealthCheck(ctx context.Context, name, svcKey string) error {
+// deleteHealthCheck deletes the legacy health check name if it is
+// svcKey's ("" for the cluster's shared one) and no target pool uses it,
+// and says whether it is gone. One not the Service's stays and counts as
+// not gone.
+func (l *loadBalancers) deleteHealthCheck(ctx context.Context, name, svcKey string) (bool, error) {
 	cur, err := l.api.httpHealthChecks.Get(l.cfg.ProjectID, name).Context(ctx).Do()
 	if isNotFound(err) {
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return fmt.Errorf("get health check %s: %w", name, err)
+		return false, fmt.Errorf("get health check %s: %w", name, err)
 	}
-	if !ours(cur.Description, l.clusterID, svcKey) {
-		return nil
+	if d := parseDescription(cur.Description); d.Cluster != l.clusterID || d.Service != svcKey {
+		return false, nil
 	}
 	op, err := l.api.httpHealthChecks.Delete(l.cfg.ProjectID, name).Context(ctx).Do()
-	if err = ignoreNotFound(l.waitGlobal(ctx, op, err)); err != nil {
-		return fmt.Errorf("delete health check %s: %w", name, err)
+	err = ignoreNotFound(l.waitGlobal(ctx, op, err))
+	if inUse(err) {
+		return false, nil
 	}
-	return nil
+	if err != nil {
+		return false, fmt.Errorf("delete health check %s: %w", name, err)
+	}
+	return true, nil
 }
 
 // waitGlobal waits for a global operation the discovery client started.

@@ -11,6 +11,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/aws"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/azure"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/gce"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/openstack"
 )
 
@@ -18,6 +19,7 @@ import (
 var all = map[string]conformance.Adapter{
 	"aws":       aws.Adapter{},
 	"azure":     azure.Adapter{},
+	"gce":       gce.Adapter{},
 	"openstack": openstack.Adapter{},
 }
 
