@@ -65,11 +65,13 @@ func newClientSetup(ctx context.Context, s *Section, rec *cloudmetrics.Recorder)
 	if rec == nil {
 		rec = cloudmetrics.Default()
 	}
-	ts, err := tokenSource(ctx, s)
+	base := &meteredTransport{rec: rec, next: http.DefaultTransport.(*http.Transport).Clone(), timeout: s.RequestTimeout}
+	// Token fetches go through the same metered transport (operation
+	// oauth2 "token"), so a failing token endpoint shows on /metrics.
+	ts, err := tokenSource(context.WithValue(ctx, oauth2.HTTPClient, &http.Client{Transport: base}), s)
 	if err != nil {
 		return nil, err
 	}
-	base := &meteredTransport{rec: rec, next: http.DefaultTransport.(*http.Transport).Clone(), timeout: s.RequestTimeout}
 	hc := &http.Client{Transport: &oauth2.Transport{Source: ts, Base: base}}
 	return &clientSetup{endpoint: s.Endpoint, http: hc, retry: newRetryPolicy(s.MaxAttempts)}, nil
 }

@@ -59,17 +59,64 @@ func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1
 	return lbName(svc)
 }
 
-// GetLoadBalancer reports the address of the Service's first forwarding
-// rule, if it has one.
+// GetLoadBalancer reports the address of the Service's forwarding rules.
+// Without a rule, any other part the Service still has (its target pool,
+// firewall rule, address or backend services) makes the load balancer
+// exist with no address: the service controller deletes only load
+// balancers that exist, and upstream, answering from the forwarding rule
+// alone, leaked the rest when the rule was gone. One filtered list when
+// the rule is there.
 func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
-	fr, err := l.api.forwardingRules.Get(ctx, &computepb.GetForwardingRuleRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, ForwardingRule: lbName(svc)}, l.api.retry)
-	if isNotFound(err) {
-		return nil, false, nil
-	}
+	base, key := lbName(svc), naming.ServiceKey(svc)
+	rules, err := l.serviceRules(ctx, base)
 	if err != nil {
-		return nil, false, fmt.Errorf("get forwarding rule %s: %w", lbName(svc), err)
+		return nil, false, err
 	}
-	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: fr.GetIPAddress()}}}, true, nil
+	for _, name := range slices.Sorted(maps.Keys(rules)) {
+		if ip := rules[name].GetIPAddress(); ip != "" {
+			return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: ip}}}, true, nil
+		}
+	}
+	left, err := l.anyPartLeft(ctx, base, key)
+	if err != nil || !left {
+		return nil, false, err
+	}
+	return &v1.LoadBalancerStatus{}, true, nil
+}
+
+// anyPartLeft says whether the Service still has a part besides its
+// forwarding rules, checked in the reverse of deletion order so a
+// deletion cut off anywhere is found with few calls.
+func (l *loadBalancers) anyPartLeft(ctx context.Context, base, key string) (bool, error) {
+	a, err := l.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Address: base}, l.api.retry)
+	if err == nil && ours(a.GetDescription(), l.clusterID, key) {
+		return true, nil
+	}
+	if err != nil && !isNotFound(err) {
+		return false, fmt.Errorf("get address %s: %w", base, err)
+	}
+	fw, err := l.api.firewalls.Get(ctx, &computepb.GetFirewallRequest{Project: l.cfg.NetworkProjectID, Firewall: firewallName(base)}, l.api.retry)
+	if err == nil && ours(fw.GetDescription(), l.clusterID, key) {
+		return true, nil
+	}
+	if err != nil && !isNotFound(err) {
+		return false, fmt.Errorf("get firewall rule %s: %w", firewallName(base), err)
+	}
+	pool, err := l.api.targetPools.Get(ctx, &computepb.GetTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: base}, l.api.retry)
+	if err == nil && ours(pool.GetDescription(), l.clusterID, key) {
+		return true, nil
+	}
+	if err != nil && !isNotFound(err) {
+		return false, fmt.Errorf("get target pool %s: %w", base, err)
+	}
+	bs, err := l.api.regionBackendServices.Get(ctx, &computepb.GetRegionBackendServiceRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, BackendService: base}, l.api.retry)
+	if err == nil && ours(bs.GetDescription(), l.clusterID, key) {
+		return true, nil
+	}
+	if err != nil && !isNotFound(err) {
+		return false, fmt.Errorf("get backend service %s: %w", base, err)
+	}
+	return false, nil
 }
 
 // EnsureLoadBalancer creates or updates the Service's load balancer of

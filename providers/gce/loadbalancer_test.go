@@ -139,6 +139,11 @@ func TestExternalLoadBalancerNoLeaks(t *testing.T) {
 	if err := waitOp(ctx)(env.api.forwardingRules.Delete(ctx, &computepb.DeleteForwardingRuleRequest{Project: env.s.ProjectID, Region: env.s.Region, ForwardingRule: base})); err != nil {
 		t.Fatal(err)
 	}
+	// The service controller deletes only what GetLoadBalancer says
+	// exists: the pool and the rest still make it exist.
+	if _, exists, err := lb.GetLoadBalancer(ctx, "kubernetes", svc); err != nil || !exists {
+		t.Fatalf("GetLoadBalancer without the rule: exists %v, %v", exists, err)
+	}
 	if err := lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", svc); err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +151,9 @@ func TestExternalLoadBalancerNoLeaks(t *testing.T) {
 		if strings.Contains(r.ID, base) {
 			t.Errorf("leaked: %s %s", r.Kind, r.ID)
 		}
+	}
+	if _, exists, err := lb.GetLoadBalancer(ctx, "kubernetes", svc); err != nil || exists {
+		t.Errorf("GetLoadBalancer after deletion: exists %v, %v", exists, err)
 	}
 
 	// The user's reserved address.
