@@ -621,3 +621,27 @@ func TestAzureSecretExample(t *testing.T) {
 		t.Errorf("the redacted config shows the secret: %s", cfg.String())
 	}
 }
+
+// TestGCESecretExample: the GCE example is a Secret of the same name and
+// key as the default one, and its cloud-config is one the binary accepts.
+func TestGCESecretExample(t *testing.T) {
+	raw, err := os.ReadFile("examples/cloud-config-secret-gce.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s corev1.Secret
+	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
+		t.Fatal(err)
+	}
+	data, ok := s.StringData["cloud-config.yaml"]
+	if s.Kind != "Secret" || s.Name != secretName || s.Namespace != "kube-system" || !ok || len(s.StringData) != 1 {
+		t.Fatalf("want Secret kube-system/%s with the single key cloud-config.yaml, got %s %s/%s keys %v", secretName, s.Kind, s.Namespace, s.Name, s.StringData)
+	}
+	cfg, err := config.Parse([]byte(data), providers.Default)
+	if err != nil {
+		t.Fatalf("the GCE example cloud-config does not validate:\n%v", err)
+	}
+	if cfg.Provider != "gce" {
+		t.Errorf("provider %q", cfg.Provider)
+	}
+}

@@ -170,3 +170,84 @@ func TestSlimAzureBuild(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 }
+
+// TestSlimGCEBuild: `make build PROVIDERS=gce` keeps only GCE: the Compute
+// clients (cloud.google.com/go/compute and google.golang.org/api) and no
+// AWS, Azure or gophercloud module, and a cloud-config for another cloud
+// is refused with the rebuild hint.
+func TestSlimGCEBuild(t *testing.T) {
+	bin := filepath.Join(env.tmp, "multicloud-ccm-gce")
+	cmd := exec.Command("make", "build", "PROVIDERS=gce", "BIN="+bin)
+	cmd.Dir = env.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build PROVIDERS=gce: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "providers: gce\n") {
+		t.Fatalf("version: %v\n%s", err, out)
+	}
+	mods, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, mods)
+	}
+	for _, want := range []string{"cloud.google.com/go/compute", "google.golang.org/api", "golang.org/x/oauth2"} {
+		if !strings.Contains(string(mods), want) {
+			t.Errorf("slim GCE build lacks %s:\n%s", want, mods)
+		}
+	}
+	for _, foreign := range []string{"github.com/aws/", "github.com/Azure/", "github.com/gophercloud/"} {
+		if strings.Contains(string(mods), foreign) {
+			t.Errorf("slim GCE build contains %s", foreign)
+		}
+	}
+	cfg := writeFile(t, "azure-for-gce-build.yaml",
+		"apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: azure\nclusterID: c1\n")
+	out, err = exec.Command(bin, "validate-config", cfg).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("validate-config exit = %v, want 1\n%s", err, out)
+	}
+	if want := `provider: "azure" is not compiled into this binary (compiled in: gce)`; !strings.Contains(string(out), want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}
+
+// TestFullBuildLinksEachSDKOnce: `make build` (every backend) links one
+// major version of each cloud SDK: two majors of one SDK (aws-sdk-go and
+// -v2, gophercloud and /v2, armnetwork v5 and v6) would double the binary's
+// share of it and split its retries and metrics.
+func TestFullBuildLinksEachSDKOnce(t *testing.T) {
+	bin := filepath.Join(env.tmp, "multicloud-ccm-all")
+	cmd := exec.Command("make", "build", "BIN="+bin)
+	cmd.Dir = env.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "providers: aws,azure,gce,openstack\n") {
+		t.Fatalf("version: %v\n%s", err, out)
+	}
+	mods, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, mods)
+	}
+	majors := map[string][]string{}
+	for _, line := range strings.Split(string(mods), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "dep" {
+			continue
+		}
+		base := f[1]
+		if i := strings.LastIndex(base, "/v"); i > 0 && strings.Trim(base[i+2:], "0123456789") == "" {
+			base = base[:i]
+		}
+		base = strings.TrimSuffix(base, "-v2")
+		majors[base] = append(majors[base], f[1])
+	}
+	for _, sdk := range []string{"github.com/aws/aws-sdk-go", "github.com/Azure/azure-sdk-for-go/sdk/azcore",
+		"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute", "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork",
+		"github.com/gophercloud/gophercloud", "cloud.google.com/go/compute", "google.golang.org/api"} {
+		if got := majors[sdk]; len(got) != 1 {
+			t.Errorf("%s linked as %v, want one module", sdk, got)
+		}
+	}
+}
