@@ -48,13 +48,15 @@ const (
 
 // world is one control plane, one emulator and one CCM process.
 type world struct {
-	cp     *controlplane.ControlPlane
-	cloud  conformance.Cloud
-	srv    *cloudsim.Server
-	ccm    *ccmproc.Process
-	client kubernetes.Interface
-	dir    string
-	nodes  []string
+	cp    *controlplane.ControlPlane
+	cloud conformance.Cloud
+	// cloudName is the adapter's name.
+	cloudName string
+	srv       *cloudsim.Server
+	ccm       *ccmproc.Process
+	client    kubernetes.Interface
+	dir       string
+	nodes     []string
 	// ids maps node name to instance ID.
 	ids map[string]string
 }
@@ -87,6 +89,7 @@ func newWorldWithEnv(b *testing.B, binary string, env []string, extraArgs ...str
 	if w.cloud, err = adapter.Start(conformance.Options{ClusterID: clusterID}); err != nil {
 		b.Fatal(err)
 	}
+	w.cloudName = adapter.Name()
 	w.srv = w.cloud.Server()
 	b.Cleanup(func() { _ = w.cloud.Close() })
 
@@ -410,15 +413,22 @@ func BenchmarkLoadBalancers(b *testing.B) {
 		// ARM: reads take 100 ms and every write is a long-running
 		// operation that stays InProgress for 500 ms (azcore then polls
 		// no more often than once a second, as it does against Azure).
+		// Compute Engine: every write returns an Operation that is DONE
+		// after 1 s, reads take 50 ms.
 		if slow, ok := w.cloud.(interface{ SetOperationDelay(time.Duration) }); ok {
-			if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "read", Latency: 100 * time.Millisecond}); err != nil {
+			read, op := 100*time.Millisecond, 500*time.Millisecond
+			scenario = "200 LB Services at once (100 ms reads, 500 ms long-running writes)"
+			if w.cloudName == "gce" {
+				read, op = readDelay, time.Second
+				scenario = "200 LB Services at once (50 ms reads, 1 s operations)"
+			}
+			if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "read", Latency: read}); err != nil {
 				b.Fatal(err)
 			}
 			if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "mutating"}); err != nil {
 				b.Fatal(err)
 			}
-			slow.SetOperationDelay(500 * time.Millisecond)
-			scenario = "200 LB Services at once (100 ms reads, 500 ms long-running writes)"
+			slow.SetOperationDelay(op)
 		}
 		w.srv.ResetCalls()
 		start := time.Now()
