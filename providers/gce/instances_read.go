@@ -127,6 +127,52 @@ func (r *instanceReader) listZone(ctx context.Context, project, zone, filter str
 	}
 }
 
+// listAggregated lists the project's instances in every zone matching
+// filter: one paged aggregatedList instead of one listing per zone.
+func (r *instanceReader) listAggregated(ctx context.Context, project, filter string) ([]*instance, error) {
+	it := r.api.instances.AggregatedList(ctx, &computepb.AggregatedListInstancesRequest{Project: project, Filter: proto.String(filter)}, r.api.retry)
+	var out []*instance
+	for {
+		pair, err := it.Next()
+		if err == iterator.Done {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list instances in %s: %w", project, err)
+		}
+		for _, in := range pair.Value.GetInstances() {
+			if i := fromInstance(project, in); i != nil {
+				out = append(out, i)
+			}
+		}
+	}
+}
+
+// listByName lists the named instances of project in zones: one filtered
+// listing per 100 names, of the zone when there is one, else of every
+// zone at once (aggregatedList).
+func (r *instanceReader) listByName(ctx context.Context, project string, zones, names []string) ([]*instance, error) {
+	var out []*instance
+	for chunk := range slices.Chunk(names, maxNamesPerFilter) {
+		var found []*instance
+		var err error
+		if len(zones) == 1 {
+			found, err = r.listZone(ctx, project, zones[0], nameFilter(chunk))
+		} else {
+			found, err = r.listAggregated(ctx, project, nameFilter(chunk))
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range found {
+			if slices.Contains(zones, i.ref.zone) {
+				out = append(out, i)
+			}
+		}
+	}
+	return out, nil
+}
+
 // eachZone runs fn for every managed zone at once and joins the results.
 func (r *instanceReader) eachZone(ctx context.Context, fn func(ctx context.Context, zone string) ([]*instance, error)) ([]*instance, error) {
 	var mu sync.Mutex
@@ -163,8 +209,11 @@ func (r *instanceReader) list(ctx context.Context) ([]*instance, error) {
 	})
 }
 
-// lookupIDs asks Compute Engine about instances by key. An instance is
-// absent from the result only when its GET answered 404.
+// lookupIDs asks Compute Engine about instances by key: the instances of
+// a project that are more than a few are read with one name-filtered
+// listing (of their zone, or an aggregatedList when they span zones), the
+// rest with GETs. An instance is absent from the result only when its
+// GET answered 404.
 func (r *instanceReader) lookupIDs(ctx context.Context, keys []string) (map[string]*instance, error) {
 	groups := map[string][]instanceRef{}
 	for _, k := range keys {
@@ -172,32 +221,33 @@ func (r *instanceReader) lookupIDs(ctx context.Context, keys []string) (map[stri
 		if err != nil {
 			continue
 		}
-		groups[ref.project+"/"+ref.zone] = append(groups[ref.project+"/"+ref.zone], ref)
+		groups[ref.project] = append(groups[ref.project], ref)
 	}
 	out := map[string]*instance{}
 	var mu sync.Mutex
 	var missing []instanceRef
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
-	for _, refs := range groups {
+	for project, refs := range groups {
 		if len(refs) <= maxDirectGets {
 			missing = append(missing, refs...)
 			continue
 		}
 		g.Go(func() error {
+			var zones, names []string
+			for _, ref := range refs {
+				zones = append(zones, ref.zone)
+				names = append(names, ref.name)
+			}
+			slices.Sort(zones)
+			slices.Sort(names)
+			found, err := r.listByName(gctx, project, slices.Compact(zones), slices.Compact(names))
+			if err != nil {
+				return err
+			}
 			byKey := map[string]*instance{}
-			for chunk := range slices.Chunk(refs, maxNamesPerFilter) {
-				names := make([]string, len(chunk))
-				for i, ref := range chunk {
-					names[i] = ref.name
-				}
-				found, err := r.listZone(gctx, refs[0].project, refs[0].zone, nameFilter(names))
-				if err != nil {
-					return err
-				}
-				for _, i := range found {
-					byKey[i.ref.key()] = i
-				}
+			for _, i := range found {
+				byKey[i.ref.key()] = i
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -240,7 +290,7 @@ func (r *instanceReader) lookupIDs(ctx context.Context, keys []string) (map[stri
 }
 
 // lookupNames finds instances of the managed zones by name: one filtered
-// list per zone for the whole batch.
+// listing (aggregatedList when several zones are managed) per 100 names.
 func (r *instanceReader) lookupNames(ctx context.Context, names []string) (map[string]*instance, error) {
 	var want []string
 	for _, n := range names {
@@ -252,17 +302,7 @@ func (r *instanceReader) lookupNames(ctx context.Context, names []string) (map[s
 	if len(want) == 0 {
 		return out, nil
 	}
-	found, err := r.eachZone(ctx, func(ctx context.Context, zone string) ([]*instance, error) {
-		var all []*instance
-		for chunk := range slices.Chunk(want, maxNamesPerFilter) {
-			f, err := r.listZone(ctx, r.project, zone, nameFilter(chunk))
-			if err != nil {
-				return nil, err
-			}
-			all = append(all, f...)
-		}
-		return all, nil
-	})
+	found, err := r.listByName(ctx, r.project, r.zones, want)
 	if err != nil {
 		return nil, err
 	}

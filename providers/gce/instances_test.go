@@ -122,10 +122,23 @@ func TestInstanceLifecycle(t *testing.T) {
 }
 
 // TestInstanceLifecycleBatch: the lifecycle checks of many NotReady Nodes
-// of a zone cost one name-filtered list per zone and check period (plus a
-// GET of an instance it lacks, whose 404 says "gone").
+// cost one name-filtered listing per check period: of their zone, or one
+// aggregatedList when they span zones (plus a GET of an instance it
+// lacks, whose 404 says "gone").
 func TestInstanceLifecycleBatch(t *testing.T) {
-	env := newTestEnv(t, gceemu.Config{Zones: []string{"a"}}, nil)
+	for _, tc := range []struct {
+		zones []string
+		list  string
+	}{
+		{[]string{"a"}, "compute:Instances.List"},
+		{[]string{"a", "b", "c"}, "compute:Instances.AggregatedList"},
+	} {
+		t.Run(fmt.Sprint(len(tc.zones), " zones"), func(t *testing.T) { lifecycleBatch(t, tc.zones, tc.list) })
+	}
+}
+
+func lifecycleBatch(t *testing.T, zones []string, list string) {
+	env := newTestEnv(t, gceemu.Config{Zones: zones}, nil)
 	var specs []cloudsim.InstanceSpec
 	for i := range 10 {
 		specs = append(specs, cloudsim.InstanceSpec{Name: fmt.Sprintf("batch-%d", i)})
@@ -158,7 +171,7 @@ func TestInstanceLifecycleBatch(t *testing.T) {
 	}
 	calls := env.srv.Calls()
 	t.Logf("one check period of 10 NotReady Nodes: %v", calls)
-	if calls["compute:Instances.List"] != 1 || calls["compute:Instances.Get"] != 1 {
+	if calls[list] != 1 || calls["compute:Instances.Get"] != 1 || len(calls) != 2 {
 		t.Errorf("calls %v: want one filtered list and one GET (of the deleted instance)", calls)
 	}
 }
