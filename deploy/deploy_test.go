@@ -566,82 +566,42 @@ func TestManifestsServerSideApplyDryRun(t *testing.T) {
 	}
 }
 
-// TestOpenStackSecretExample: the OpenStack example is a Secret of the same
-// name and key as the default one, and its cloud-config is one the binary
-// accepts, with the application credential secret marked secret.
-func TestOpenStackSecretExample(t *testing.T) {
-	raw, err := os.ReadFile("examples/cloud-config-secret-openstack.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s corev1.Secret
-	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
-		t.Fatal(err)
-	}
-	data, ok := s.StringData["cloud-config.yaml"]
-	if s.Kind != "Secret" || s.Name != secretName || s.Namespace != "kube-system" || !ok || len(s.StringData) != 1 {
-		t.Fatalf("want Secret kube-system/%s with the single key cloud-config.yaml, got %s %s/%s keys %v", secretName, s.Kind, s.Namespace, s.Name, s.StringData)
-	}
-	cfg, err := config.Parse([]byte(data), providers.Default)
-	if err != nil {
-		t.Fatalf("the OpenStack example cloud-config does not validate:\n%v", err)
-	}
-	if cfg.Provider != "openstack" {
-		t.Errorf("provider %q", cfg.Provider)
-	}
-	if strings.Contains(cfg.String(), "replace-with-the-application-credential-secret") {
-		t.Errorf("the redacted config shows the secret: %s", cfg.String())
-	}
-}
-
-// TestAzureSecretExample: the Azure example is a Secret of the same name
-// and key as the default one, and its cloud-config is one the binary
-// accepts, with the client secret marked secret.
-func TestAzureSecretExample(t *testing.T) {
-	raw, err := os.ReadFile("examples/cloud-config-secret-azure.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s corev1.Secret
-	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
-		t.Fatal(err)
-	}
-	data, ok := s.StringData["cloud-config.yaml"]
-	if s.Kind != "Secret" || s.Name != secretName || s.Namespace != "kube-system" || !ok || len(s.StringData) != 1 {
-		t.Fatalf("want Secret kube-system/%s with the single key cloud-config.yaml, got %s %s/%s keys %v", secretName, s.Kind, s.Namespace, s.Name, s.StringData)
-	}
-	cfg, err := config.Parse([]byte(data), providers.Default)
-	if err != nil {
-		t.Fatalf("the Azure example cloud-config does not validate:\n%v", err)
-	}
-	if cfg.Provider != "azure" {
-		t.Errorf("provider %q", cfg.Provider)
-	}
-	if strings.Contains(cfg.String(), "replace-with-the-service-principal-secret") {
-		t.Errorf("the redacted config shows the secret: %s", cfg.String())
-	}
-}
-
-// TestGCESecretExample: the GCE example is a Secret of the same name and
-// key as the default one, and its cloud-config is one the binary accepts.
-func TestGCESecretExample(t *testing.T) {
-	raw, err := os.ReadFile("examples/cloud-config-secret-gce.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s corev1.Secret
-	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
-		t.Fatal(err)
-	}
-	data, ok := s.StringData["cloud-config.yaml"]
-	if s.Kind != "Secret" || s.Name != secretName || s.Namespace != "kube-system" || !ok || len(s.StringData) != 1 {
-		t.Fatalf("want Secret kube-system/%s with the single key cloud-config.yaml, got %s %s/%s keys %v", secretName, s.Kind, s.Namespace, s.Name, s.StringData)
-	}
-	cfg, err := config.Parse([]byte(data), providers.Default)
-	if err != nil {
-		t.Fatalf("the GCE example cloud-config does not validate:\n%v", err)
-	}
-	if cfg.Provider != "gce" {
-		t.Errorf("provider %q", cfg.Provider)
+// TestCloudSecretExamples: each cloud's example (deploy/examples) is a
+// Secret of the same name and key as the default one, and its
+// cloud-config is one the binary accepts, with its secret (if it has one)
+// marked secret.
+func TestCloudSecretExamples(t *testing.T) {
+	for _, tc := range []struct {
+		provider, secret string
+	}{
+		{"openstack", "replace-with-the-application-credential-secret"},
+		{"azure", "replace-with-the-service-principal-secret"},
+		// Application Default Credentials: nothing secret in the file.
+		{"gce", ""},
+	} {
+		t.Run(tc.provider, func(t *testing.T) {
+			raw, err := os.ReadFile("examples/cloud-config-secret-" + tc.provider + ".yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s corev1.Secret
+			if err := yaml.UnmarshalStrict(raw, &s); err != nil {
+				t.Fatal(err)
+			}
+			data, ok := s.StringData["cloud-config.yaml"]
+			if s.Kind != "Secret" || s.Name != secretName || s.Namespace != "kube-system" || !ok || len(s.StringData) != 1 {
+				t.Fatalf("want Secret kube-system/%s with the single key cloud-config.yaml, got %s %s/%s keys %v", secretName, s.Kind, s.Namespace, s.Name, s.StringData)
+			}
+			cfg, err := config.Parse([]byte(data), providers.Default)
+			if err != nil {
+				t.Fatalf("the %s example cloud-config does not validate:\n%v", tc.provider, err)
+			}
+			if cfg.Provider != tc.provider {
+				t.Errorf("provider %q", cfg.Provider)
+			}
+			if tc.secret != "" && strings.Contains(cfg.String(), tc.secret) {
+				t.Errorf("the redacted config shows the secret: %s", cfg.String())
+			}
+		})
 	}
 }

@@ -30,10 +30,7 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 		return nil, err
 	}
 	hc := l.regionHealthCheckFor(base, sp)
-	hcOwner := key
-	if !sp.local {
-		hcOwner = ""
-	}
+	hcOwner := healthCheckOwner(sp, key)
 	if err := l.ensureRegionHealthCheck(ctx, hc, hcOwner); err != nil {
 		return nil, err
 	}
@@ -66,10 +63,7 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 	if _, err := l.deleteBackendServicesExcept(ctx, base, key, ruleNames(base, sp)); err != nil {
 		return nil, err
 	}
-	if err := l.ensureFirewall(ctx, &computepb.Firewall{
-		Name: proto.String(firewallName(base)), SourceRanges: sp.sources, TargetTags: tags, DestinationRanges: []string{ip + "/32"},
-		Allowed: allowedPorts(sp.ports, func(p v1.ServicePort) int32 { return p.Port }),
-	}, key); err != nil {
+	if err := l.ensureClientFirewall(ctx, base, key, ip, sp, tags); err != nil {
 		return nil, err
 	}
 	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: ip}}}, nil

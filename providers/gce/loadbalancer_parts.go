@@ -306,6 +306,25 @@ func (l *loadBalancers) deleteFirewall(ctx context.Context, name, svcKey string)
 	return nil
 }
 
+// healthCheckOwner is the Service owning its health check: the Service
+// for externalTrafficPolicy Local (its own check), else "" (the
+// cluster's shared check of kube-proxy).
+func healthCheckOwner(sp *lbSpec, svcKey string) string {
+	if sp.local {
+		return svcKey
+	}
+	return ""
+}
+
+// ensureClientFirewall admits the Service's source ranges to its ports at
+// ip on the nodes.
+func (l *loadBalancers) ensureClientFirewall(ctx context.Context, base, svcKey, ip string, sp *lbSpec, tags []string) error {
+	return l.ensureFirewall(ctx, &computepb.Firewall{
+		Name: proto.String(firewallName(base)), SourceRanges: sp.sources, TargetTags: tags, DestinationRanges: []string{ip + "/32"},
+		Allowed: allowedPorts(sp.ports, func(p v1.ServicePort) int32 { return p.Port }),
+	}, svcKey)
+}
+
 // ensureHealthCheckFirewall admits Google's health checkers to a health
 // check's port on the nodes; owner is "" for the cluster's shared check.
 func (l *loadBalancers) ensureHealthCheckFirewall(ctx context.Context, hc string, port int, tags []string, owner string) error {
