@@ -14,6 +14,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbrecords"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbserial"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 )
@@ -90,7 +91,8 @@ func newCloud(s *Section, clusterID string, api *clients, zones []string, clk cl
 	c := &Cloud{cfg: s, clusterID: clusterID, api: api, zones: zones, nodes: nodes.New(instanceKeyOf)}
 	c.instances = newInstances(api, s, zones, c.nodes, clk)
 	c.lb = &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: c.instances,
-		groups: &instanceGroups{cfg: s, clusterID: clusterID, api: api, clk: clk}}
+		groups: &instanceGroups{cfg: s, clusterID: clusterID, api: api, clk: clk},
+		pools:  lbrecords.New[[]string](poolRecordTTL, clk)}
 	c.serialLB = lbserial.Wrap(c.lb)
 	c.routes = &routes{cfg: s, clusterID: clusterID, api: api, in: c.instances}
 	return c

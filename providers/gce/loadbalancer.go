@@ -7,13 +7,16 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/api/iterator"
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbrecords"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/naming"
 )
 
@@ -44,7 +47,15 @@ type loadBalancers struct {
 	// for writing. So a part is never deleted between a Service finding
 	// it there and its load balancer referencing it.
 	shared sync.RWMutex
+	// pools records, per Service, the target pool members its last
+	// successful sync left, so a node-set change costs the member diff
+	// alone, without reading the pool.
+	pools *lbrecords.Store[[]string]
 }
+
+// poolRecordTTL bounds how long a pool record is trusted: members changed
+// outside the manager are put right by the next full sync within it.
+const poolRecordTTL = 10 * time.Minute
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 
@@ -152,9 +163,18 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	l.shared.RLock()
 	defer l.shared.RUnlock()
 	if sp.internal {
+		l.pools.Forget(base)
 		return l.ensureInternal(ctx, base, key, sp, members, tags, rules)
 	}
-	return l.ensureExternal(ctx, base, key, sp, members, tags, rules)
+	op := l.pools.Begin(base)
+	st, err := l.ensureExternal(ctx, base, key, sp, members, tags, rules)
+	if err != nil {
+		op.End(nil, op.Start)
+		return nil, err
+	}
+	links := instanceLinks(members)
+	op.End(&links, op.Start)
+	return st, nil
 }
 
 // UpdateLoadBalancer brings the Service's backends in step with the
@@ -173,16 +193,35 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	if sp.internal {
 		return l.updateInternal(ctx, lbName(svc), naming.ServiceKey(svc), sp, members)
 	}
-	pool, err := l.api.targetPools.Get(ctx, &computepb.GetTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: lbName(svc)}, l.api.retry)
-	if err != nil {
-		return fmt.Errorf("get target pool %s: %w", lbName(svc), err)
+	base, links := lbName(svc), instanceLinks(members)
+	op := l.pools.Begin(base)
+	if op.Rec != nil {
+		err := l.syncPoolMembers(ctx, &computepb.TargetPool{Name: proto.String(base), Instances: *op.Rec}, links)
+		if err == nil {
+			op.End(&links, op.RecAt)
+			return nil
+		}
+		// The pool changed under the record (GCE refuses adding a member
+		// or removing a non-member): read it and sync in full.
+		klog.FromContext(ctx).V(2).Info("Target pool record is stale; reading the pool", "pool", base, "err", err)
 	}
-	return l.syncPoolMembers(ctx, pool, instanceLinks(members))
+	pool, err := l.api.targetPools.Get(ctx, &computepb.GetTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: base}, l.api.retry)
+	if err != nil {
+		op.End(nil, op.Start)
+		return fmt.Errorf("get target pool %s: %w", base, err)
+	}
+	if err := l.syncPoolMembers(ctx, pool, links); err != nil {
+		op.End(nil, op.Start)
+		return err
+	}
+	op.End(&links, op.Start)
+	return nil
 }
 
 // EnsureLoadBalancerDeleted deletes the Service's parts of either type.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
 	base, key := lbName(svc), naming.ServiceKey(svc)
+	l.pools.Forget(base)
 	rules, err := l.serviceRules(ctx, base)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
 )
@@ -17,28 +18,40 @@ import (
 // target pool, forwarding rules and firewall rules. rules are the
 // Service's forwarding rules as they are now.
 func (l *loadBalancers) ensureExternal(ctx context.Context, base, key string, sp *lbSpec, members []instanceRef, tags []string, rules map[string]*computepb.ForwardingRule) (*v1.LoadBalancerStatus, error) {
-	ip, err := l.ensureAddress(ctx, base, key, sp)
-	if err != nil {
-		return nil, err
-	}
 	hc := l.healthCheckFor(base, sp)
 	hcOwner := healthCheckOwner(sp, key)
-	if err := l.ensureHealthCheck(ctx, hc, hcOwner); err != nil {
-		return nil, err
-	}
-	if err := l.ensureHealthCheckFirewall(ctx, hc.Name, int(hc.Port), tags, hcOwner); err != nil {
-		return nil, err
-	}
 	pool := l.regionLink("targetPools", base)
-	if err := l.ensureTargetPool(ctx, base, key, l.globalLink("httpHealthChecks", hc.Name), instanceLinks(members), sp); err != nil {
+	// The address does not depend on the health check and the pool that
+	// uses it, nor the client firewall on the rules: each pair is made at
+	// once, so a new load balancer takes two operations' time, not four.
+	var ip string
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		ip, err = l.ensureAddress(gctx, base, key, sp)
+		return err
+	})
+	g.Go(func() error {
+		if err := l.ensureHealthCheck(gctx, hc, hcOwner); err != nil {
+			return err
+		}
+		h, hctx := errgroup.WithContext(gctx)
+		h.Go(func() error { return l.ensureHealthCheckFirewall(hctx, hc.Name, int(hc.Port), tags, hcOwner) })
+		h.Go(func() error {
+			return l.ensureTargetPool(hctx, base, key, l.globalLink("httpHealthChecks", hc.Name), instanceLinks(members), sp)
+		})
+		return h.Wait()
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if err := l.ensureRules(ctx, base, key, sp, rules, func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error {
-		return l.ensureForwardingRule(ctx, name, key, ip, p, sp, pool, cur)
-	}); err != nil {
-		return nil, err
-	}
-	if err := l.ensureClientFirewall(ctx, base, key, ip, sp, tags); err != nil {
+	g, gctx = errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return l.ensureRules(gctx, base, key, sp, rules, func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error {
+			return l.ensureForwardingRule(gctx, name, key, ip, p, sp, pool, cur)
+		})
+	})
+	g.Go(func() error { return l.ensureClientFirewall(gctx, base, key, ip, sp, tags) })
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: ip}}}, nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/api/iterator"
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
@@ -25,24 +26,35 @@ const maxInternalPorts = 5
 // ensureInternal creates or updates the internal Service's parts. rules
 // are the Service's forwarding rules as they are now.
 func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp *lbSpec, members []instanceRef, tags []string, rules map[string]*computepb.ForwardingRule) (*v1.LoadBalancerStatus, error) {
-	ip, err := l.ensureInternalAddress(ctx, base, key, sp)
-	if err != nil {
-		return nil, err
-	}
 	hc := l.regionHealthCheckFor(base, sp)
 	hcOwner := healthCheckOwner(sp, key)
-	if err := l.ensureRegionHealthCheck(ctx, hc, hcOwner); err != nil {
-		return nil, err
-	}
-	if err := l.ensureHealthCheckFirewall(ctx, hc.GetName(), int(hc.GetHttpHealthCheck().GetPort()), tags, hcOwner); err != nil {
-		return nil, err
-	}
 	hcLink := l.regionLink("healthChecks", hc.GetName())
-	groups, err := l.groups.sync(ctx, membersByZone(members))
-	if err != nil {
+	// The address, the health check with its firewall rule, and the
+	// groups do not depend on each other: made at once, as the external
+	// parts are.
+	var ip string
+	var groups []string
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		ip, err = l.ensureInternalAddress(gctx, base, key, sp)
+		return err
+	})
+	g.Go(func() error {
+		if err := l.ensureRegionHealthCheck(gctx, hc, hcOwner); err != nil {
+			return err
+		}
+		return l.ensureHealthCheckFirewall(gctx, hc.GetName(), int(hc.GetHttpHealthCheck().GetPort()), tags, hcOwner)
+	})
+	g.Go(func() (err error) {
+		groups, err = l.groups.sync(gctx, membersByZone(members))
+		return err
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	err = l.ensureRules(ctx, base, key, sp, rules, func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error {
+	g, gctx = errgroup.WithContext(ctx)
+	g.Go(func() error { return l.ensureClientFirewall(gctx, base, key, ip, sp, tags) })
+	err := l.ensureRules(ctx, base, key, sp, rules, func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error {
 		// A backend service's protocol changes only once no rule of the
 		// old protocol uses it.
 		if cur != nil && cur.GetIPProtocol() != string(p) {
@@ -57,13 +69,14 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 		return l.ensureInternalForwardingRule(ctx, name, key, ip, p, sp, cur)
 	})
 	if err != nil {
+		_ = g.Wait()
 		return nil, err
 	}
 	// Backend services of protocols the Service no longer has.
 	if _, err := l.deleteBackendServicesExcept(ctx, base, key, ruleNames(base, sp)); err != nil {
 		return nil, err
 	}
-	if err := l.ensureClientFirewall(ctx, base, key, ip, sp, tags); err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: ip}}}, nil

@@ -105,7 +105,8 @@ func TestExternalLoadBalancer(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := env.srv.Calls()
-	if calls["compute:TargetPools.AddInstance"] != 1 || calls["compute:TargetPools.RemoveInstance"] != 1 {
+	// The pool is not read: the record of the last sync says its members.
+	if calls["compute:TargetPools.AddInstance"] != 1 || calls["compute:TargetPools.RemoveInstance"] != 1 || calls["compute:TargetPools.Get"] != 0 {
 		t.Errorf("node change calls %v", calls)
 	}
 	if got := poolMembers(t, env, base); fmt.Sprint(got) != "[lb-node-1 lb-node-2 lb-node-9]" {
@@ -178,5 +179,34 @@ func TestExternalLoadBalancerNoLeaks(t *testing.T) {
 	}
 	if _, err := env.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: env.s.ProjectID, Region: env.s.Region, Address: userAddr}); err != nil {
 		t.Errorf("the user's address was released: %v", err)
+	}
+}
+
+// TestPoolRecordStale: a node-set change works from the record of the
+// last sync; when the pool changed under it (an operator added the new
+// node already, so GCE refuses adding it), the update reads the pool and
+// syncs in full in the same call.
+func TestPoolRecordStale(t *testing.T) {
+	env, lb, nodes := lbEnv(t, 3)
+	ctx := t.Context()
+	svc := svcWith(nil)
+	if _, err := lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes[:2]); err != nil {
+		t.Fatal(err)
+	}
+	base := lbName(svc)
+	link := "projects/" + env.s.ProjectID + "/zones/" + env.emu.Config().Zones[2] + "/instances/lb-node-2"
+	if err := waitOp(ctx)(env.api.targetPools.AddInstance(ctx, &computepb.AddInstanceTargetPoolRequest{Project: env.s.ProjectID, Region: env.s.Region, TargetPool: base,
+		TargetPoolsAddInstanceRequestResource: &computepb.TargetPoolsAddInstanceRequest{Instances: []*computepb.InstanceReference{{Instance: &link}}}})); err != nil {
+		t.Fatal(err)
+	}
+	env.srv.ResetCalls()
+	if err := lb.UpdateLoadBalancer(ctx, "kubernetes", svc, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if calls := env.srv.Calls(); calls["compute:TargetPools.Get"] != 1 {
+		t.Errorf("calls %v: want the stale record to fall back to one read of the pool", calls)
+	}
+	if got := poolMembers(t, env, base); fmt.Sprint(got) != "[lb-node-0 lb-node-1 lb-node-2]" {
+		t.Errorf("pool members %v", got)
 	}
 }
