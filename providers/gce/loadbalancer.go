@@ -16,6 +16,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbrecords"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/naming"
 )
@@ -51,6 +52,23 @@ type loadBalancers struct {
 	// successful sync left, so a node-set change costs the member diff
 	// alone, without reading the pool.
 	pools *lbrecords.Store[[]string]
+	// sharedFlight makes the Services that find a shared part (the node
+	// health checks, their firewall rule) missing at the same moment
+	// share one creation and its operation, instead of each inserting it
+	// (all but one then failing with alreadyExists) and making their
+	// pools reference a check whose creation is still running.
+	sharedFlight flight.Group[struct{}]
+}
+
+// once runs ensure for a shared part of the cluster once among the
+// Services asking at the same time; owner "" is the cluster's shared
+// part, anything else (a Service's own) runs as it is.
+func (l *loadBalancers) once(ctx context.Context, owner, key string, ensure func(context.Context) error) error {
+	if owner != "" {
+		return ensure(ctx)
+	}
+	_, err := l.sharedFlight.Do(ctx, key, func(ctx context.Context) (struct{}, error) { return struct{}{}, ensure(ctx) })
+	return err
 }
 
 // poolRecordTTL bounds how long a pool record is trusted: members changed

@@ -31,7 +31,7 @@ func (l *loadBalancers) ensureExternal(ctx context.Context, base, key string, sp
 		return err
 	})
 	g.Go(func() error {
-		if err := l.ensureHealthCheck(gctx, hc, hcOwner); err != nil {
+		if err := l.once(gctx, hcOwner, "httpHealthChecks/"+hc.Name, func(ctx context.Context) error { return l.ensureHealthCheck(ctx, hc, hcOwner) }); err != nil {
 			return err
 		}
 		h, hctx := errgroup.WithContext(gctx)

@@ -40,7 +40,7 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 		return err
 	})
 	g.Go(func() error {
-		if err := l.ensureRegionHealthCheck(gctx, hc, hcOwner); err != nil {
+		if err := l.once(gctx, hcOwner, "regionHealthChecks/"+hc.GetName(), func(ctx context.Context) error { return l.ensureRegionHealthCheck(ctx, hc, hcOwner) }); err != nil {
 			return err
 		}
 		return l.ensureHealthCheckFirewall(gctx, hc.GetName(), int(hc.GetHttpHealthCheck().GetPort()), tags, hcOwner)

@@ -328,10 +328,13 @@ func (l *loadBalancers) ensureClientFirewall(ctx context.Context, base, svcKey, 
 // ensureHealthCheckFirewall admits Google's health checkers to a health
 // check's port on the nodes; owner is "" for the cluster's shared check.
 func (l *loadBalancers) ensureHealthCheckFirewall(ctx context.Context, hc string, port int, tags []string, owner string) error {
-	return l.ensureFirewall(ctx, &computepb.Firewall{
-		Name: proto.String(healthCheckFirewallName(hc)), SourceRanges: healthCheckRanges, TargetTags: tags,
-		Allowed: []*computepb.Allowed{{IPProtocol: proto.String("tcp"), Ports: []string{strconv.Itoa(port)}}},
-	}, owner)
+	name := healthCheckFirewallName(hc)
+	return l.once(ctx, owner, "firewalls/"+name+"/"+strings.Join(tags, ","), func(ctx context.Context) error {
+		return l.ensureFirewall(ctx, &computepb.Firewall{
+			Name: proto.String(name), SourceRanges: healthCheckRanges, TargetTags: tags,
+			Allowed: []*computepb.Allowed{{IPProtocol: proto.String("tcp"), Ports: []string{strconv.Itoa(port)}}},
+		}, owner)
+	})
 }
 
 // allowedPorts are the firewall's allowed entries: each protocol's ports.
