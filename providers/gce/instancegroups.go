@@ -34,9 +34,7 @@ type instanceGroups struct {
 	mu sync.Mutex // one sync at a time; guards what follows
 	// synced is the membership the last successful sync left (zone ->
 	// sorted instance links); nil when unknown.
-	synced map[string][]string
-	// links are the groups' links by zone, as of that sync.
-	links    map[string]string
+	synced   map[string][]string
 	syncedAt time.Time
 }
 
@@ -67,13 +65,10 @@ func (g *instanceGroups) sync(ctx context.Context, want map[string][]string) ([]
 	if err != nil {
 		return nil, err
 	}
-	links := map[string]string{}
 	for _, zone := range slices.Sorted(maps.Keys(want)) {
-		link, err := g.ensureGroup(ctx, zone, existing[zone], want[zone])
-		if err != nil {
+		if err := g.ensureGroup(ctx, zone, existing[zone], want[zone]); err != nil {
 			return nil, err
 		}
-		links[zone] = link
 	}
 	for zone, ig := range existing {
 		if _, ok := want[zone]; !ok && ig.GetSize() > 0 {
@@ -82,14 +77,15 @@ func (g *instanceGroups) sync(ctx context.Context, want map[string][]string) ([]
 			}
 		}
 	}
-	g.synced, g.links, g.syncedAt = want, links, g.clk.Now()
+	g.synced, g.syncedAt = want, g.clk.Now()
 	return g.linksOf(want), nil
 }
 
+// linksOf are the links of want's zones' groups, in zone order.
 func (g *instanceGroups) linksOf(want map[string][]string) []string {
 	var out []string
 	for _, zone := range slices.Sorted(maps.Keys(want)) {
-		out = append(out, g.links[zone])
+		out = append(out, "projects/"+g.cfg.ProjectID+"/zones/"+zone+"/instanceGroups/"+instanceGroupName(g.clusterID))
 	}
 	return out
 }
@@ -119,22 +115,23 @@ func (g *instanceGroups) list(ctx context.Context) (map[string]*computepb.Instan
 
 // ensureGroup creates zone's group if it is missing and brings its
 // members in step with members.
-func (g *instanceGroups) ensureGroup(ctx context.Context, zone string, cur *computepb.InstanceGroup, members []string) (string, error) {
+func (g *instanceGroups) ensureGroup(ctx context.Context, zone string, cur *computepb.InstanceGroup, members []string) error {
 	name := instanceGroupName(g.clusterID)
-	link := "projects/" + g.cfg.ProjectID + "/zones/" + zone + "/instanceGroups/" + name
 	if cur == nil {
 		err := waitOp(ctx)(g.api.instanceGroups.Insert(ctx, &computepb.InsertInstanceGroupRequest{Project: g.cfg.ProjectID, Zone: zone, InstanceGroupResource: &computepb.InstanceGroup{
 			Name: proto.String(name), Description: proto.String(description{Cluster: g.clusterID}.String()), Network: proto.String(g.cfg.networkURL()),
 		}}, g.api.retry))
 		if err != nil && !alreadyExists(err) {
-			return "", fmt.Errorf("create instance group %s in %s: %w", name, zone, err)
+			return fmt.Errorf("create instance group %s in %s: %w", name, zone, err)
 		}
 		if err == nil {
-			return link, g.changeMembers(ctx, zone, members, nil)
+			return g.changeMembers(ctx, zone, members, nil)
 		}
+		// Made meanwhile (a retried insert, another manager): its members
+		// are unknown, so read them (a non-zero size makes syncMembers list).
 		cur = &computepb.InstanceGroup{Name: proto.String(name), Zone: proto.String(zone), Size: proto.Int32(1)}
 	}
-	return link, g.syncMembers(ctx, cur, members)
+	return g.syncMembers(ctx, cur, members)
 }
 
 // syncMembers reads a group's members (one paged listing) and adds and

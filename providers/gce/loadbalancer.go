@@ -335,7 +335,7 @@ func (l *loadBalancers) serviceRules(ctx context.Context, base string) (map[stri
 func (l *loadBalancers) nodeInstances(ctx context.Context, nodes []*v1.Node) (members []instanceRef, tags []string, err error) {
 	var common []string
 	for i, n := range nodes {
-		inst, err := l.in.lookup(ctx, n)
+		inst, err := l.in.Lookup(ctx, n)
 		if err != nil {
 			return nil, nil, fmt.Errorf("node %s: %w", n.Name, err)
 		}

@@ -73,7 +73,7 @@ func (r *routes) ListRoutes(ctx context.Context, _ string) ([]*cloudprovider.Rou
 
 // CreateRoute routes the pod CIDR to the Node's instance.
 func (r *routes) CreateRoute(ctx context.Context, _ string, _ string, route *cloudprovider.Route) error {
-	inst, err := r.in.lookup(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: string(route.TargetNode)}})
+	inst, err := r.in.Lookup(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: string(route.TargetNode)}})
 	if err != nil {
 		return fmt.Errorf("route %s to node %s: %w", route.DestinationCIDR, route.TargetNode, err)
 	}

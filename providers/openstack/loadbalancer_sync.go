@@ -170,7 +170,7 @@ func (l *loadBalancers) serverAddresses(ctx context.Context, nodes []*v1.Node, c
 	ids := make([]string, 0, len(nodes))
 	names := map[string]string{}
 	for _, n := range nodes {
-		id, err := l.in.serverIDForNode(ctx, n)
+		id, err := l.in.KeyForNode(ctx, n)
 		if err != nil {
 			klog.FromContext(ctx).V(2).Info("Node has no address and no server yet; left out of the pools", "node", n.Name, "err", err)
 			continue
@@ -178,7 +178,7 @@ func (l *loadBalancers) serverAddresses(ctx context.Context, nodes []*v1.Node, c
 		ids = append(ids, id)
 		names[id] = n.Name
 	}
-	servers, err := l.in.snap.ByIDs(ctx, ids)
+	servers, err := l.in.Snap.ByIDs(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

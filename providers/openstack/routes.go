@@ -79,7 +79,7 @@ func (r *routes) ListRoutes(ctx context.Context, _ string) ([]*cloudprovider.Rou
 	if err != nil {
 		return nil, fmt.Errorf("get router %s: %w", r.routerID, err)
 	}
-	all, err := r.in.snap.All(ctx)
+	all, err := r.in.Snap.All(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (r *routes) ListRoutes(ctx context.Context, _ string) ([]*cloudprovider.Rou
 		if s == nil {
 			continue
 		}
-		name, ok := r.in.nodes.NodeName(s.id)
+		name, ok := r.in.Nodes.NodeName(s.id)
 		if !ok {
 			name = s.name
 		}
@@ -147,23 +147,16 @@ func (r *routes) DeleteRoute(ctx context.Context, _ string, route *cloudprovider
 // nextHop is the Node's server and its first fixed IPv4 address.
 func (r *routes) nextHop(ctx context.Context, nodeName types.NodeName) (*server, string, error) {
 	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: string(nodeName)}}
-	id, err := r.in.serverIDForNode(ctx, n)
+	s, err := r.in.Lookup(ctx, n)
 	if err != nil {
 		return nil, "", err
-	}
-	s, found, err := r.in.snap.Lookup(ctx, id)
-	if err != nil {
-		return nil, "", err
-	}
-	if !found {
-		return nil, "", fmt.Errorf("server %s of node %s: %w", id, nodeName, cloudprovider.InstanceNotFound)
 	}
 	for _, a := range s.addresses {
 		if ip, err := netip.ParseAddr(a.Address); err == nil && a.Type == v1.NodeInternalIP && ip.Is4() {
 			return s, a.Address, nil
 		}
 	}
-	return nil, "", fmt.Errorf("server %s of node %s has no fixed IPv4 address", id, nodeName)
+	return nil, "", fmt.Errorf("server %s of node %s has no fixed IPv4 address", s.id, nodeName)
 }
 
 // apply adds or removes a batch of routes in one router write.

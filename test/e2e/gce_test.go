@@ -11,6 +11,7 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 	confgce "github.com/multicloud-ccm/multicloud-ccm/test/conformance/gce"
@@ -48,7 +49,8 @@ func TestGCE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	baseOf := func(svc *corev1.Service) string { return "a" + strings.ReplaceAll(string(svc.UID), "-", "")[:31] }
+	// The backend names a Service's parts as upstream does.
+	baseOf := cloudprovider.DefaultLoadBalancerName
 
 	t.Run("/metrics has the Compute calls and the token fetches", func(t *testing.T) {
 		code, body, err := s.ccm.get("/metrics", true)
