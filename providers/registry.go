@@ -14,6 +14,8 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/importcfg"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
 )
 
 // Backend is everything the binary needs to know about one cloud.
@@ -26,6 +28,13 @@ type Backend struct {
 	// the one NewSection returned. It must not block on the cloud: the
 	// manager calls Initialize once leadership is won.
 	New func(ctx context.Context, cfg *config.CloudConfig) (cloudprovider.Interface, error)
+	// ImportConfig reads the upstream CCM's own config file into the
+	// backend's section (`multicloud-ccm import-config`).
+	ImportConfig importcfg.Func
+	// UpstreamAnnotations lists the upstream CCM's Service annotations and
+	// what the backend does with each; NewCloud puts the gate that applies
+	// it in front of the backend's load balancers.
+	UpstreamAnnotations *upstreamann.Table
 }
 
 // Registry maps backend names to backends. The zero value is not usable;
@@ -50,6 +59,11 @@ var Default = NewRegistry()
 func (r *Registry) Register(b Backend) error {
 	if b.Name == "" || b.NewSection == nil || b.New == nil {
 		return fmt.Errorf("backend %q: name, NewSection and New are required", b.Name)
+	}
+	if b.UpstreamAnnotations != nil {
+		if err := b.UpstreamAnnotations.Validate(); err != nil {
+			return fmt.Errorf("backend %q: %w", b.Name, err)
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -121,7 +135,16 @@ func (r *Registry) NewCloud(ctx context.Context, cfg *config.CloudConfig) (cloud
 	if cloud == nil {
 		return nil, fmt.Errorf("initialize provider %q: backend returned no cloud", cfg.Provider)
 	}
-	return cloud, nil
+	// No upstream annotation is ignored silently: the gate warns about
+	// or refuses what the backend does not serve.
+	return upstreamann.Wrap(cloud, b.UpstreamAnnotations), nil
 }
 
 var _ config.Sections = (*Registry)(nil)
+
+// ImportOptions are the options of a backend's ImportConfig, for the
+// command (importcfg is internal to providers).
+type ImportOptions = importcfg.Options
+
+// DefaultClusterName is the upstream managers' --cluster-name default.
+const DefaultClusterName = importcfg.DefaultClusterName

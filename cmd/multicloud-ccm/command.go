@@ -35,7 +35,7 @@ var errReported = errors.New("reported")
 // standard flags and the upstream controllers. What this project adds: the
 // cloud-config names the backend (so --cloud-provider is optional), the
 // cloud-config is loaded and validated before anything starts, and the
-// `version` and `validate-config` subcommands.
+// `version`, `validate-config` and `import-config` subcommands.
 func newCommand(registry *providers.Registry, stopCh <-chan struct{}) *cobra.Command {
 	opts, err := options.NewCloudControllerManagerOptions()
 	if err != nil {
@@ -75,7 +75,7 @@ and carries its settings; see 'multicloud-ccm validate-config --help'.`
 		loaded = cfg
 		return upstreamRun(c, args)
 	}
-	cmd.AddCommand(newVersionCommand(registry), newValidateConfigCommand(registry))
+	cmd.AddCommand(newVersionCommand(registry), newValidateConfigCommand(registry), newImportConfigCommand(registry))
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/hack/refdocs/testdata/fakecloud"
+	"github.com/multicloud-ccm/multicloud-ccm/providers"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/fake.md from the generator's output")
@@ -33,7 +34,7 @@ func testModule(t *testing.T) *module {
 // ordering. The table tests below say which rule each row comes from.
 func TestRenderPageGolden(t *testing.T) {
 	mod := testModule(t)
-	got, err := renderPage(mod, "fake", func() config.Section { return &fakecloud.Section{} })
+	got, err := renderPage(mod, "fake", providers.Backend{NewSection: func() config.Section { return &fakecloud.Section{} }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestRenderPageGolden(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("page differs from %s (go test ./hack/refdocs -run Golden -update rewrites it):\n%s", golden, got)
 	}
-	again, err := renderPage(mod, "fake", func() config.Section { return &fakecloud.Section{} })
+	again, err := renderPage(mod, "fake", providers.Backend{NewSection: func() config.Section { return &fakecloud.Section{} }})
 	if err != nil {
 		t.Fatal(err)
 	}

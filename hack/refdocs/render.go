@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
-	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
 )
 
@@ -22,7 +22,7 @@ func renderAll(mod *module, reg *providers.Registry) (map[string][]byte, error) 
 	pages := map[string][]byte{}
 	for _, name := range reg.Compiled() {
 		b, _ := reg.Lookup(name)
-		page, err := renderPage(mod, name, b.NewSection)
+		page, err := renderPage(mod, name, b)
 		if err != nil {
 			return nil, fmt.Errorf("backend %s: %w", name, err)
 		}
@@ -34,7 +34,8 @@ func renderAll(mod *module, reg *providers.Registry) (map[string][]byte, error) 
 // renderPage documents one backend. Its annotations are read from the
 // package that declares its config section type: a backend owns its
 // section, so that is the backend's own package.
-func renderPage(mod *module, name string, newSection func() config.Section) ([]byte, error) {
+func renderPage(mod *module, name string, backend providers.Backend) ([]byte, error) {
+	newSection := backend.NewSection
 	t := reflect.TypeOf(newSection())
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -74,6 +75,8 @@ func renderPage(mod *module, name string, newSection func() config.Section) ([]b
 		b.WriteString("\n")
 	}
 
+	renderUpstream(&b, backend)
+
 	fmt.Fprintf(&b, "## Cloud-config section `%s`\n\n", name)
 	fmt.Fprintf(&b, "Fields of the `%s:` section of the cloud-config, as YAML paths. `[]` is an\n", name)
 	b.WriteString("item of a list, `<key>` a key of a map. Defaults apply to unset fields; a\n")
@@ -91,6 +94,34 @@ func renderPage(mod *module, name string, newSection func() config.Section) ([]b
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", code(f.path), cell(f.typ), def, secret, cell(f.meaning))
 	}
 	return b.Bytes(), nil
+}
+
+// renderUpstream documents the backend's table of its upstream CCM's
+// annotations (providers/internal/upstreamann): which are served, which
+// only warn, which stop a Service from being provisioned.
+func renderUpstream(b *bytes.Buffer, backend providers.Backend) {
+	t := backend.UpstreamAnnotations
+	if t == nil {
+		return
+	}
+	fmt.Fprintf(b, "## Annotations of %s\n\n", t.Upstream)
+	b.WriteString("Every Service annotation the upstream CCM reads, and what this backend does\n")
+	b.WriteString("with it. **supported**: read with the upstream meaning. **ignored**: no\n")
+	b.WriteString("effect here; the Service gets a Warning Event (reason `UnsupportedAnnotation`)\n")
+	b.WriteString("naming it. **refused**: ignoring it would change what the Service asks for\n")
+	b.WriteString("(TLS, backend protocol, exposure, address), so the Service is not provisioned\n")
+	b.WriteString("and its Warning Event says why. `{port}` stands for a port number.\n\n")
+	b.WriteString("| Annotation | Here | Upstream | Note | Upstream source |\n|---|---|---|---|---|\n")
+	rows := slices.Clone(t.Annotations)
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Key < rows[j].Key })
+	for _, a := range rows {
+		here := a.Support.String()
+		if a.ByValue != nil {
+			here += ", by value"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", code(a.Key), cell(here), cell(a.Upstream), cell(a.Note), cell(a.Ref))
+	}
+	b.WriteString("\n")
 }
 
 // cell makes text safe for one table cell: one line, pipes escaped.

@@ -109,5 +109,7 @@ func Backend() providers.Backend {
 		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
 			return New(ctx, cc)
 		},
+		ImportConfig:        ImportConfig,
+		UpstreamAnnotations: upstreamAnnotations(),
 	}
 }

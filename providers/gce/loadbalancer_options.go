@@ -89,7 +89,10 @@ type lbSpec struct {
 // Service for GKE's backend-service controller is
 // cloudprovider.ImplementedElsewhere, which the service controller skips.
 func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
-	if v, ok := annotationRBS.Lookup(svc); ok && strings.EqualFold(v, "enabled") {
+	// Exactly "enabled", as upstream compares it (kubernetes/cloud-provider-gcp
+	// providers/gce/gce_util.go:467-490): another spelling is served here,
+	// as it was there.
+	if v, ok := annotationRBS.Lookup(svc); ok && v == "enabled" {
 		return nil, cloudprovider.ImplementedElsewhere
 	}
 	sp := &lbSpec{subnet: s.SubnetworkName, tier: tierPremium}

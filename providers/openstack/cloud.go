@@ -102,5 +102,7 @@ func Backend() providers.Backend {
 		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
 			return New(ctx, cc)
 		},
+		ImportConfig:        ImportConfig,
+		UpstreamAnnotations: upstreamAnnotations(),
 	}
 }

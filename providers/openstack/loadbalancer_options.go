@@ -67,6 +67,17 @@ const (
 	// Type: bool
 	// Default: loadBalancer.createMonitor
 	annotationHealthMonitor svcopts.Annotation = "loadbalancer.openstack.org/enable-health-monitor"
+	// annotationLoadBalancerID is the ID of the Service's load balancer,
+	// which the upstream CCM writes on every Service it provisions
+	// (kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go:1757).
+	// A Service switched from it keeps its load balancer, found by name;
+	// an ID naming another Service's load balancer (upstream's sharing) is
+	// refused, since each Service has its own here; an ID of a load
+	// balancer that is gone is stale and ignored.
+	//
+	// Type: string (Octavia load balancer ID)
+	// Default: none (this manager does not write it)
+	annotationLoadBalancerID svcopts.Annotation = "loadbalancer.openstack.org/load-balancer-id"
 )
 
 // lbOptions is everything a Service says about its load balancer, parsed

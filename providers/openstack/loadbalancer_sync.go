@@ -67,6 +67,9 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := l.checkLoadBalancerID(ctx, svc, lb); err != nil {
+		return nil, nil, err
+	}
 	if lb == nil && !create {
 		logger.V(2).Info("No load balancer to update")
 		return nil, nil, nil
@@ -118,6 +121,30 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	st := &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: addr}}}
 	rec.sig = opts.signature()
 	return st, rec, nil
+}
+
+// checkLoadBalancerID refuses a Service whose upstream load-balancer-id
+// annotation names another Service's load balancer: upstream let Services
+// share one, and giving this Service its own would change its address.
+// The ID of the load balancer found by name (what the upstream CCM writes
+// on a Service it made one for) costs no call.
+func (l *loadBalancers) checkLoadBalancerID(ctx context.Context, svc *v1.Service, lb *loadbalancers.LoadBalancer) error {
+	id, ok := annotationLoadBalancerID.Lookup(svc)
+	if !ok || id == "" || (lb != nil && lb.ID == id) {
+		return nil
+	}
+	named, err := loadbalancers.Get(ctx, l.api.lb, id).Extract()
+	switch {
+	case isNotFound(err):
+		klog.FromContext(ctx).V(2).Info("The load balancer the annotation names is gone; the Service's own is found by name", "annotation", annotationLoadBalancerID, "id", id)
+		return nil
+	case err != nil:
+		return fmt.Errorf("get load balancer %s named by annotation %s: %w", id, annotationLoadBalancerID, err)
+	case named.Name == lbName(l.clusterID, svc):
+		return nil
+	}
+	return fmt.Errorf("annotation %s=%q names load balancer %s of another Service: sharing a load balancer between Services is not supported here, and giving this Service its own would change its address; remove the annotation to accept a new load balancer and address",
+		annotationLoadBalancerID, id, named.Name)
 }
 
 // createdRecord is the record of a fully-populated create, from the

@@ -516,3 +516,42 @@ func TestLocalTrafficAndSourceRanges(t *testing.T) {
 		t.Errorf("allowed CIDRs %v after the ranges were removed", got)
 	}
 }
+
+// TestUpstreamLoadBalancerIDAnnotation: the load-balancer-id the upstream
+// CCM writes on a Service it made a load balancer for names that load
+// balancer, which is kept at no extra call; an ID naming another Service's
+// load balancer (upstream's sharing) is refused and nothing is created; a
+// stale ID is ignored.
+func TestUpstreamLoadBalancerIDAnnotation(t *testing.T) {
+	e := newLBEnv(t, 2, nil)
+	owner := service("owner", 80)
+	if _, err := e.lb.EnsureLoadBalancer(t.Context(), "", owner, e.nodes); err != nil {
+		t.Fatal(err)
+	}
+	ownerLB := e.lbOf(t, owner)
+
+	owner.Annotations[annotationLoadBalancerID.String()] = ownerLB.ID
+	e.srv.ResetCalls()
+	if _, err := e.lb.EnsureLoadBalancer(t.Context(), "", owner, e.nodes); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.srv.CallCount("octavia:GetLoadBalancer"); n != 1 { // the wait for ACTIVE only
+		t.Errorf("%d load balancer GETs for the annotation naming the Service's own, want 1 (the ACTIVE wait)", n)
+	}
+
+	sharer := service("sharer", 8080)
+	sharer.Annotations[annotationLoadBalancerID.String()] = ownerLB.ID
+	_, err := e.lb.EnsureLoadBalancer(t.Context(), "", sharer, e.nodes)
+	if err == nil || !strings.Contains(err.Error(), "sharing a load balancer between Services is not supported") || !strings.Contains(err.Error(), ownerLB.Name) {
+		t.Fatalf("a Service sharing another's load balancer: err %v", err)
+	}
+	if n := len(e.emu.LoadBalancers()); n != 1 {
+		t.Errorf("%d load balancers after the refused Service, want 1", n)
+	}
+
+	sharer.Annotations[annotationLoadBalancerID.String()] = "0d9b3c4e-1f2a-4b5c-8d6e-7f8091a2b3c4"
+	if _, err := e.lb.EnsureLoadBalancer(t.Context(), "", sharer, e.nodes); err != nil {
+		t.Fatalf("a stale ID: %v", err)
+	}
+	e.lbOf(t, sharer)
+}

@@ -40,6 +40,10 @@ type Features struct {
 	// supported), so the manager runs with --configure-cloud-routes=true
 	// and the routes scenario applies.
 	Routes bool
+	// NoAdoption, when set, says why the adoption scenario (a load
+	// balancer the upstream CCM made is taken over) does not run for
+	// this cloud yet; the scenario is skipped with this reason.
+	NoAdoption string
 }
 
 // Options tune Start.
@@ -129,6 +133,21 @@ type LoadBalancer struct {
 	Inconsistent []string
 }
 
+// UpstreamLoadBalancer is a Service's load balancer as the upstream CCM
+// made it.
+type UpstreamLoadBalancer struct {
+	// ID is the load balancer's ID as LoadBalancers reports it.
+	ID string
+	// Status is the status the upstream CCM wrote on the Service.
+	Status corev1.LoadBalancerStatus
+	// Annotations are those the upstream CCM wrote on the Service.
+	Annotations map[string]string
+	// Exclusive are the resource kinds (load balancers, addresses) of
+	// which adopting must make none: a new one would be a duplicate or a
+	// new address.
+	Exclusive []string
+}
+
 // Cloud is one running emulator as seen through its adapter.
 type Cloud interface {
 	// Server is the emulator: call counts, fault injection, inventory.
@@ -167,6 +186,19 @@ type Cloud interface {
 	ServiceResources(svc types.NamespacedName) []cloudsim.Resource
 	// MalformedAnnotation is a Service annotation the backend must reject.
 	MalformedAnnotation() (key, value string)
+	// UpstreamAnnotations are, for the switching scenarios, annotations of
+	// the upstream CCM of this cloud: ignored ones that the backend does
+	// not serve (the Service is served and warned), and refused ones that
+	// ask for what the backend refuses to leave out (TLS termination, or
+	// on clouds whose upstream CCM has no TLS, another ask that would
+	// change the load balancer's exposure).
+	UpstreamAnnotations() (ignored, refused map[string]string)
+	// MakeUpstreamLoadBalancer makes the Service's load balancer through
+	// the emulator's API the way the upstream CCM of this cloud shapes it
+	// (names, tags or descriptions, parts and settings), with backends as
+	// its nodes, and returns what the upstream CCM leaves behind. Only
+	// called when Features().NoAdoption is empty.
+	MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string, backends []Instance) (UpstreamLoadBalancer, error)
 
 	// PodRoutes maps each pod-CIDR route's destination to the instance ID
 	// it targets; nil when the cloud has no routes.

@@ -137,6 +137,12 @@ func runConformance(t *testing.T, a conformance.Adapter) {
 	t.Run("crash during provisioning converges without duplicates or leaks", func(t *testing.T) {
 		crashSafety(t, a)
 	})
+	t.Run("a load balancer the upstream CCM made is adopted with its address", func(t *testing.T) {
+		if why := a.Features().NoAdoption; why != "" {
+			t.Skip(why)
+		}
+		adoption(t, a)
+	})
 }
 
 // ---- Nodes ----
@@ -802,6 +808,54 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 		deleteServiceAndWait(t, good)
 	})
 
+	t.Run("an upstream annotation with no effect here is a warning and the service is served", func(t *testing.T) {
+		ignored, _ := s.cloud.UpstreamAnnotations()
+		warnedSvc := lbService("conf-upstream-warned", 80)
+		warnedSvc.Annotations = ignored
+		warned := createService(t, warnedSvc)
+		waitService(t, warned, "an address", hasAddress)
+		s.waitLB(t, warned, []int32{80}, n1, n2)
+		for k := range ignored {
+			poll(t, converge, "a Warning event naming "+k, func(ctx context.Context) (bool, string, error) {
+				ws, err := warnings(ctx, warned)
+				return slices.ContainsFunc(ws, func(w string) bool {
+					return strings.HasPrefix(w, "UnsupportedAnnotation: ") && strings.Contains(w, k) && strings.Contains(w, "has no effect here")
+				}), fmt.Sprint(ws), err
+			})
+		}
+		deleteServiceAndWait(t, warned)
+	})
+
+	t.Run("a service asking for what is not supported here (TLS) is refused and the others are served", func(t *testing.T) {
+		_, refused := s.cloud.UpstreamAnnotations()
+		refusedSvc := lbService("conf-upstream-refused", 443)
+		refusedSvc.Annotations = refused
+		ref := createService(t, refusedSvc)
+		good := createService(t, lbService("conf-upstream-good", 80))
+		for k := range refused {
+			poll(t, converge, "a Warning event on the refused service naming "+k, func(ctx context.Context) (bool, string, error) {
+				ws, err := warnings(ctx, ref)
+				return slices.ContainsFunc(ws, func(w string) bool {
+					return strings.Contains(w, k) && strings.Contains(w, "is not supported here") && strings.Contains(w, "not provisioned")
+				}), fmt.Sprint(ws), err
+			})
+		}
+		waitService(t, good, "an address", hasAddress)
+		s.waitLB(t, good, []int32{80}, n1, n2)
+		got, err := getService(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Status.LoadBalancer.Ingress) != 0 {
+			t.Errorf("the refused service got an address: %v", got.Status.LoadBalancer.Ingress)
+		}
+		if rs := s.cloud.ServiceResources(ref); len(rs) != 0 {
+			t.Errorf("cloud resources for the refused service: %s", resList(rs))
+		}
+		deleteServiceAndWait(t, ref)
+		deleteServiceAndWait(t, good)
+	})
+
 	t.Run("a service provisioned while nodes join gets no warning", func(t *testing.T) {
 		joining := createService(t, lbService("conf-joining", 80))
 		registerNode(t, n3.NodeName, "", "")
@@ -930,6 +984,132 @@ func crashSafety(t *testing.T, a conformance.Adapter) {
 	if s.ccm.exited() {
 		t.Fatalf("the restarted manager exited: %v", s.ccm.Err())
 	}
+}
+
+// ---- switching from the upstream CCM ----
+
+// adoption is the in-place switch: a Service whose load balancer the
+// upstream CCM made (the adapter makes it through the emulator's API the
+// way upstream does, while no manager runs) keeps its address and its
+// load balancer when this manager starts, follows port and node changes
+// on it, and leaves nothing of either shape when deleted.
+func adoption(t *testing.T, a conformance.Adapter) {
+	ctx := context.Background()
+	s := startSuiteCloud(t, a, "adopt")
+	zones := s.cloud.Zones()
+	var insts []conformance.Instance
+	for i := range 3 {
+		insts = append(insts, s.launch(t, zones[i%len(zones)], fmt.Sprintf("adopt-%d", i)))
+	}
+	n1, n2, n3 := insts[0], insts[1], insts[2]
+	for _, i := range []conformance.Instance{n1, n2} {
+		registerNode(t, i.NodeName, "", "")
+		waitInitialized(t, i.NodeName)
+	}
+	before := s.cloud.Inventory()
+	// The upstream CCM's turn: this manager is not running.
+	s.ccm.stop()
+
+	key := createService(t, lbService("conf-adopted", 80))
+	svc, err := getService(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := s.cloud.MakeUpstreamLoadBalancer(svc, s.cfg.ClusterID, []conformance.Instance{n1, n2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the upstream CCM leaves on the Service: its annotations, the
+	// cleanup finalizer and the status.
+	for k, v := range up.Annotations {
+		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
+	}
+	svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
+	if svc, err = env.admin.CoreV1().Services(key.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc.Status.LoadBalancer = up.Status
+	if _, err = env.admin.CoreV1().Services(key.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	made := s.cloud.Inventory()
+	wantStatus := ingressAddrs(up.Status)
+
+	s.ccm = s.startCCM(t, "adopt-switched")
+	sameLB := func(t *testing.T, ports []int32, backends ...conformance.Instance) {
+		t.Helper()
+		lb := s.waitLB(t, key, ports, backends...)
+		if lb.ID != up.ID {
+			t.Errorf("load balancer %s serves the Service, not the upstream one %s", lb.ID, up.ID)
+		}
+		got, err := getService(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := ingressAddrs(got.Status.LoadBalancer); st != wantStatus {
+			t.Errorf("the Service's address changed from %s to %s", wantStatus, st)
+		}
+		added, _ := cloudsim.DiffResources(made, s.cloud.Inventory())
+		for _, r := range added {
+			if slices.Contains(up.Exclusive, r.Kind) {
+				t.Errorf("a second %s appeared: %s (%s)", r.Kind, r.ID, r.Name)
+			}
+		}
+	}
+	t.Run("keeps its load balancer and address", func(t *testing.T) {
+		poll(t, converge, "the switched manager synced the Service", func(ctx context.Context) (bool, string, error) {
+			evs, err := env.admin.CoreV1().Events(key.Namespace).List(ctx, metav1.ListOptions{
+				FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + key.Name + ",reason=EnsuredLoadBalancer",
+			})
+			if err != nil {
+				return false, "", err
+			}
+			return len(evs.Items) > 0, fmt.Sprintf("%d EnsuredLoadBalancer events", len(evs.Items)), nil
+		})
+		sameLB(t, []int32{80}, n1, n2)
+		if ws, err := warnings(ctx, key); err != nil || len(ws) != 0 {
+			t.Errorf("warnings on the adopted Service: %v %v", ws, err)
+		}
+	})
+	t.Run("a port change is applied to it", func(t *testing.T) {
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			cur, err := getService(ctx, key)
+			if err != nil {
+				return false, err
+			}
+			cur.Spec.Ports = lbService(key.Name, 8080).Spec.Ports
+			_, err = env.admin.CoreV1().Services(key.Namespace).Update(ctx, cur, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameLB(t, []int32{8080}, n1, n2)
+	})
+	t.Run("a joining node is added to it", func(t *testing.T) {
+		registerNode(t, n3.NodeName, "", "")
+		sameLB(t, []int32{8080}, n1, n2, n3)
+	})
+	t.Run("deleting the service leaves nothing of either shape", func(t *testing.T) {
+		deleteServiceAndWait(t, key)
+		waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the upstream load balancer")
+	})
+	if s.ccm.exited() {
+		t.Fatalf("the switched manager exited: %v", s.ccm.Err())
+	}
+}
+
+// ingressAddrs is what clients use of a load balancer status: its IPs and
+// hostnames.
+func ingressAddrs(st corev1.LoadBalancerStatus) string {
+	var out []string
+	for _, in := range st.Ingress {
+		out = append(out, in.IP+in.Hostname)
+	}
+	return strings.Join(out, ",")
 }
 
 func deleteService(t *testing.T, k types.NamespacedName) {

@@ -5,6 +5,7 @@
 package aws
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -40,7 +41,10 @@ var _ conformance.Adapter = Adapter{}
 func (Adapter) Name() string { return "aws" }
 
 // Features implements conformance.Adapter: VPC route tables carry pod routes.
-func (Adapter) Features() conformance.Features { return conformance.Features{Routes: true} }
+func (Adapter) Features() conformance.Features {
+	return conformance.Features{Routes: true,
+		NoAdoption: "the upstream AWS CCM names its Classic ELBs and NLBs a<uid> and this backend has no Classic ELB yet: adoption comes with the AWS issue (18)"}
+}
 
 // Start implements conformance.Adapter.
 func (Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
@@ -110,6 +114,19 @@ func (c *Cloud) Inventory() []cloudsim.Resource { return c.srv.Resources() }
 // MalformedAnnotation: "maybe" is neither a boolean nor a CIDR.
 func (c *Cloud) MalformedAnnotation() (string, string) {
 	return "service.beta.kubernetes.io/aws-load-balancer-internal", "maybe"
+}
+
+// UpstreamAnnotations: TLS termination on an NLB (ssl-cert) is what the upstream CCM serves and this backend refuses.
+func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
+	return map[string]string{"service.beta.kubernetes.io/aws-load-balancer-healthcheck-interval": "20"}, map[string]string{
+		"service.beta.kubernetes.io/aws-load-balancer-ssl-cert":  "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-1111-2222-3333-444455556666",
+		"service.beta.kubernetes.io/aws-load-balancer-ssl-ports": "443",
+	}
+}
+
+// MakeUpstreamLoadBalancer is not called: Features().NoAdoption says why.
+func (c *Cloud) MakeUpstreamLoadBalancer(*corev1.Service, string, []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
+	return conformance.UpstreamLoadBalancer{}, errors.New("no upstream-shaped load balancers for aws yet")
 }
 
 func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {

@@ -6,6 +6,7 @@ package azure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,7 +56,10 @@ func (Adapter) Name() string { return "azure" }
 
 // Features implements conformance.Adapter: the route table carries pod
 // routes.
-func (Adapter) Features() conformance.Features { return conformance.Features{Routes: true} }
+func (Adapter) Features() conformance.Features {
+	return conformance.Features{Routes: true,
+		NoAdoption: "the upstream Azure CCM names frontends, rules and public IPs with a 32-character a<uid> and this backend with 33: adoption comes with the Azure issue (19)"}
+}
 
 // Start implements conformance.Adapter.
 func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
@@ -160,6 +164,18 @@ func (c *Cloud) Inventory() []cloudsim.Resource { return c.srv.Resources() }
 // MalformedAnnotation: "maybe" is not a boolean.
 func (c *Cloud) MalformedAnnotation() (string, string) {
 	return "service.beta.kubernetes.io/azure-load-balancer-internal", "maybe"
+}
+
+// UpstreamAnnotations: the upstream Azure CCM terminates no TLS (its load balancers are layer 4), so the refused ask is a pinned frontend address, which changes what clients connect to.
+func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
+	return map[string]string{"service.beta.kubernetes.io/azure-pip-tags": "team=payments"}, map[string]string{
+		"service.beta.kubernetes.io/azure-load-balancer-ipv4": "20.30.40.50",
+	}
+}
+
+// MakeUpstreamLoadBalancer is not called: Features().NoAdoption says why.
+func (c *Cloud) MakeUpstreamLoadBalancer(*corev1.Service, string, []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
+	return conformance.UpstreamLoadBalancer{}, errors.New("no upstream-shaped load balancers for azure yet")
 }
 
 func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {

@@ -203,14 +203,16 @@ func (c *Cloud) serverByIP() map[string]string {
 	return out
 }
 
-// LoadBalancers: the Service's Octavia load balancers (by the tag), with
+// LoadBalancers: the Service's Octavia load balancers (by the backend's
+// tag, or by the name the upstream CCM gives and the backend keeps), with
 // their listeners' ports and their pools' members as servers.
 func (c *Cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalancer {
 	tag := serviceTagPrefix + svc.String()
+	name := c.lbName(svc)
 	byIP := c.serverByIP()
 	var out []conformance.LoadBalancer
 	for _, lb := range c.emu.LoadBalancers() {
-		if !slices.Contains(lb.Tags, tag) {
+		if !slices.Contains(lb.Tags, tag) && lb.Name != name {
 			continue
 		}
 		cl := conformance.LoadBalancer{ID: lb.ID}
@@ -249,11 +251,12 @@ func (c *Cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalanc
 // member security group.
 func (c *Cloud) ServiceResources(svc types.NamespacedName) []cloudsim.Resource {
 	tag := serviceTagPrefix + svc.String()
+	name := c.lbName(svc)
 	inv := c.srv.Resources()
 	owned := map[string]bool{}
 	var out []cloudsim.Resource
 	for _, r := range inv {
-		if _, ok := r.Tags[tag]; ok && r.Kind == cloudsimopenstack.KindLoadBalancer {
+		if _, ok := r.Tags[tag]; (ok || r.Name == name) && r.Kind == cloudsimopenstack.KindLoadBalancer {
 			owned[r.ID] = true
 			out = append(out, r)
 		}
@@ -283,6 +286,12 @@ func (c *Cloud) ServiceResources(svc types.NamespacedName) []cloudsim.Resource {
 	}
 	cloudsim.SortResources(out)
 	return out
+}
+
+// lbName is the Service's load balancer name, upstream's and the
+// backend's: kube_service_<clusterID>_<namespace>_<name>.
+func (c *Cloud) lbName(svc types.NamespacedName) string {
+	return "kube_service_" + c.clusterID + "_" + svc.Namespace + "_" + svc.Name
 }
 
 // PodRoutes: the router's extra routes whose next hop is a server.

@@ -1,0 +1,315 @@
+package aws
+
+import (
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
+)
+
+// upstreamRef is where an upstream annotation is defined or read, in
+// kubernetes/cloud-provider-aws at commit 63ec440c (2026-07-07).
+func upstreamRef(pathLine string) string { return "kubernetes/cloud-provider-aws " + pathLine }
+
+// What every NLB here does, for the Notes of annotations that would change it.
+const (
+	ourHealthCheck = "target groups check TCP on the traffic port (HTTP /healthz on healthCheckNodePort for externalTrafficPolicy: Local) every 10 s, timeout 6 s, 2 checks to turn healthy or unhealthy"
+	ourSecurity    = "the NLB gets its own security group, which admits spec.loadBalancerSourceRanges (default 0.0.0.0/0) on the listener ports"
+	ourListeners   = "listeners here are plain TCP/UDP passthrough to the NodePorts"
+	toLBC          = "or let the AWS Load Balancer Controller make this load balancer (aws-load-balancer-type: external)"
+)
+
+// upstreamAnnotations lists every Service annotation the upstream AWS CCM
+// reads (kubernetes/cloud-provider-aws at commit 63ec440c: the
+// ServiceAnnotation* constants of pkg/providers/v1/aws.go:96-252, and the
+// source-ranges annotation it reads through k8s.io/cloud-provider's
+// service helpers), and what this backend does with each.
+//
+// Services of type external or nlb-ip are the AWS Load Balancer
+// Controller's, so their annotations are not checked here.
+func upstreamAnnotations() *upstreamann.Table {
+	return &upstreamann.Table{
+		Upstream: "the upstream AWS CCM",
+		Elsewhere: func(svc *v1.Service) bool {
+			// Unknown types are rejected by the backend itself with a
+			// precise error; the gate only needs to step aside.
+			elsewhere, _ := implementedElsewhere(svc)
+			return elsewhere
+		},
+		Annotations: []upstreamann.Annotation{
+			{
+				Key:      string(annotationLBType),
+				Support:  upstreamann.Supported,
+				Upstream: "nlb makes a Network Load Balancer, external or nlb-ip leave the Service to the AWS Load Balancer Controller, and anything else (or no annotation) makes a Classic ELB.",
+				Note:     "Unset means an NLB here, not a Classic ELB; nlb, external and nlb-ip mean the same as upstream, and any other value is rejected with an error, since Classic ELBs are not made here.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:100"),
+			},
+			{
+				Key:      string(annotationInternal),
+				Support:  upstreamann.Supported,
+				Upstream: "Any non-empty value except \"false\" makes the load balancer internal.",
+				Note:     "Here the value must be a boolean or a CIDR (any CIDR means internal, as upstream documents 0.0.0.0/0); any other value is rejected with an error, where upstream took it as internal (or an empty one as external).",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:104"),
+			},
+			{
+				Key:      string(annotationSubnets),
+				Support:  upstreamann.Supported,
+				Upstream: "Places the load balancer in these subnets, given by ID or Name tag, instead of discovered ones.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:252"),
+			},
+			{
+				Key:      string(annotationSourceRanges),
+				Support:  upstreamann.Supported,
+				Upstream: "Admits only these client CIDRs when spec.loadBalancerSourceRanges is empty.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:2391"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-proxy-protocol",
+				Support:  upstreamann.Refused,
+				ByValue:  unlessEmpty(upstreamann.Refused),
+				Upstream: "\"*\" enables PROXY protocol towards every backend of a Classic ELB.",
+				Note:     ourListeners + " with no PROXY protocol header, so backends expecting one would fail; remove the annotation and the backends' PROXY protocol setting, " + toLBC + ".",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:111"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-access-log-emit-interval",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets the Classic ELB's access log interval in minutes.",
+				Note:     "the NLB here writes no access logs; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:115"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-access-log-enabled",
+				Support:  upstreamann.Ignored,
+				ByValue:  supportedWhenBool(false),
+				Upstream: "Turns the Classic ELB's access logs on or off.",
+				Note:     "the NLB here writes no access logs (\"false\" is what it does anyway); remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:119"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-access-log-s3-bucket-name",
+				Support:  upstreamann.Ignored,
+				Upstream: "Names the S3 bucket of the Classic ELB's access logs.",
+				Note:     "the NLB here writes no access logs; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:123"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-access-log-s3-bucket-prefix",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets the S3 key prefix of the Classic ELB's access logs.",
+				Note:     "the NLB here writes no access logs; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:127"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-connection-draining-enabled",
+				Support:  upstreamann.Ignored,
+				ByValue:  supportedWhenBool(true),
+				Upstream: "Turns connection draining of the Classic ELB on or off.",
+				Note:     "targets leaving the NLB here always drain for AWS's default deregistration delay of 300 s (\"true\" is what it does anyway); remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:131"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-connection-draining-timeout",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets the Classic ELB's connection draining timeout in seconds.",
+				Note:     "targets leaving the NLB here drain for AWS's default deregistration delay of 300 s; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:135"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-connection-idle-timeout",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets the Classic ELB's idle connection timeout in seconds (default 60).",
+				Note:     "the NLB here keeps AWS's TCP idle timeout of 350 s; remove the annotation, and use TCP keepalives if connections idle longer.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:139"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled",
+				Support:  upstreamann.Ignored,
+				ByValue:  supportedWhenBool(false),
+				Upstream: "Turns cross-zone load balancing of the Classic ELB on or off (default off).",
+				Note:     "cross-zone load balancing stays off, the NLB default, so each zone's NLB node sends only to targets in its zone (\"false\" is what it does anyway); remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:143"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-extra-security-groups",
+				Support:  upstreamann.Ignored,
+				Upstream: "Adds these security groups to the Classic ELB besides the one the CCM makes (refused for NLBs).",
+				Note:     "only " + ourSecurity + "; rules elsewhere that name the extra groups do not match it. Remove the annotation and put the clients' CIDRs in spec.loadBalancerSourceRanges.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:147"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-security-groups",
+				Support:  upstreamann.Refused,
+				ByValue:  unlessEmpty(upstreamann.Refused),
+				Upstream: "Attaches these security groups to the load balancer instead of one the CCM makes.",
+				Note:     "your groups are not attached: " + ourSecurity + ", which may admit clients your groups shut out; express the allow-list as spec.loadBalancerSourceRanges and remove the annotation, " + toLBC + ".",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:152"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-ssl-cert",
+				Support:  upstreamann.Refused,
+				ByValue:  unlessEmpty(upstreamann.Refused),
+				Upstream: "Terminates TLS on the load balancer with this ACM or IAM certificate.",
+				Note:     ourListeners + " and terminate no TLS, so clients would reach the backends without the certificate; terminate TLS in the pods or an ingress controller and remove the annotation, " + toLBC + ".",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:158"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-ssl-ports",
+				Support:  upstreamann.Ignored,
+				Upstream: "Chooses which ports terminate TLS with the aws-load-balancer-ssl-cert certificate (default all).",
+				Note:     "on its own it has no effect, upstream too, and aws-load-balancer-ssl-cert is refused here; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:163"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-ssl-negotiation-policy",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets the TLS policy of the listeners that terminate TLS with aws-load-balancer-ssl-cert.",
+				Note:     "on its own it has no effect, upstream too (no listener terminates TLS without aws-load-balancer-ssl-cert, which is refused here); remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:168"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-backend-protocol",
+				Support:  upstreamann.Refused,
+				ByValue:  backendProtocolSupport,
+				Upstream: "The protocol the backends speak: http makes an HTTP listener (with X-Forwarded-For), https or ssl speak TLS to the backends with aws-load-balancer-ssl-cert, tcp is plain TCP.",
+				Note:     ourListeners + " (\"tcp\" is accepted); HTTP listeners and TLS to the backends are not made. Remove the annotation or set it to tcp, " + toLBC + ".",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:179"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-additional-resource-tags",
+				Support:  upstreamann.Ignored,
+				Upstream: "Adds these tags to the load balancer, its target groups and security group.",
+				Note:     "the NLB, target groups and security group here carry only the kubernetes.io/cluster/<clusterID> and kubernetes.io/service-name tags; tag them yourself and remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:185"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-protocol",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets the health check protocol (TCP, HTTP or HTTPS).",
+				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:190"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-port",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets the health check port (a number or traffic-port).",
+				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:195"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets the path of an HTTP or HTTPS health check.",
+				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:200"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-healthy-threshold",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets how many passed checks make a target healthy.",
+				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:206"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-unhealthy-threshold",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets how many failed checks make a target unhealthy.",
+				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:211"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-timeout",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets the health check timeout in seconds.",
+				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:216"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-interval",
+				Support:  upstreamann.Ignored,
+				Upstream: "Sets the interval between health checks in seconds.",
+				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:220"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes",
+				Support:  upstreamann.Ignored,
+				ByValue:  targetGroupAttributesSupport,
+				Upstream: "Sets the NLB target groups' preserve_client_ip.enabled and proxy_protocol_v2.enabled attributes.",
+				Note:     "target groups here keep AWS's defaults (client IP preserved, no PROXY protocol); a Service that turns proxy_protocol_v2.enabled on is not provisioned, because its backends would wait for a PROXY header that never comes. Remove the annotation, " + toLBC + ".",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:226"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-eip-allocations",
+				Support:  upstreamann.Refused,
+				Upstream: "Gives the NLB these Elastic IPs, one per subnet.",
+				Note:     "the NLB here gets addresses AWS assigns, not your Elastic IPs, so clients and allow-lists using those IPs would miss it; remove the annotation, " + toLBC + ".",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:231"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses",
+				Support:  upstreamann.Refused,
+				Upstream: "Gives an internal NLB these private IPv4 addresses, one per subnet.",
+				Note:     "the NLB here gets private addresses AWS assigns, not these, so clients using them would miss it; remove the annotation, " + toLBC + ".",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:236"),
+			},
+			{
+				Key:      "service.beta.kubernetes.io/aws-load-balancer-target-node-labels",
+				Support:  upstreamann.Ignored,
+				Upstream: "Registers only the Nodes with all these labels as targets.",
+				Note:     "every Node the service controller passes is a target here (all but those labelled node.kubernetes.io/exclude-from-external-load-balancers); label the Nodes to leave out and remove the annotation.",
+				Ref:      upstreamRef("pkg/providers/v1/aws.go:242"),
+			},
+		},
+	}
+}
+
+// unlessEmpty is for annotations the upstream CCM reads only when their
+// value is not empty: an empty value asks for nothing.
+func unlessEmpty(s upstreamann.Support) func(string) upstreamann.Support {
+	return func(v string) upstreamann.Support {
+		if strings.TrimSpace(v) == "" {
+			return upstreamann.Supported
+		}
+		return s
+	}
+}
+
+// supportedWhenBool is for boolean annotations of which one value is what
+// this backend does anyway; the other, and values that are no boolean,
+// are ignored.
+func supportedWhenBool(ours bool) func(string) upstreamann.Support {
+	return func(v string) upstreamann.Support {
+		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil && b == ours {
+			return upstreamann.Supported
+		}
+		return upstreamann.Ignored
+	}
+}
+
+// backendProtocolSupport accepts what every listener here speaks: tcp, or
+// no value (upstream's plain TCP default).
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:2099-2130 (buildListener)
+func backendProtocolSupport(v string) upstreamann.Support {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "tcp":
+		return upstreamann.Supported
+	}
+	return upstreamann.Refused
+}
+
+// targetGroupAttributesSupport refuses the value when it turns PROXY
+// protocol v2 on; the other attributes only tune the target groups. The
+// value is read as upstream reads it: comma-separated key=value pairs.
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws_loadbalancer.go:122-146, aws_validations.go:104-142
+func targetGroupAttributesSupport(v string) upstreamann.Support {
+	for _, pair := range strings.Split(v, ",") {
+		key, value, _ := strings.Cut(strings.TrimSpace(pair), "=")
+		if strings.TrimSpace(key) == "proxy_protocol_v2.enabled" && strings.EqualFold(strings.TrimSpace(value), "true") {
+			return upstreamann.Refused
+		}
+	}
+	return upstreamann.Ignored
+}

@@ -1,0 +1,107 @@
+package aws
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
+)
+
+func TestUpstreamAnnotationsTable(t *testing.T) {
+	if b := Backend(); b.UpstreamAnnotations == nil || b.ImportConfig == nil {
+		t.Fatal("Backend() does not register the upstream annotation table and the config importer")
+	}
+	table := upstreamAnnotations()
+	if err := table.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// The 30 ServiceAnnotation* constants of upstream pkg/providers/v1/aws.go
+	// and the source-ranges annotation it reads through the service helpers.
+	if got := len(table.Annotations); got != 31 {
+		t.Errorf("%d rows, want 31", got)
+	}
+	for _, a := range table.Annotations {
+		if !strings.HasPrefix(a.Key, "service.beta.kubernetes.io/") {
+			t.Errorf("%s: not a Service annotation of the upstream AWS CCM", a.Key)
+		}
+		if !strings.HasPrefix(a.Ref, "kubernetes/cloud-provider-aws pkg/providers/v1/") {
+			t.Errorf("%s: ref %q does not point into the upstream repository", a.Key, a.Ref)
+		}
+	}
+	// Every annotation this backend reads is an upstream key, read with
+	// the upstream meaning.
+	for _, ours := range []svcopts.Annotation{annotationLBType, annotationInternal, annotationSubnets, annotationSourceRanges} {
+		row := table.Lookup(string(ours))
+		if row == nil {
+			t.Errorf("%s: not in the table", ours)
+			continue
+		}
+		if row.Support != upstreamann.Supported || row.ByValue != nil {
+			t.Errorf("%s: %v, want supported for every value", ours, row.Support)
+		}
+	}
+}
+
+func TestUpstreamAnnotationsCheck(t *testing.T) {
+	const (
+		prefix       = "service.beta.kubernetes.io/"
+		sslCert      = prefix + "aws-load-balancer-ssl-cert"
+		hcInterval   = prefix + "aws-load-balancer-healthcheck-interval"
+		backendProto = prefix + "aws-load-balancer-backend-protocol"
+		tgAttributes = prefix + "aws-load-balancer-target-group-attributes"
+		crossZone    = prefix + "aws-load-balancer-cross-zone-load-balancing-enabled"
+		eips         = prefix + "aws-load-balancer-eip-allocations"
+	)
+	table := upstreamAnnotations()
+	for _, tc := range []struct {
+		name             string
+		ann              map[string]string
+		ignored, refused []string
+	}{
+		{name: "ours only", ann: map[string]string{string(annotationInternal): "true", string(annotationLBType): "nlb"}},
+		{name: "health check tuning is ignored", ann: map[string]string{hcInterval: "30"}, ignored: []string{hcInterval}},
+		{name: "a certificate is refused", ann: map[string]string{sslCert: "arn:aws:acm:eu-west-1:123456789012:certificate/x"}, refused: []string{sslCert}},
+		{name: "an empty certificate asks for nothing", ann: map[string]string{sslCert: ""}},
+		{name: "Elastic IPs are refused", ann: map[string]string{eips: "eipalloc-1,eipalloc-2"}, refused: []string{eips}},
+		{name: "backend protocol tcp is ours", ann: map[string]string{backendProto: "TCP"}},
+		{name: "backend protocol http is refused", ann: map[string]string{backendProto: "http"}, refused: []string{backendProto}},
+		{name: "target group attributes without PROXY protocol are ignored", ann: map[string]string{tgAttributes: "preserve_client_ip.enabled=false"}, ignored: []string{tgAttributes}},
+		{name: "target group attributes with PROXY protocol v2 are refused", ann: map[string]string{tgAttributes: "preserve_client_ip.enabled=true, proxy_protocol_v2.enabled=true"}, refused: []string{tgAttributes}},
+		{name: "cross-zone off is ours", ann: map[string]string{crossZone: "false"}},
+		{name: "cross-zone on is ignored", ann: map[string]string{crossZone: "true"}, ignored: []string{crossZone}},
+		{
+			name:    "both kinds, in key order",
+			ann:     map[string]string{sslCert: "arn", hcInterval: "30", backendProto: "https"},
+			ignored: []string{hcInterval},
+			refused: []string{backendProto, sslCert},
+		},
+		{name: "external: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "external", sslCert: "arn", hcInterval: "30"}},
+		{name: "nlb-ip: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "nlb-ip", eips: "eipalloc-1"}},
+		{name: "an unknown type is checked (and rejected by the backend)", ann: map[string]string{string(annotationLBType): "classic", sslCert: "arn"}, refused: []string{sslCert}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ignored, refused := table.Check(lbService(tc.ann))
+			if got := findingKeys(ignored); !slices.Equal(got, tc.ignored) {
+				t.Errorf("ignored %q, want %q", got, tc.ignored)
+			}
+			if got := findingKeys(refused); !slices.Equal(got, tc.refused) {
+				t.Errorf("refused %q, want %q", got, tc.refused)
+			}
+			for _, f := range append(ignored, refused...) {
+				if msg := f.Message(table.Upstream); !strings.Contains(msg, f.Key) || !strings.Contains(msg, f.Annotation.Note) {
+					t.Errorf("message %q does not name the annotation and say what to do", msg)
+				}
+			}
+		})
+	}
+}
+
+func findingKeys(fs []upstreamann.Finding) []string {
+	var keys []string
+	for _, f := range fs {
+		keys = append(keys, f.Key)
+	}
+	return keys
+}

@@ -1,0 +1,454 @@
+package aws
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"gopkg.in/gcfg.v1"
+	"gopkg.in/warnings.v0"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/importcfg"
+)
+
+// upstreamConfig mirrors the upstream AWS CCM's cloud.conf key for key and
+// type for type, so gcfg reads a file exactly as the upstream CCM does
+// (same names, same bool and integer syntax, same errors).
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/config/config.go:42-134 (commit 63ec440c)
+type upstreamConfig struct {
+	Global          upstreamGlobal
+	ServiceOverride map[string]*upstreamServiceOverride
+}
+
+// upstreamGlobal is the [Global] section.
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/config/config.go:43-112
+type upstreamGlobal struct {
+	Zone                                            string
+	Region                                          string
+	VPC                                             string
+	SubnetID                                        string
+	RouteTableID                                    string
+	RoleARN                                         string
+	SourceARN                                       string
+	KubernetesClusterTag                            string
+	KubernetesClusterID                             string
+	DisableSecurityGroupIngress                     bool
+	ElbSecurityGroup                                string
+	NodeIPFamilies                                  []string
+	ClusterServiceLoadBalancerHealthProbeMode       string
+	ClusterServiceSharedLoadBalancerHealthProbePort int32
+	ClusterServiceSharedLoadBalancerHealthProbePath string
+	SupportedTopologyInstanceTypePattern            string
+	NLBSecurityGroupMode                            string
+}
+
+// upstreamServiceOverride is one [ServiceOverride "N"] subsection.
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/config/config.go:126-133
+type upstreamServiceOverride struct {
+	Service       string
+	Region        string
+	URL           string
+	SigningRegion string
+	SigningMethod string
+	SigningName   string
+}
+
+// Keys of [Global] as the upstream documentation spells them, for Notes.
+const (
+	keyZone                 = "[Global] Zone"
+	keyRegion               = "[Global] Region"
+	keyVPC                  = "[Global] VPC"
+	keySubnetID             = "[Global] SubnetID"
+	keyRouteTableID         = "[Global] RouteTableID"
+	keySourceARN            = "[Global] SourceARN"
+	keyClusterTag           = "[Global] KubernetesClusterTag"
+	keyClusterID            = "[Global] KubernetesClusterID"
+	keyDisableSGIngress     = "[Global] DisableSecurityGroupIngress"
+	keyElbSecurityGroup     = "[Global] ElbSecurityGroup"
+	keyNodeIPFamilies       = "[Global] NodeIPFamilies"
+	keyHealthProbeMode      = "[Global] ClusterServiceLoadBalancerHealthProbeMode"
+	keySharedProbePort      = "[Global] ClusterServiceSharedLoadBalancerHealthProbePort"
+	keySharedProbePath      = "[Global] ClusterServiceSharedLoadBalancerHealthProbePath"
+	keyTopologyPattern      = "[Global] SupportedTopologyInstanceTypePattern"
+	keyNLBSecurityGroupMode = "[Global] NLBSecurityGroupMode"
+	// keyDefaultLBType is not a key of the file: it carries the one
+	// difference every imported cluster has, whatever its file says.
+	keyDefaultLBType = "(default load balancer type)"
+)
+
+// ImportConfig reads the upstream AWS CCM's cloud.conf into an `aws:`
+// section (`multicloud-ccm import-config --from aws`). Keys with no
+// equivalent, or whose meaning changes here, are Notes; keys that are not
+// upstream keys at all are Notes too, because gcfg reports them as
+// warnings and the upstream CCM ignores them (it reads with FatalOnly,
+// upstream pkg/providers/v1/aws.go:544). A file gcfg cannot read is an
+// error naming the line.
+func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
+	var up upstreamConfig
+	err := gcfg.ReadStringInto(&up, string(data))
+	if fatal := gcfg.FatalOnly(err); fatal != nil {
+		if line := fatalLine(data, fatal); line > 0 {
+			return nil, fmt.Errorf("line %d: %w", line, fatal)
+		}
+		return nil, fmt.Errorf("reading the upstream AWS cloud.conf: %w", fatal)
+	}
+	imp := &importer{up: &up, sec: &Section{}, noted: map[string]bool{}}
+	imp.importRegion()
+	imp.importClusterID()
+	imp.importNetwork()
+	imp.importCredentials()
+	imp.importLoadBalancing()
+	imp.importNodes()
+	imp.importOverrides()
+	imp.reportExtraData(warnings.WarningsOnly(err))
+	imp.note(keyDefaultLBType,
+		"a Service without service.beta.kubernetes.io/aws-load-balancer-type got a Classic ELB",
+		"it gets a Network Load Balancer with a new DNS name; this version makes no Classic ELBs, so Services that must keep theirs should stay on the upstream CCM for now")
+	return &importcfg.Result{Section: imp.sec, ClusterID: imp.clusterID, Notes: imp.notes}, nil
+}
+
+// fatalLine finds the line of a fatal gcfg error. gcfg puts "line:column"
+// in syntax errors but not in errors about a value (a bool that does not
+// parse, a key with no value), so the line is found by reading ever longer
+// leading parts of the file with gcfg itself until the same error appears.
+// The errors are compared by text because gcfg's are untyped
+// (fmt.Errorf, or unexported types) and the text is all they share.
+// Config files are a few dozen lines, so the repeated reads cost nothing.
+func fatalLine(data []byte, fatal error) int {
+	end := 0
+	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+		end += len(line)
+		var scratch upstreamConfig
+		err := gcfg.FatalOnly(gcfg.ReadStringInto(&scratch, string(data[:end])))
+		if err != nil && err.Error() == fatal.Error() {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// importer carries one import: the file read, the section being filled
+// and what could not be carried over.
+type importer struct {
+	up        *upstreamConfig
+	sec       *Section
+	clusterID string
+	notes     []importcfg.Note
+	// noted keeps one Note per key: gcfg reports an unknown section once
+	// per line and per pass.
+	noted map[string]bool
+}
+
+func (imp *importer) note(key, upstream, instead string) {
+	if imp.noted[key] {
+		return
+	}
+	imp.noted[key] = true
+	imp.notes = append(imp.notes, importcfg.Note{Key: key, Upstream: upstream, Instead: instead})
+}
+
+// zoneRegionRE takes the region out of a zone name ("us-west-2a" and the
+// local zone "us-west-2-lax-1a" are both in us-west-2), as the upstream
+// CCM does.
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:555-568 (azToRegion)
+var zoneRegionRE = regexp.MustCompile(`^[a-zA-Z]+(-[a-zA-Z]+)*-[0-9]+`)
+
+// importRegion fills region. Upstream a set Zone wins over Region, and
+// without either the region comes from the instance metadata service.
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:3740-3752 (getRegionFromMetadata)
+func (imp *importer) importRegion() {
+	g := &imp.up.Global
+	region := strings.TrimSpace(g.Region)
+	if zone := strings.TrimSpace(g.Zone); zone != "" {
+		fromZone := zoneRegionRE.FindString(zone)
+		switch {
+		case fromZone == "":
+			instead := "set region (required), e.g. eu-west-1"
+			if region != "" {
+				instead = "region is taken from Region; check it"
+			}
+			imp.note(keyZone, "gave the region, ahead of Region, but this value is not a zone name a region can be taken from, so the upstream CCM did not start", instead)
+		default:
+			imp.note(keyZone, "gave the region (the zone name without its zone letter), ahead of Region",
+				"region is set from it; each Node's zone comes from its own instance")
+			if region != "" && region != fromZone {
+				imp.note(keyRegion, "was not used, because Zone was set and the zone's region won",
+					"region is the zone's region, as upstream; edit region if the cluster is in the other one")
+			}
+			region = fromZone
+		}
+	}
+	if region == "" && strings.TrimSpace(g.Zone) == "" {
+		imp.note(keyRegion, "was not set, so the region came from the instance metadata service",
+			"set region (required here), e.g. eu-west-1")
+	}
+	imp.sec.Region = region
+}
+
+// importClusterID sets the cluster ID, which is how AWS resources are
+// found: they carry the tag kubernetes.io/cluster/<clusterID>.
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/tags.go:69-88 (init: the legacy
+// tag must equal KubernetesClusterID when both are set) and :324-342 (legacy tags written too)
+func (imp *importer) importClusterID() {
+	g := &imp.up.Global
+	legacy := strings.TrimSpace(g.KubernetesClusterTag)
+	id := strings.TrimSpace(g.KubernetesClusterID)
+	const legacyTags = "only kubernetes.io/cluster/<clusterID> is written and matched, so add that tag to any instance, subnet, security group or route table that carries only the legacy KubernetesCluster tag"
+	switch {
+	case legacy != "" && id != "" && legacy != id:
+		imp.clusterID = id
+		imp.note(keyClusterTag, "was the legacy cluster ID; the upstream CCM refuses to start when it differs from KubernetesClusterID",
+			"clusterID is set from KubernetesClusterID; check which of the two IDs the cluster's resources are tagged with, and "+legacyTags)
+	case legacy != "":
+		imp.clusterID = legacy
+		imp.note(keyClusterTag, "was the cluster ID, and made the upstream CCM also write and match the legacy tag KubernetesCluster=<id>",
+			"clusterID is set from it; "+legacyTags)
+	case id != "":
+		imp.clusterID = id
+	default:
+		imp.note(keyClusterID, "was not set, so the cluster ID came from the kubernetes.io/cluster/<id> (or legacy KubernetesCluster) tag of the instance the upstream CCM ran on",
+			"clusterID (from --cluster-name) must be that <id>, or the cluster's instances, subnets and route tables are not found; check it")
+	}
+}
+
+// importNetwork fills vpcID and routeTables.ids and reports SubnetID.
+func (imp *importer) importNetwork() {
+	g := &imp.up.Global
+	if vpc := strings.TrimSpace(g.VPC); vpc != "" {
+		imp.sec.VPCID = vpc
+		// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:627-645
+		tagged := g.KubernetesClusterTag != "" || g.KubernetesClusterID != ""
+		if !tagged || (g.SubnetID == "" && g.RoleARN == "") {
+			imp.note(keyVPC, "was used only together with SubnetID or RoleARN and a cluster ID; otherwise the VPC of the instance the CCM ran on was used",
+				"vpcID is set from it and always used; check it is the nodes' VPC")
+		}
+	}
+	if strings.TrimSpace(g.SubnetID) != "" {
+		// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:1673-1685
+		imp.note(keySubnetID, "was the subnet of the CCM's stand-in instance when it ran outside AWS, which load balancers fell back to when no subnet of the VPC was tagged for the cluster",
+			"there is no fallback subnet: load balancer subnets are found by the tags kubernetes.io/role/elb and kubernetes.io/role/internal-elb; to pin them, list subnet IDs (one per zone) under subnets.public and subnets.internal")
+	}
+	// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws_routes.go:31-66
+	if rtb := strings.TrimSpace(g.RouteTableID); rtb != "" {
+		imp.sec.RouteTables.IDs = []string{rtb}
+	} else {
+		imp.note(keyRouteTableID, "was not set, so pod-CIDR routes went into the one route table tagged with the cluster tag",
+			"routes are off unless routeTables.ids or routeTables.discover is set; set routeTables.discover: true if the cluster relies on cloud routes (--configure-cloud-routes)")
+	}
+}
+
+// importCredentials fills assumeRole.roleARN and reports SourceARN.
+func (imp *importer) importCredentials() {
+	g := &imp.up.Global
+	imp.sec.AssumeRole.RoleARN = strings.TrimSpace(g.RoleARN)
+	if strings.TrimSpace(g.SourceARN) != "" {
+		// upstream: kubernetes/cloud-provider-aws pkg/services/aws_sts.go:70-102
+		imp.note(keySourceARN, "was sent with the role's account as the x-amz-source-arn and x-amz-source-account headers of AssumeRole, for the role trust policy's aws:SourceArn and aws:SourceAccount conditions",
+			"AssumeRole sends no such headers; drop those conditions from the role's trust policy, or use assumeRole.externalID with an sts:ExternalId condition instead")
+	}
+}
+
+// importLoadBalancing reports the load balancer keys: every NLB here has
+// its own security group and fixed health checks.
+func (imp *importer) importLoadBalancing() {
+	g := &imp.up.Global
+	if g.DisableSecurityGroupIngress {
+		// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws_loadbalancer.go:978
+		imp.note(keyDisableSGIngress, "stopped the CCM from adding rules for each load balancer to the nodes' security groups; a rule made by hand let load balancers reach the NodePorts",
+			"each NLB's own security group is always admitted to its NodePorts on the nodes' security groups; the nodes' groups need room for those rules")
+	}
+	if strings.TrimSpace(g.ElbSecurityGroup) != "" {
+		// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:2004
+		imp.note(keyElbSecurityGroup, "was attached to every Classic ELB instead of a new security group per load balancer",
+			"every NLB gets its own security group, built from loadBalancerSourceRanges; nothing to set, but mind the VPC's security group quota")
+	}
+	const ownHealthCheck = "target groups of externalTrafficPolicy Cluster Services check TCP on the traffic port (Local ones HTTP /healthz on healthCheckNodePort); there is no shared health check here"
+	// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:2213-2235
+	switch mode := strings.TrimSpace(g.ClusterServiceLoadBalancerHealthProbeMode); mode {
+	case "", "ServiceNodePort":
+		// The upstream default is what every target group here does.
+	default:
+		imp.note(keyHealthProbeMode, "Shared made load balancers of externalTrafficPolicy Cluster Services check kube-proxy's HTTP /healthz on port 10256 instead of each NodePort", ownHealthCheck)
+	}
+	if g.ClusterServiceSharedLoadBalancerHealthProbePort != 0 {
+		imp.note(keySharedProbePort, "was the port of the Shared health check", ownHealthCheck)
+	}
+	if strings.TrimSpace(g.ClusterServiceSharedLoadBalancerHealthProbePath) != "" {
+		imp.note(keySharedProbePath, "was the path of the Shared health check", ownHealthCheck)
+	}
+	// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/config/config.go:228-239
+	switch mode := strings.TrimSpace(g.NLBSecurityGroupMode); mode {
+	case "":
+		// Upstream NLBs then have no security group; ours always have
+		// one, which only matters to NLBs this backend makes anew.
+	case "Managed":
+		imp.note(keyNLBSecurityGroupMode, "Managed gave each NLB its own security group, admitted to the NodePorts on the nodes' security groups",
+			"every NLB always gets its own security group; nothing to set")
+	default:
+		imp.note(keyNLBSecurityGroupMode, "accepted only Managed (any other value failed load balancer creation)",
+			"every NLB always gets its own security group, as with Managed; nothing to set")
+	}
+}
+
+// importNodes reports the Node keys.
+func (imp *importer) importNodes() {
+	g := &imp.up.Global
+	// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:662-665, 868
+	if fams := g.NodeIPFamilies; len(fams) > 0 && !(len(fams) == 1 && strings.EqualFold(strings.TrimSpace(fams[0]), "ipv4")) {
+		imp.note(keyNodeIPFamilies, "chose the address families (ipv4, ipv6) of Node addresses, in that order",
+			"Nodes get their IPv4 addresses and DNS names only; IPv6 Node addresses are not supported")
+	}
+	if strings.TrimSpace(g.SupportedTopologyInstanceTypePattern) != "" {
+		// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/topology.go:72-76
+		imp.note(keyTopologyPattern, "chose the instance types for which Node initialization waited for EC2 instance topology (the topology.k8s.aws/network-node-layer-N labels)",
+			"those labels are not set; nothing to set")
+	}
+}
+
+// overrideTarget is what a ServiceOverride's Service names here.
+type overrideTarget struct {
+	// endpoint is the section field the URL goes to; nil if none.
+	endpoint func(*Section) *string
+	// field names it in Notes.
+	field string
+	// sdkID is the SDK v2 service ID the upstream release read compares
+	// Service with, exactly; another spelling had no effect there.
+	sdkID string
+	// signingName is the service's default SigV4 signing name.
+	signingName string
+	// unused, for services this backend does not call, says why.
+	unused string
+}
+
+// overrideTargets recognises the service names of ServiceOverride. The
+// upstream release read compares Service exactly with the SDK v2 service
+// ID ("EC2"); releases on SDK v1 compared it with the endpoint ID ("ec2",
+// "elasticloadbalancing" for both ELB APIs), so both spellings are found
+// in files.
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/config/config.go:201-212 (GetEC2EndpointOpts), 247-264 (EC2Resolver)
+func overrideTargets(service string) overrideTarget {
+	switch strings.ToLower(service) {
+	case strings.ToLower(ec2.ServiceID):
+		return overrideTarget{endpoint: func(s *Section) *string { return &s.Endpoints.EC2 }, field: "endpoints.ec2", sdkID: ec2.ServiceID, signingName: "ec2"}
+	case strings.ToLower(elbv2.ServiceID), "elasticloadbalancing":
+		return overrideTarget{endpoint: func(s *Section) *string { return &s.Endpoints.ELBv2 }, field: "endpoints.elbv2", sdkID: elbv2.ServiceID, signingName: "elasticloadbalancing"}
+	case strings.ToLower(sts.ServiceID):
+		return overrideTarget{endpoint: func(s *Section) *string { return &s.Endpoints.STS }, field: "endpoints.sts", sdkID: sts.ServiceID, signingName: "sts"}
+	case "elastic load balancing":
+		return overrideTarget{unused: "overrode the Classic ELB API's endpoint; this version makes NLBs only and calls no Classic ELB API (endpoints.elbv2 is the NLB API's)"}
+	case "kms":
+		return overrideTarget{unused: "overrode the KMS endpoint of a client the CCM built but did not call; this controller calls no KMS API"}
+	case "ec2imds", "ec2metadata":
+		return overrideTarget{unused: "overrode the instance metadata endpoint the CCM read its region and own instance from; here the region is in the config and no metadata is read"}
+	}
+	return overrideTarget{unused: "named a service no client of the upstream CCM uses, so it had no effect"}
+}
+
+// importOverrides maps [ServiceOverride "N"] URLs onto endpoints.
+// Upstream an override applied only to clients of the region it names.
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/config/config.go:161-197 (ValidateOverrides), 247-264 (EC2Resolver)
+func (imp *importer) importOverrides() {
+	names := make([]string, 0, len(imp.up.ServiceOverride))
+	for name, o := range imp.up.ServiceOverride {
+		if o != nil {
+			names = append(names, name)
+		}
+	}
+	// Overrides the upstream release read honoured (Service spelled as the
+	// SDK's service ID) go first, so they win over legacy spellings of the
+	// same service; otherwise they go by subsection name.
+	honoured := func(name string) bool {
+		o := imp.up.ServiceOverride[name]
+		return strings.TrimSpace(o.Service) == overrideTargets(strings.TrimSpace(o.Service)).sdkID
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		switch ha, hb := honoured(a), honoured(b); {
+		case ha && !hb:
+			return -1
+		case hb && !ha:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for _, name := range names {
+		imp.importOverride(fmt.Sprintf("[ServiceOverride %q]", name), imp.up.ServiceOverride[name])
+	}
+}
+
+func (imp *importer) importOverride(key string, o *upstreamServiceOverride) {
+	service := strings.TrimSpace(o.Service)
+	region := strings.TrimSpace(o.Region)
+	t := overrideTargets(service)
+	if t.endpoint == nil {
+		imp.note(key, t.unused, "nothing to set")
+		return
+	}
+	if imp.sec.Region != "" && region != imp.sec.Region {
+		imp.note(key, "applied only to clients of the region it names, which is not the cluster's region, so it had no effect", "ignored")
+		return
+	}
+	field := t.endpoint(imp.sec)
+	if *field != "" {
+		imp.note(key, "overrode the same service's endpoint as another override", "ignored: "+t.field+" is already set from the other one")
+		return
+	}
+	*field = strings.TrimSpace(o.URL)
+	if service != t.sdkID && t.sdkID != sts.ServiceID {
+		imp.note(key+" Service", "is compared exactly with the SDK service ID ("+t.sdkID+") by the upstream release read, so this spelling had no effect there (older releases honoured it)",
+			t.field+" is set from the override's URL; remove it if the override was not meant to apply")
+	}
+	if t.sdkID == sts.ServiceID {
+		imp.note(key, "had no effect: the upstream CCM applies no endpoint override to its STS client",
+			"endpoints.sts is set from the override's URL, and assumeRole uses it; remove it if that endpoint was not meant to be used")
+	}
+	if imp.sec.Region == "" {
+		imp.note(key+" Region", "limited the override to clients of the region it names",
+			"the file sets no region: set region to the one this override names, or remove "+t.field)
+	}
+	if sr := strings.TrimSpace(o.SigningRegion); sr != "" && sr != region {
+		imp.note(key+" SigningRegion", "signed requests to this endpoint for another region than the override's",
+			"requests are signed for the cluster's region (region); there is no separate signing region")
+	}
+	if sn := strings.TrimSpace(o.SigningName); sn != "" && !strings.EqualFold(sn, t.signingName) {
+		imp.note(key+" SigningName", "changed the SigV4 signing name of requests to this endpoint",
+			"requests are signed with the service's own signing name; there is no override")
+	}
+	if strings.TrimSpace(o.SigningMethod) != "" {
+		imp.note(key+" SigningMethod", "was parsed but never used (the SDK signs with SigV4)", "nothing to set")
+	}
+}
+
+// extraDataRE reads where a key gcfg could not store is: gcfg reports a
+// key with no field only as the text `can't store data at section "s",
+// subsection "u", variable "v"` (its extraData type is unexported).
+var extraDataRE = regexp.MustCompile(`section "([^"]*)"(?:, subsection "([^"]*)")?(?:, variable "([^"]*)")?`)
+
+// reportExtraData makes a Note of each key that is not an upstream key:
+// the upstream CCM ignores them too (a typo there went unnoticed).
+func (imp *importer) reportExtraData(extra []error) {
+	for _, w := range extra {
+		m := extraDataRE.FindStringSubmatch(w.Error())
+		if m == nil {
+			continue
+		}
+		key := "[" + m[1]
+		switch {
+		case m[2] != "":
+			key += fmt.Sprintf(" %q", m[2])
+		case m[3] == "" && strings.EqualFold(m[1], "Global"):
+			// A subsection of [Global], which has none: gcfg leaves
+			// the subsection's name out of the warning.
+			key += ` "…"`
+		}
+		key += "]"
+		if m[3] != "" {
+			key += " " + m[3]
+		}
+		imp.note(key, "is not a key of the upstream AWS CCM's cloud.conf, so it was ignored", "ignored too; check its spelling")
+	}
+}

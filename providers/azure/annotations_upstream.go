@@ -1,0 +1,383 @@
+package azure
+
+import (
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
+)
+
+// upstreamRepo and the Refs below are kubernetes-sigs/cloud-provider-azure
+// at 7b31c76ce2ff602cc2dfec988744d8d0534b448c (Aug 2026), where
+// pkg/consts/consts.go:207-348 and :470-545 declare every Service
+// annotation the upstream CCM reads; the per-port families are built by
+// pkg/consts/helpers.go:87-95 ("service.beta.kubernetes.io/port_%d_%s").
+const upstreamRepo = "kubernetes-sigs/cloud-provider-azure "
+
+// Texts several rows share.
+const (
+	probeHere   = "the probe here is TCP on each port's NodePort (HTTP /healthz on healthCheckNodePort for externalTrafficPolicy: Local), every 5 s, 2 failures to mark a Node down"
+	onlyWithPLS = "it only configures the Private Link Service that azure-pls-create asks for, which is refused here; remove it"
+	oneLB       = "every Service here is a frontend of the cluster's one Standard load balancer (loadBalancerName, default the clusterID, or <name>-internal)"
+)
+
+// upstreamAnnotations lists every Service annotation the upstream Azure
+// CCM reads, and what this backend does with each. Supported rows are the
+// ones loadbalancer_options.go reads with upstream's meaning.
+//
+// The rule for the rest: an annotation is Refused when ignoring it would
+// change what the Service asks for in a way that matters (the address
+// clients use, the IP family, who may reach the load balancer, which ports
+// it exposes, a Private Link Service clients connect through); otherwise
+// it is Ignored with a Warning Event (health probe tuning, tags, TCP
+// reset, which of several load balancers, caching).
+func upstreamAnnotations() *upstreamann.Table {
+	return &upstreamann.Table{
+		Upstream: "the upstream Azure CCM",
+		// No Azure Service is left to another controller here.
+		Elsewhere: nil,
+		Annotations: []upstreamann.Annotation{
+			// Supported: read by loadbalancer_options.go.
+			{
+				Key:      annotationInternal.String(),
+				Support:  upstreamann.Supported,
+				Upstream: `puts the Service on the internal load balancer "<name>-internal" with a private address when "true"`,
+				Note:     `upstream treats any value but "true" as false; here a value strconv.ParseBool cannot read is an error on the Service`,
+				Ref:      upstreamRepo + "pkg/consts/consts.go:253",
+			},
+			{
+				Key:      annotationInternalSubnet.String(),
+				Support:  upstreamann.Supported,
+				Upstream: "names the subnet an internal Service's private address is taken from, instead of subnetName",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:257",
+			},
+			{
+				Key:      annotationPIPName.String(),
+				Support:  upstreamann.Supported,
+				Upstream: "names the existing public IP the Service uses as its IPv4 address",
+				Note:     "here the public IP is looked up in loadBalancerResourceGroup (upstream: resourceGroup, or azure-load-balancer-resource-group)",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:217",
+			},
+			{
+				Key:      annotationDNSLabel.String(),
+				Support:  upstreamann.Supported,
+				Upstream: "sets the DNS label of the Service's public IP (<label>.<location>.cloudapp.azure.com)",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:276",
+			},
+			{
+				Key:      annotationAllowedIPRanges.String(),
+				Support:  upstreamann.Supported,
+				Upstream: "lists the client CIDRs the network security group admits to the Service",
+				Note:     "IPv4 CIDRs only here, as every Service is IPv4",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:293",
+			},
+			{
+				Key:      annotationAllowedServiceTags.String(),
+				Support:  upstreamann.Supported,
+				Upstream: "lists the Azure service tags the network security group admits to the Service",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:288",
+			},
+			{
+				Key:      annotationIdleTimeout.String(),
+				Support:  upstreamann.Supported,
+				Upstream: "sets the TCP idle timeout of the Service's load-balancing rules, 4 to 100 minutes",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:301",
+			},
+			{
+				Key:      v1.AnnotationLoadBalancerSourceRangesKey,
+				Support:  upstreamann.Supported,
+				Upstream: "lists the client CIDRs admitted, like spec.loadBalancerSourceRanges (Kubernetes' own annotation, read with azure-allowed-ip-ranges)",
+				Ref:      upstreamRepo + "pkg/provider/loadbalancer/configuration.go:68",
+			},
+
+			// The address, and the IP family.
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-ipv4",
+				Support:  upstreamann.Refused,
+				Upstream: "pins the Service's IPv4 address (an existing public IP's, or the private address of an internal Service), replacing spec.loadBalancerIP",
+				Note:     "the Service would get another address here; set spec.loadBalancerIP to the same address instead, which is read with that meaning",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:212",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-ipv6",
+				Support:  upstreamann.Refused,
+				Upstream: "pins the Service's IPv6 address",
+				Note:     "Services here are IPv4 only, so there would be no IPv6 address; keep the Service on the upstream CCM or drop the IPv6 address",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:213",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-pip-name-ipv6",
+				Support:  upstreamann.Refused,
+				Upstream: "names the existing public IP the Service uses as its IPv6 address",
+				Note:     "Services here are IPv4 only, so there would be no IPv6 address; keep the Service on the upstream CCM or drop the IPv6 address",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:218",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-pip-prefix-id",
+				Support:  upstreamann.Refused,
+				Upstream: "takes the Service's IPv4 public IP from that public IP prefix",
+				Note:     "the address here would not come from the prefix that clients' allow-lists expect; make a public IP from the prefix and name it with azure-pip-name instead",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:222",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-pip-prefix-id-ipv6",
+				Support:  upstreamann.Refused,
+				Upstream: "takes the Service's IPv6 public IP from that public IP prefix",
+				Note:     "Services here are IPv4 only, so there would be no IPv6 address; keep the Service on the upstream CCM or drop the IPv6 address",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:223",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-resource-group",
+				Support:  upstreamann.Refused,
+				Upstream: "is the resource group the Service's public IP is made or looked up in, instead of resourceGroup",
+				Note:     "public IPs here are made and looked up only in the config's loadBalancerResourceGroup, so the Service would not find its public IP or would get a new address; move the public IP there and remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:280",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-additional-public-ips",
+				Support:  upstreamann.Refused,
+				Upstream: "adds more public IPs (of a cross-region load balancer) to the Service's status, so kube-proxy accepts traffic sent to them",
+				Note:     "those addresses would not be in the Service's status, so traffic sent to them would be dropped by kube-proxy; keep the Service on the upstream CCM",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:341",
+			},
+
+			// Who may reach the load balancer, and on which ports.
+			{
+				Key:      "service.beta.kubernetes.io/azure-deny-all-except-load-balancer-source-ranges",
+				Support:  upstreamann.Refused,
+				ByValue:  refusedIfTrue,
+				Upstream: `with "true", adds a security rule denying every source but the Service's source ranges, also from inside the virtual network`,
+				Note:     "here only allow rules are added, so clients in the virtual network outside the source ranges could still connect; deny them in the security group yourself and remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:297",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-disable-load-balancer-nsg-rule",
+				Support:  upstreamann.Refused,
+				ByValue:  refusedIfTrue,
+				Upstream: `with "true", leaves the Service's network security group rules to the operator`,
+				Note:     "here the manager adds a rule for every load-balanced port of every Service (Internet, or the source ranges), which would open what the operator keeps closed; leave securityGroupName out of the cloud-config to manage every rule yourself",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:336",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_no_lb_rule",
+				Support:  upstreamann.Refused,
+				ByValue:  refusedIfTrue,
+				Upstream: `with "true", makes no load-balancing rule for that Service port (a port kept for health probes)`,
+				Note:     "here every Service port gets a load-balancing rule, so that port would be reachable through the load balancer; remove the port from the Service (probe it with externalTrafficPolicy: Local instead)",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:473",
+			},
+
+			// A Private Link Service clients connect through.
+			{
+				Key:      "service.beta.kubernetes.io/azure-pls-create",
+				Support:  upstreamann.Refused,
+				ByValue:  refusedIfTrue,
+				Upstream: `with "true", makes a Private Link Service in front of the internal Service, which clients in other virtual networks connect through`,
+				Note:     "no Private Link Service is made here, so those clients could not connect; keep the Service on the upstream CCM",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:514",
+			},
+			{Key: "service.beta.kubernetes.io/azure-pls-resource-group", Support: upstreamann.Ignored, Upstream: "is the resource group of the Private Link Service", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:517"},
+			{Key: "service.beta.kubernetes.io/azure-pls-name", Support: upstreamann.Ignored, Upstream: "names the Private Link Service", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:520"},
+			{Key: "service.beta.kubernetes.io/azure-pls-ip-configuration-subnet", Support: upstreamann.Ignored, Upstream: "is the subnet of the Private Link Service's IP configurations", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:523"},
+			{Key: "service.beta.kubernetes.io/azure-pls-ip-configuration-ip-address-count", Support: upstreamann.Ignored, Upstream: "is the number of the Private Link Service's IP addresses", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:526"},
+			{Key: "service.beta.kubernetes.io/azure-pls-ip-configuration-ip-address", Support: upstreamann.Ignored, Upstream: "lists static IP addresses of the Private Link Service", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:531"},
+			{Key: "service.beta.kubernetes.io/azure-pls-fqdns", Support: upstreamann.Ignored, Upstream: "lists FQDNs of the Private Link Service", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:534"},
+			{Key: "service.beta.kubernetes.io/azure-pls-proxy-protocol", Support: upstreamann.Ignored, Upstream: "turns on the PROXY protocol on the Private Link Service", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:537"},
+			{Key: "service.beta.kubernetes.io/azure-pls-visibility", Support: upstreamann.Ignored, Upstream: "lists the subscriptions the Private Link Service is visible to", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:541"},
+			{Key: "service.beta.kubernetes.io/azure-pls-auto-approval", Support: upstreamann.Ignored, Upstream: "lists the subscriptions whose connections to the Private Link Service are approved automatically", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:545"},
+
+			// Health probes: ignoring them changes when a Node gets
+			// traffic, never who can connect. Values that ask for what
+			// the probe here does anyway are Supported.
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-health-probe-protocol",
+				Support:  upstreamann.Ignored,
+				ByValue:  supportedIf(isTCP),
+				Upstream: "sets the health probe protocol of every port (Tcp, Http or Https)",
+				Note:     probeHere + `; "Tcp" is what happens anyway, other values are not served, so remove the annotation`,
+				Ref:      upstreamRepo + "pkg/consts/consts.go:309",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-health-probe-interval",
+				Support:  upstreamann.Ignored,
+				ByValue:  supportedIf(isInt(probeInterval)),
+				Upstream: "sets the health probe interval in seconds (default 5)",
+				Note:     probeHere + "; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:313",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-health-probe-num-of-probe",
+				Support:  upstreamann.Ignored,
+				ByValue:  supportedIf(isInt(probeCount)),
+				Upstream: "sets how many failed probes mark a Node down (default 2)",
+				Note:     probeHere + "; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:317",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-health-probe-request-path",
+				Support:  upstreamann.Ignored,
+				Upstream: "sets the path of HTTP and HTTPS health probes (default /)",
+				Note:     probeHere + "; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:322",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_health-probe_protocol",
+				Support:  upstreamann.Ignored,
+				ByValue:  supportedIf(isTCP),
+				Upstream: "sets the health probe protocol of that Service port",
+				Note:     probeHere + `; "Tcp" is what happens anyway, other values are not served, so remove the annotation`,
+				Ref:      upstreamRepo + "pkg/consts/consts.go:486",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_health-probe_port",
+				Support:  upstreamann.Ignored,
+				Upstream: "probes another port (a Service port's NodePort, or a port number) for that Service port",
+				Note:     probeHere + "; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:490",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_health-probe_interval",
+				Support:  upstreamann.Ignored,
+				ByValue:  supportedIf(isInt(probeInterval)),
+				Upstream: "sets the health probe interval of that Service port in seconds",
+				Note:     probeHere + "; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:494",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_health-probe_num-of-probe",
+				Support:  upstreamann.Ignored,
+				ByValue:  supportedIf(isInt(probeCount)),
+				Upstream: "sets how many failed probes of that Service port mark a Node down",
+				Note:     probeHere + "; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:499",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_health-probe_request-path",
+				Support:  upstreamann.Ignored,
+				Upstream: "sets the HTTP health probe path of that Service port",
+				Note:     probeHere + "; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:505",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_no_probe_rule",
+				Support:  upstreamann.Ignored,
+				ByValue:  ignoredIfTrue,
+				Upstream: `with "true", makes no health probe for that Service port`,
+				Note:     probeHere + "; that port is probed too, so remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:475",
+			},
+
+			// How the load balancer forwards, and what it is tagged with.
+			{
+				Key:      "service.beta.kubernetes.io/azure-disable-load-balancer-floating-ip",
+				Support:  upstreamann.Ignored,
+				ByValue:  supportedIfTrue,
+				Upstream: `with "true", turns floating IP off so the rules send traffic to the Nodes' NodePorts (floating IP is on by default)`,
+				Note:     `floating IP is always off here: the rules send traffic to each port's NodePort, which clients do not notice; "true" is what happens anyway, so remove the annotation`,
+				Ref:      upstreamRepo + "pkg/consts/consts.go:331",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-disable-tcp-reset",
+				Support:  upstreamann.Ignored,
+				ByValue:  ignoredIfTrue,
+				Upstream: `with "true", turns off TCP reset on idle timeout for the Service's rules`,
+				Note:     "TCP reset on idle timeout is always on here for TCP rules; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:348",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-enable-high-availability-ports",
+				Support:  upstreamann.Ignored,
+				ByValue:  ignoredIfTrue,
+				Upstream: `with "true", makes one HA-ports rule (every port and protocol) on the internal load balancer instead of a rule per Service port`,
+				Note:     "here each Service port gets its own rule, so the Service's ports work as before and no other port is forwarded; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:305",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-mode",
+				Support:  upstreamann.Ignored,
+				Upstream: "picks which availability set's (or scale set's) Basic load balancer, or which of several Standard ones, gets the Service",
+				Note:     oneLB + "; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:268",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-load-balancer-configurations",
+				Support:  upstreamann.Ignored,
+				Upstream: "lists which of multipleStandardLoadBalancerConfigurations may take the Service",
+				Note:     oneLB + "; remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:345",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-pip-tags",
+				Support:  upstreamann.Ignored,
+				Upstream: "adds tags (a=b,c=d) to the Service's public IP",
+				Note:     "the public IP here carries only the manager's tags (k8s-azure-cluster-name, k8s-azure-service); tag it with Azure Policy instead and remove the annotation",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:327",
+			},
+			{
+				Key:      "service.beta.kubernetes.io/azure-pip-ip-tags",
+				Support:  upstreamann.Ignored,
+				Upstream: "sets IP tags (such as RoutingPreference=Internet) on the public IP it makes",
+				Note:     "the public IP here is made without IP tags, so it uses Microsoft network routing; name a public IP made with those tags in azure-pip-name instead",
+				Ref:      upstreamRepo + "pkg/consts/consts.go:283",
+			},
+			{
+				// Read by releases before May 2026 (removed by upstream
+				// commit 1fb8674b9); still in the docs, so Services carry it.
+				Key:      "service.beta.kubernetes.io/azure-shared-securityrule",
+				Support:  upstreamann.Ignored,
+				Upstream: "shared one network security group rule among Services with the same port and source (documented; current releases no longer read it)",
+				Note:     "each Service here gets its own rules per port and source; remove the annotation",
+				Ref:      "kubernetes-sigs/cloud-provider-azure@05aea598c site/content/en/topics/loadbalancer.md:25",
+			},
+		},
+	}
+}
+
+// isTrue is upstream's reading of a boolean annotation: "true" in any case
+// (upstream: pkg/consts/helpers.go:144-149, pkg/provider/azure_utils.go:219-224).
+func isTrue(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "true") }
+
+func refusedIfTrue(v string) upstreamann.Support {
+	if isTrue(v) {
+		return upstreamann.Refused
+	}
+	return upstreamann.Supported
+}
+
+func ignoredIfTrue(v string) upstreamann.Support {
+	if isTrue(v) {
+		return upstreamann.Ignored
+	}
+	return upstreamann.Supported
+}
+
+func supportedIfTrue(v string) upstreamann.Support {
+	if isTrue(v) {
+		return upstreamann.Supported
+	}
+	return upstreamann.Ignored
+}
+
+// supportedIf is Supported for values that ask for what this backend does
+// anyway, Ignored for the rest.
+func supportedIf(same func(string) bool) func(string) upstreamann.Support {
+	return func(v string) upstreamann.Support {
+		if same(v) {
+			return upstreamann.Supported
+		}
+		return upstreamann.Ignored
+	}
+}
+
+// isTCP matches upstream's TCP probe protocol, compared case-insensitively
+// (upstream: pkg/provider/azure_loadbalancer_healthprobe.go:157-160).
+func isTCP(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "tcp") }
+
+func isInt(want int) func(string) bool {
+	return func(v string) bool {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		return err == nil && n == want
+	}
+}

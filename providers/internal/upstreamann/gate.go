@@ -1,0 +1,182 @@
+package upstreamann
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+)
+
+// ReasonUnsupported is the reason of the Warning Event an Ignored
+// annotation gives its Service.
+const ReasonUnsupported = "UnsupportedAnnotation"
+
+// eventSource names this gate in the Events it records.
+const eventSource = "multicloud-ccm"
+
+// Wrap puts the gate for t in front of cloud's load balancers: a Service
+// with a Refused annotation is not provisioned (EnsureLoadBalancer and
+// UpdateLoadBalancer fail with the reason, which the service controller
+// records as a Warning Event), and one with an Ignored annotation gets a
+// Warning Event once. Deletion and reads always pass, so a Service can
+// always be cleaned up. Everything else of cloud is unchanged.
+func Wrap(cloud cloudprovider.Interface, t *Table) cloudprovider.Interface {
+	if t == nil {
+		return cloud
+	}
+	return &gatedCloud{Interface: cloud, gate: &gate{table: t, warned: map[types.UID]string{}}}
+}
+
+// Unwrap returns the cloud under the gate (itself if there is none).
+func Unwrap(cloud cloudprovider.Interface) cloudprovider.Interface {
+	if g, ok := cloud.(*gatedCloud); ok {
+		return g.Interface
+	}
+	return cloud
+}
+
+type gatedCloud struct {
+	cloudprovider.Interface
+	gate *gate
+}
+
+var (
+	_ cloudprovider.Interface    = (*gatedCloud)(nil)
+	_ cloudprovider.InformerUser = (*gatedCloud)(nil)
+)
+
+// Initialize starts the gate's event recorder, then the backend's.
+func (c *gatedCloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	c.gate.start(b, stop)
+	c.Interface.Initialize(b, stop)
+}
+
+// SetInformers passes the informers on: the manager offers them only to
+// a cloud that implements InformerUser, and the backends need them.
+func (c *gatedCloud) SetInformers(f informers.SharedInformerFactory) {
+	if iu, ok := c.Interface.(cloudprovider.InformerUser); ok {
+		iu.SetInformers(f)
+	}
+}
+
+// LoadBalancer returns the backend's, gated.
+func (c *gatedCloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
+	lb, ok := c.Interface.LoadBalancer()
+	if !ok {
+		return nil, false
+	}
+	return &gatedLB{LoadBalancer: lb, gate: c.gate}, true
+}
+
+type gate struct {
+	table *Table
+
+	mu       sync.Mutex
+	recorder record.EventRecorder
+	// warned holds, per Service, the findings last warned about, so a
+	// Service is told once per change rather than at every node change.
+	warned map[types.UID]string
+}
+
+func (g *gate) start(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	// The service controller's own identity: it exists (with RBAC for
+	// events) under --use-service-account-credentials too.
+	client, err := b.Client("service-controller")
+	if err != nil {
+		klog.ErrorS(err, "No Events for unsupported upstream annotations; they are logged instead")
+		return
+	}
+	bc := record.NewBroadcaster()
+	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	go func() {
+		<-stop
+		bc.Shutdown()
+	}()
+	g.mu.Lock()
+	g.recorder = bc.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventSource})
+	g.mu.Unlock()
+}
+
+// admit is the gate: an error when the Service must not be provisioned,
+// else nil after warning about what it ignores.
+func (g *gate) admit(ctx context.Context, svc *v1.Service) error {
+	ignored, refused := g.table.Check(svc)
+	if len(refused) > 0 {
+		msgs := make([]string, len(refused))
+		for i, f := range refused {
+			msgs[i] = f.Message(g.table.Upstream)
+		}
+		return errors.New(strings.Join(msgs, "; ") + "; the load balancer is not provisioned or changed until the annotation is removed")
+	}
+	g.warn(ctx, svc, ignored)
+	return nil
+}
+
+func (g *gate) warn(ctx context.Context, svc *v1.Service, ignored []Finding) {
+	var fp strings.Builder
+	for _, f := range ignored {
+		fp.WriteString(f.Key + "=" + f.Value + "\n")
+	}
+	g.mu.Lock()
+	if g.warned[svc.UID] == fp.String() {
+		g.mu.Unlock()
+		return
+	}
+	if len(ignored) == 0 {
+		delete(g.warned, svc.UID)
+	} else {
+		g.warned[svc.UID] = fp.String()
+	}
+	rec := g.recorder
+	g.mu.Unlock()
+	for _, f := range ignored {
+		msg := f.Message(g.table.Upstream)
+		klog.FromContext(ctx).Info("Service annotation has no effect", "service", klog.KObj(svc), "annotation", f.Key)
+		if rec != nil {
+			rec.Event(svc, v1.EventTypeWarning, ReasonUnsupported, msg)
+		}
+	}
+}
+
+func (g *gate) forget(svc *v1.Service) {
+	g.mu.Lock()
+	delete(g.warned, svc.UID)
+	g.mu.Unlock()
+}
+
+type gatedLB struct {
+	cloudprovider.LoadBalancer
+	gate *gate
+}
+
+// EnsureLoadBalancer provisions only an admitted Service.
+func (l *gatedLB) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	if err := l.gate.admit(ctx, svc); err != nil {
+		return nil, err
+	}
+	return l.LoadBalancer.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
+}
+
+// UpdateLoadBalancer changes only an admitted Service's load balancer.
+func (l *gatedLB) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) error {
+	if err := l.gate.admit(ctx, svc); err != nil {
+		return err
+	}
+	return l.LoadBalancer.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+}
+
+// EnsureLoadBalancerDeleted always passes: a Service must be deletable
+// whatever its annotations say.
+func (l *gatedLB) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, svc *v1.Service) error {
+	l.gate.forget(svc)
+	return l.LoadBalancer.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
+}

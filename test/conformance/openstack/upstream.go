@@ -1,0 +1,152 @@
+package openstack
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	gcopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	corev1 "k8s.io/api/core/v1"
+
+	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+)
+
+// The upstream OpenStack CCM (kubernetes/cloud-provider-openstack at
+// c453fb7c, pkg/openstack/loadbalancer.go) names a Service's load balancer
+// kube_service_<cluster-name>_<namespace>_<name> (:369-371) and its parts
+// listener_<i>_<lb>, pool_<i>_<lb>, monitor_<i>_<lb> (:102-107), and
+// writes these annotations on the Service it serves (:1757, :1827).
+const (
+	upstreamAnnotationLBID    = "loadbalancer.openstack.org/load-balancer-id"
+	upstreamAnnotationAddress = "loadbalancer.openstack.org/load-balancer-address"
+)
+
+func upstreamLBName(clusterName string, svc *corev1.Service) string {
+	return "kube_service_" + clusterName + "_" + svc.Namespace + "_" + svc.Name
+}
+
+// UpstreamAnnotations: a listener timeout is tuning this backend leaves
+// at Octavia's default (ignored); a Barbican TLS container asks for
+// TERMINATED_HTTPS listeners, which this backend does not make (refused).
+func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
+	return map[string]string{"loadbalancer.openstack.org/timeout-client-data": "600000"},
+		map[string]string{"loadbalancer.openstack.org/default-tls-container-ref": "https://barbican.example.com:9311/v1/containers/3b0e5f5e-7d1a-4e46-9a53-1f0c6c8f2c11"}
+}
+
+// MakeUpstreamLoadBalancer makes the load balancer the upstream OpenStack
+// CCM makes for a Service with its defaults (manage-security-groups and
+// create-monitor off, Octavia with tags and timeouts), through Octavia's
+// and Neutron's APIs as it calls them: one fully-populated create
+// (createOctaviaLoadBalancer, :230-318: the name as its only tag, the
+// description "Kubernetes external service <ns>/<name> from cluster
+// <cluster>", per port a listener with the name tag, connection_limit
+// -1 and the four timeouts (buildListenerCreateOpt, :1171-1212), a TCP
+// ROUND_ROBIN pool and members named after the nodes on their NodePort
+// in the VIP subnet (buildBatchUpdateMemberOpts, :1015-1050)), wait for
+// ACTIVE, then a floating IP on the VIP port described "Floating IP for
+// Kubernetes external service <ns>/<name> from cluster <cluster>"
+// (ensureFloatingIP, :700-720).
+func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	provider, err := gcopenstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
+		IdentityEndpoint: c.fx.IdentityEndpoint(c.srv.URL()),
+		Username:         c.fx.Username,
+		Password:         c.fx.Password,
+		DomainName:       c.fx.DomainName,
+		Scope:            &gophercloud.AuthScope{ProjectName: c.fx.ProjectName, DomainID: c.fx.DomainID},
+	})
+	if err != nil {
+		return conformance.UpstreamLoadBalancer{}, err
+	}
+	eo := gophercloud.EndpointOpts{Region: c.fx.Region}
+	lbc, err := gcopenstack.NewLoadBalancerV2(provider, eo)
+	if err != nil {
+		return conformance.UpstreamLoadBalancer{}, err
+	}
+	netc, err := gcopenstack.NewNetworkV2(provider, eo)
+	if err != nil {
+		return conformance.UpstreamLoadBalancer{}, err
+	}
+
+	name := upstreamLBName(clusterName, svc)
+	byID := map[string]cloudsimopenstack.ServerInfo{}
+	for _, s := range c.emu.Servers() {
+		byID[s.ID] = s
+	}
+	// Octavia's default timeouts, which upstream sends explicitly.
+	clientData, memberConnect, memberData, tcpInspect := 50000, 5000, 50000, 0
+	connLimit := -1
+	opts := loadbalancers.CreateOpts{
+		Name:        name,
+		Description: fmt.Sprintf("Kubernetes external service %s/%s from cluster %s", svc.Namespace, svc.Name, clusterName),
+		Provider:    "amphora",
+		Tags:        []string{name},
+		VipSubnetID: c.fx.SubnetID,
+	}
+	for i, p := range svc.Spec.Ports {
+		var members []pools.CreateMemberOpts
+		for _, b := range backends {
+			s, ok := byID[b.ID]
+			if !ok {
+				return conformance.UpstreamLoadBalancer{}, fmt.Errorf("unknown server %s", b.ID)
+			}
+			members = append(members, pools.CreateMemberOpts{Name: b.NodeName, Address: s.PrivateIP, ProtocolPort: int(p.NodePort), SubnetID: c.fx.SubnetID})
+		}
+		opts.Listeners = append(opts.Listeners, listeners.CreateOpts{
+			Name:                 fmt.Sprintf("listener_%d_%s", i, name),
+			Protocol:             listeners.Protocol(p.Protocol),
+			ProtocolPort:         int(p.Port),
+			ConnLimit:            &connLimit,
+			Tags:                 []string{name},
+			TimeoutClientData:    &clientData,
+			TimeoutMemberConnect: &memberConnect,
+			TimeoutMemberData:    &memberData,
+			TimeoutTCPInspect:    &tcpInspect,
+			DefaultPool: &pools.CreateOpts{
+				Name:     fmt.Sprintf("pool_%d_%s", i, name),
+				Protocol: pools.Protocol(p.Protocol),
+				LBMethod: pools.LBMethodRoundRobin,
+				Members:  members,
+			},
+		})
+	}
+	lb, err := loadbalancers.Create(ctx, lbc, opts).Extract()
+	if err != nil {
+		return conformance.UpstreamLoadBalancer{}, fmt.Errorf("create %s: %w", name, err)
+	}
+	for lb.ProvisioningStatus != "ACTIVE" {
+		if lb.ProvisioningStatus == "ERROR" {
+			return conformance.UpstreamLoadBalancer{}, fmt.Errorf("load balancer %s went ERROR", lb.ID)
+		}
+		select {
+		case <-ctx.Done():
+			return conformance.UpstreamLoadBalancer{}, fmt.Errorf("load balancer %s never became ACTIVE: %w", lb.ID, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+		if lb, err = loadbalancers.Get(ctx, lbc, lb.ID).Extract(); err != nil {
+			return conformance.UpstreamLoadBalancer{}, err
+		}
+	}
+	fip, err := floatingips.Create(ctx, netc, floatingips.CreateOpts{
+		FloatingNetworkID: c.fx.ExternalNetworkID,
+		PortID:            lb.VipPortID,
+		Description:       fmt.Sprintf("Floating IP for Kubernetes external service %s/%s from cluster %s", svc.Namespace, svc.Name, clusterName),
+	}).Extract()
+	if err != nil {
+		return conformance.UpstreamLoadBalancer{}, fmt.Errorf("floating IP for %s: %w", name, err)
+	}
+	ipMode := corev1.LoadBalancerIPModeVIP
+	return conformance.UpstreamLoadBalancer{
+		ID:          lb.ID,
+		Status:      corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: fip.FloatingIP, IPMode: &ipMode}}},
+		Annotations: map[string]string{upstreamAnnotationLBID: lb.ID, upstreamAnnotationAddress: fip.FloatingIP},
+		Exclusive:   []string{cloudsimopenstack.KindLoadBalancer, cloudsimopenstack.KindFloatingIP},
+	}, nil
+}
