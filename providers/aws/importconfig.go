@@ -1,7 +1,6 @@
 package aws
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
@@ -10,8 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-	"gopkg.in/gcfg.v1"
-	"gopkg.in/warnings.v0"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/importcfg"
 )
@@ -90,12 +87,9 @@ const (
 // error naming the line.
 func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
 	var up upstreamConfig
-	err := gcfg.ReadStringInto(&up, string(data))
-	if fatal := gcfg.FatalOnly(err); fatal != nil {
-		if line := fatalLine(data, fatal); line > 0 {
-			return nil, fmt.Errorf("line %d: %w", line, fatal)
-		}
-		return nil, fmt.Errorf("reading the upstream AWS cloud.conf: %w", fatal)
+	unknown, err := importcfg.ReadINI(data, &up)
+	if err != nil {
+		return nil, err
 	}
 	imp := &importer{up: &up, sec: &Section{}, noted: map[string]bool{}}
 	imp.importRegion()
@@ -105,31 +99,11 @@ func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
 	imp.importLoadBalancing()
 	imp.importNodes()
 	imp.importOverrides()
-	imp.reportExtraData(warnings.WarningsOnly(err))
+	imp.reportUnknown(unknown)
 	imp.note(keyDefaultLBType,
 		"a Service without service.beta.kubernetes.io/aws-load-balancer-type got a Classic ELB",
 		"it gets a Network Load Balancer with a new DNS name; this version makes no Classic ELBs, so Services that must keep theirs should stay on the upstream CCM for now")
 	return &importcfg.Result{Section: imp.sec, ClusterID: imp.clusterID, Notes: imp.notes}, nil
-}
-
-// fatalLine finds the line of a fatal gcfg error. gcfg puts "line:column"
-// in syntax errors but not in errors about a value (a bool that does not
-// parse, a key with no value), so the line is found by reading ever longer
-// leading parts of the file with gcfg itself until the same error appears.
-// The errors are compared by text because gcfg's are untyped
-// (fmt.Errorf, or unexported types) and the text is all they share.
-// Config files are a few dozen lines, so the repeated reads cost nothing.
-func fatalLine(data []byte, fatal error) int {
-	end := 0
-	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
-		end += len(line)
-		var scratch upstreamConfig
-		err := gcfg.FatalOnly(gcfg.ReadStringInto(&scratch, string(data[:end])))
-		if err != nil && err.Error() == fatal.Error() {
-			return i + 1
-		}
-	}
-	return 0
 }
 
 // importer carries one import: the file read, the section being filled
@@ -423,31 +397,15 @@ func (imp *importer) importOverride(key string, o *upstreamServiceOverride) {
 	}
 }
 
-// extraDataRE reads where a key gcfg could not store is: gcfg reports a
-// key with no field only as the text `can't store data at section "s",
-// subsection "u", variable "v"` (its extraData type is unexported).
-var extraDataRE = regexp.MustCompile(`section "([^"]*)"(?:, subsection "([^"]*)")?(?:, variable "([^"]*)")?`)
-
-// reportExtraData makes a Note of each key that is not an upstream key:
+// reportUnknown makes a Note of each key that is not an upstream key:
 // the upstream CCM ignores them too (a typo there went unnoticed).
-func (imp *importer) reportExtraData(extra []error) {
-	for _, w := range extra {
-		m := extraDataRE.FindStringSubmatch(w.Error())
-		if m == nil {
-			continue
-		}
-		key := "[" + m[1]
-		switch {
-		case m[2] != "":
-			key += fmt.Sprintf(" %q", m[2])
-		case m[3] == "" && strings.EqualFold(m[1], "Global"):
+func (imp *importer) reportUnknown(unknown []importcfg.UnknownKey) {
+	for _, k := range unknown {
+		key := k.String()
+		if k.Subsection == "" && k.Variable == "" && strings.EqualFold(k.Section, "Global") {
 			// A subsection of [Global], which has none: gcfg leaves
 			// the subsection's name out of the warning.
-			key += ` "…"`
-		}
-		key += "]"
-		if m[3] != "" {
-			key += " " + m[3]
+			key = `[` + k.Section + ` "…"]`
 		}
 		imp.note(key, "is not a key of the upstream AWS CCM's cloud.conf, so it was ignored", "ignored too; check its spelling")
 	}

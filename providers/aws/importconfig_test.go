@@ -241,7 +241,7 @@ func TestImportConfigErrorsNameTheLine(t *testing.T) {
 		file string
 		want []string
 	}{
-		{"syntax.conf", []string{"line 4:", "expected '='"}},
+		{"syntax.conf", []string{"line 4, column 5:", "expected '='"}},
 		{"badvalue.conf", []string{"line 5:", "DisableSecurityGroupIngress"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {

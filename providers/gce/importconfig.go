@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	gcfg "gopkg.in/gcfg.v1"
-	warnings "gopkg.in/warnings.v0"
-
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/importcfg"
 )
 
@@ -53,9 +50,9 @@ func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
 	var file upstreamConfigFile
 	// upstream reads it with gcfg too and drops the warnings about
 	// unknown keys (gce.go:417-424); here they become Notes.
-	err := gcfg.ReadStringInto(&file, string(data))
-	if fatal := gcfg.FatalOnly(err); fatal != nil {
-		return nil, withLine(data, fatal)
+	unknown, err := importcfg.ReadINI(data, &file)
+	if err != nil {
+		return nil, fmt.Errorf("gce.conf %w", err)
 	}
 	im := &gceImport{g: file.Global, s: &Section{}}
 	im.projects()
@@ -67,12 +64,8 @@ func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
 	im.credentials()
 	im.nodes()
 	im.unported()
-	seen := map[string]bool{}
-	for _, w := range warnings.WarningsOnly(err) {
-		if n := unknownKeyNote(w); !seen[n.Key] {
-			seen[n.Key] = true
-			im.notes = append(im.notes, n)
-		}
+	for _, k := range unknown {
+		im.notes = append(im.notes, unknownKeyNote(k))
 	}
 	return &importcfg.Result{Section: im.s, Notes: im.notes}, nil
 }
@@ -340,44 +333,12 @@ func (im *gceImport) unported() {
 	}
 }
 
-// extraDataRE parses gcfg's warning for a key or section it has no field
-// for. gcfg's extraData type is unexported, so its text is the only way
-// to the section and variable (gopkg.in/gcfg.v1 errors.go:37-50).
-var extraDataRE = regexp.MustCompile(`^can't store data at section "([^"]*)"(?:, subsection "([^"]*)")?(?:, variable "([^"]*)")?$`)
-
 // unknownKeyNote reports a key or section gcfg could not store, as the
 // file spells it.
-func unknownKeyNote(w error) importcfg.Note {
+func unknownKeyNote(k importcfg.UnknownKey) importcfg.Note {
 	const instead = "nothing was carried over; remove it, or fix the spelling if it was meant to be one of [global]'s keys"
-	m := extraDataRE.FindStringSubmatch(w.Error())
-	switch {
-	case m == nil:
-		return importcfg.Note{Key: w.Error(), Upstream: "not understood by the upstream GCE CCM's gce.conf reader; ignored", Instead: instead}
-	case m[3] != "":
-		return importcfg.Note{Key: "[" + m[1] + "] " + m[3], Upstream: "not a key of the upstream GCE CCM's gce.conf; ignored", Instead: instead}
-	default:
-		return importcfg.Note{Key: "[" + m[1] + "]", Upstream: "not a section of the upstream GCE CCM's gce.conf, which reads only [global] (no subsections); ignored", Instead: instead}
+	if k.Variable != "" {
+		return importcfg.Note{Key: k.String(), Upstream: "not a key of the upstream GCE CCM's gce.conf; ignored", Instead: instead}
 	}
-}
-
-// positionRE is the "line:column: " gcfg puts before a syntax error.
-// Some of its errors are plain fmt errors, so text is all there is.
-var positionRE = regexp.MustCompile(`^(\d+):(\d+): (.*)$`)
-
-// withLine makes a gcfg error name its line. Syntax errors carry a
-// position; a value gcfg cannot convert (regional = maybe) carries only
-// the section and key, so its line is the first at which a prefix of the
-// file fails to read with the same error.
-func withLine(data []byte, err error) error {
-	if m := positionRE.FindStringSubmatch(err.Error()); m != nil {
-		return fmt.Errorf("gce.conf line %s, column %s: %s", m[1], m[2], m[3])
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	for n := 1; n <= len(lines); n++ {
-		var probe upstreamConfigFile
-		if perr := gcfg.FatalOnly(gcfg.ReadStringInto(&probe, strings.Join(lines[:n], ""))); perr != nil && perr.Error() == err.Error() {
-			return fmt.Errorf("gce.conf line %d: %w", n, err)
-		}
-	}
-	return fmt.Errorf("read gce.conf: %w", err)
+	return importcfg.Note{Key: k.String(), Upstream: "not a section of the upstream GCE CCM's gce.conf, which reads only [global] (no subsections); ignored", Instead: instead}
 }

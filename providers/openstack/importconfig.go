@@ -1,16 +1,11 @@
 package openstack
 
 import (
-	"bytes"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
-
-	"gopkg.in/gcfg.v1"
-	"gopkg.in/warnings.v0"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/importcfg"
 )
@@ -156,24 +151,16 @@ func (d *upstreamDuration) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// utf8BOM may start a file saved on Windows; gcfg would refuse it.
-var utf8BOM = []byte("\ufeff")
-
 // ImportConfig reads the upstream OpenStack CCM's cloud.conf into the
 // openstack section (README, "OpenStack", lists the mapping). gcfg reads it
 // as upstream does; keys gcfg has no field for are Notes, where upstream
 // ignored them silently (gcfg.FatalOnly).
 // upstream: kubernetes/cloud-provider-openstack pkg/openstack/openstack.go:231
 func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
-	text := string(bytes.TrimPrefix(data, utf8BOM))
 	var up upstreamConfig
-	err := gcfg.ReadStringInto(&up, text)
-	if fatal := gcfg.FatalOnly(err); fatal != nil {
-		line, lineErr := failingLine(text)
-		if lineErr == nil {
-			lineErr = fatal
-		}
-		return nil, fmt.Errorf("line %d: %w", line, lineErr)
+	unknown, err := importcfg.ReadINI(data, &up)
+	if err != nil {
+		return nil, err
 	}
 	im := &importer{up: &up, s: &Section{}}
 	im.global()
@@ -182,31 +169,8 @@ func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
 	im.route()
 	im.metadata()
 	im.networking()
-	im.extraData(warnings.WarningsOnly(err))
+	im.unknownKeys(unknown)
 	return &importcfg.Result{Section: im.s, Notes: im.notes}, nil
-}
-
-// failingLine is the line gcfg stops at, and gcfg's error there: the last
-// line of the shortest prefix of the file that gcfg refuses. gcfg's syntax
-// errors carry "line:column", but a value it cannot convert
-// ("monitor-delay = 5") is reported by section and key only; reading
-// growing prefixes with gcfg itself names the line in both cases. (The
-// prefix's error, not the whole file's, goes with the line: gcfg reads
-// subsections in a second pass, so for the whole file it may report a
-// later line first.) A prefix ending on a continued line (a trailing
-// backslash) is never a place to stop.
-func failingLine(text string) (int, error) {
-	lines := strings.SplitAfter(text, "\n")
-	for n := 1; n <= len(lines); n++ {
-		if n < len(lines) && strings.HasSuffix(strings.TrimRight(lines[n-1], "\r\n"), `\`) {
-			continue
-		}
-		var scratch upstreamConfig
-		if err := gcfg.FatalOnly(gcfg.ReadStringInto(&scratch, strings.Join(lines[:n], ""))); err != nil {
-			return n, err
-		}
-	}
-	return len(lines), nil
 }
 
 // importer fills a Section from an upstreamConfig and collects the notes.
@@ -545,43 +509,22 @@ func (im *importer) networking() {
 	sortNotesFrom(im.notes, first)
 }
 
-// extraDataRE reads the key out of gcfg's warning for data it has no
-// field for. gcfg keeps the key in an unexported type (extraData, gcfg.v1
-// errors.go), so its text is the only place to read it from; the format
-// has not changed since gcfg v1.2.0.
-var extraDataRE = regexp.MustCompile(`^can't store data at section "([^"]*)"(?:, subsection "([^"]*)")?(?:, variable "([^"]*)")?$`)
-
-// extraData reports the keys that are not the upstream CCM's: typos, and
+// unknownKeys reports the keys that are not the upstream CCM's: typos, and
 // keys of other programs or of older upstream versions, which upstream
 // ignored silently.
-func (im *importer) extraData(warns []error) {
-	seen := map[string]bool{}
-	for _, w := range warns {
-		m := extraDataRE.FindStringSubmatch(w.Error())
-		if m == nil {
-			// A warning of another kind would carry no value either:
-			// gcfg's warnings only name sections and keys.
-			im.note(w.Error(), "not a key of the upstream OpenStack CCM's cloud.conf, which ignored it", "ignored")
-			continue
-		}
-		section, sub, variable := m[1], m[2], m[3]
-		key := "[" + section + "]"
-		if sub != "" {
-			key = fmt.Sprintf("[%s %q]", section, sub)
-		}
+func (im *importer) unknownKeys(unknown []importcfg.UnknownKey) {
+	blockStorage := false
+	for _, k := range unknown {
+		section, variable := k.Section, k.Variable
+		key := k.String()
 		if strings.EqualFold(section, "BlockStorage") {
-			// One note for the whole section; gcfg warns once per line.
-			variable = ""
+			// One note for the whole section; gcfg warns once per key.
+			if blockStorage {
+				continue
+			}
+			blockStorage = true
+			key = "[" + section + "]"
 		}
-		if variable != "" {
-			key += " " + variable
-		}
-		// gcfg reads the file twice (sections, then subsections) and
-		// warns about an unknown section in both passes.
-		if seen[strings.ToLower(key)] {
-			continue
-		}
-		seen[strings.ToLower(key)] = true
 		switch {
 		case strings.EqualFold(section, "BlockStorage"):
 			// upstream: kubernetes/cloud-provider-openstack commit 583b6e449 (#1815)

@@ -446,7 +446,8 @@ func TestImportConfigSyntaxErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if want := "line " + strconv.Itoa(tt.line) + ":"; !strings.HasPrefix(err.Error(), want) {
+			want := "line " + strconv.Itoa(tt.line)
+			if !strings.HasPrefix(err.Error(), want+":") && !strings.HasPrefix(err.Error(), want+", column ") {
 				t.Errorf("error %q does not start with %q", err, want)
 			}
 			if !strings.Contains(err.Error(), tt.mention) {
