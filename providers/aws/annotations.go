@@ -27,13 +27,16 @@ const (
 	// Type: string (nlb, external, nlb-ip)
 	// Default: nlb
 	annotationLBType svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-type"
-	// annotationInternal makes the NLB internal (scheme internal, placed
-	// in the internal subnets). A CIDR such as 0.0.0.0/0 also means
-	// internal, as the upstream CCM documents. Changing it re-creates the
-	// NLB, since a scheme is fixed at creation.
+	// annotationInternal makes the load balancer internal (scheme
+	// internal, placed in the internal subnets). As upstream reads it
+	// (kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:2453-2460),
+	// any value except "false" means internal ("true", a CIDR such as
+	// 0.0.0.0/0, even "False"); "false" or an empty value means
+	// internet-facing. Changing it re-creates the NLB, since a scheme is
+	// fixed at creation.
 	//
-	// Type: bool, or a CIDR
-	// Default: false
+	// Type: string (anything but "false" means internal)
+	// Default: internet-facing
 	annotationInternal svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-internal"
 	// annotationSubnets places the NLB in these subnets, one per zone,
 	// instead of the configured or discovered ones. Entries are subnet IDs
@@ -48,6 +51,67 @@ const (
 	// Type: comma-separated CIDRs
 	// Default: 0.0.0.0/0
 	annotationSourceRanges svcopts.Annotation = v1.AnnotationLoadBalancerSourceRangesKey
+
+	// annotationExtraTags adds tags to the NLB, its target groups and its
+	// security group (key=value pairs, comma-separated, as upstream reads
+	// them: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:185 and
+	// getKeyValuePropertiesFromAnnotation). The NLB's are kept in step;
+	// target groups and the security group get them when created. The
+	// cluster and service-name tags this controller owns cannot be set.
+	//
+	// Type: comma-separated key=value pairs
+	// Default: none
+	annotationExtraTags svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-additional-resource-tags"
+
+	// annotationTGAttributes sets attributes of the NLB's target groups, as
+	// comma-separated key=value pairs: preserve_client_ip.enabled and
+	// proxy_protocol_v2.enabled (true or false), the two upstream accepts
+	// (kubernetes/cloud-provider-aws pkg/providers/v1/aws_validations.go:104-142),
+	// and deregistration_delay.timeout_seconds (0-3600). Like upstream, an
+	// attribute dropped from the annotation keeps its last value.
+	//
+	// Type: comma-separated key=value pairs
+	// Default: AWS's (client IP preserved, no PROXY protocol, 300 s delay)
+	annotationTGAttributes svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes"
+
+	// annotationHCProtocol is the target groups' health check protocol.
+	//
+	// Type: string (TCP, HTTP, HTTPS; any case)
+	// Default: TCP; HTTP for externalTrafficPolicy Local
+	annotationHCProtocol svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-healthcheck-protocol"
+	// annotationHCPort is the port the health check probes on the nodes.
+	//
+	// Type: "traffic-port" or a port number
+	// Default: traffic-port; the health check node port for externalTrafficPolicy Local
+	annotationHCPort svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-healthcheck-port"
+	// annotationHCPath is the path of an HTTP or HTTPS health check.
+	//
+	// Type: string
+	// Default: /; /healthz for externalTrafficPolicy Local
+	annotationHCPath svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path"
+	// annotationHCInterval is the seconds between health checks.
+	//
+	// Type: int (5-300)
+	// Default: 30; 10 for externalTrafficPolicy Local
+	annotationHCInterval svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-healthcheck-interval"
+	// annotationHCTimeout is the seconds a health check may take, at most
+	// the interval.
+	//
+	// Type: int (2-120)
+	// Default: 10
+	annotationHCTimeout svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-healthcheck-timeout"
+	// annotationHCHealthyThreshold is how many passed checks in a row put
+	// a node in service.
+	//
+	// Type: int (2-10)
+	// Default: 3; 2 for externalTrafficPolicy Local
+	annotationHCHealthyThreshold svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-healthcheck-healthy-threshold"
+	// annotationHCUnhealthyThreshold is how many failed checks in a row take
+	// a node out of service.
+	//
+	// Type: int (2-10)
+	// Default: 3; 2 for externalTrafficPolicy Local
+	annotationHCUnhealthyThreshold svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-healthcheck-unhealthy-threshold"
 )
 
 // Values of annotationLBType.
@@ -71,6 +135,11 @@ type lbOptions struct {
 	ports []listenerSpec
 	// healthCheck is the target groups' health check.
 	healthCheck healthCheckSpec
+	// extraTags are the user's tags from annotationExtraTags.
+	extraTags map[string]string
+	// tgAttributes are the target group attributes annotationTGAttributes
+	// sets.
+	tgAttributes map[string]string
 }
 
 // implementedElsewhere reports whether the Service asks for a load balancer
@@ -106,30 +175,115 @@ func parseLBOptions(svc *v1.Service) (*lbOptions, error) {
 	if err != nil {
 		return nil, err
 	}
+	hc, err := healthCheckFor(svc)
+	if err != nil {
+		return nil, err
+	}
+	extraTags, err := parseExtraTags(svc)
+	if err != nil {
+		return nil, err
+	}
+	tgAttrs, err := parseTGAttributes(svc, ports)
+	if err != nil {
+		return nil, err
+	}
 	return &lbOptions{
 		internal:     internal,
 		subnets:      subnets,
 		sourceRanges: ranges,
 		ports:        ports,
-		healthCheck:  healthCheckFor(svc),
+		healthCheck:  hc,
+		extraTags:    extraTags,
+		tgAttributes: tgAttrs,
 	}, nil
 }
 
-// parseInternal accepts what the upstream CCM documents: a boolean, or a
-// CIDR (historically "0.0.0.0/0") which means internal.
+// parseInternal applies upstream's rule: set and not exactly "false" is
+// internal. No value is malformed: a stricter reading would turn Services
+// that were internal under the upstream CCM internet-facing, or refuse
+// them.
 func parseInternal(svc *v1.Service) (bool, error) {
-	v, ok := annotationInternal.Lookup(svc)
+	v, _ := annotationInternal.Lookup(svc)
+	return v != "" && v != "false", nil
+}
+
+// parseExtraTags reads annotationExtraTags as upstream does: pairs split
+// on commas, key and value on the first "=", spaces trimmed, a key without
+// "=" tagged with an empty value. Keys AWS reserves (aws:) or this
+// controller owns are errors, as are keys or values over AWS's limits.
+func parseExtraTags(svc *v1.Service) (map[string]string, error) {
+	v, ok := annotationExtraTags.Lookup(svc)
 	if !ok {
-		return false, nil
+		return nil, nil
 	}
-	v = strings.TrimSpace(v)
-	if b, err := strconv.ParseBool(v); err == nil {
-		return b, nil
+	out := map[string]string{}
+	for _, pair := range strings.Split(v, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		k, val, _ := strings.Cut(pair, "=")
+		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
+		switch {
+		case k == "" || utf8.RuneCountInString(k) > 128 || utf8.RuneCountInString(val) > 256:
+			return nil, annotationExtraTags.Invalid(v, "key=value pairs such as \"team=payments,env=prod\" (keys of 1-128 and values of at most 256 characters)")
+		case strings.HasPrefix(strings.ToLower(k), "aws:"):
+			return nil, fmt.Errorf("annotation %s: tag key %q is reserved by AWS", annotationExtraTags, k)
+		case strings.HasPrefix(k, clusterTagPrefix) || k == serviceNameTagKey:
+			return nil, fmt.Errorf("annotation %s: tag key %q is this controller's own ownership tag", annotationExtraTags, k)
+		}
+		out[k] = val
 	}
-	if _, err := netip.ParsePrefix(v); err == nil {
-		return true, nil
+	return out, nil
+}
+
+// Target group attributes annotationTGAttributes may set.
+const (
+	attrPreserveClientIP = "preserve_client_ip.enabled"
+	attrProxyProtocolV2  = "proxy_protocol_v2.enabled"
+	attrDeregDelay       = "deregistration_delay.timeout_seconds"
+)
+
+// parseTGAttributes checks annotationTGAttributes as upstream validates
+// it, plus the deregistration delay: known keys only, each once, with a
+// valid value; client IP preservation cannot be turned off for UDP.
+func parseTGAttributes(svc *v1.Service, ports []listenerSpec) (map[string]string, error) {
+	v, ok := annotationTGAttributes.Lookup(svc)
+	if !ok {
+		return nil, nil
 	}
-	return false, annotationInternal.Invalid(v, `"true", "false" or a CIDR such as 0.0.0.0/0`)
+	out := map[string]string{}
+	for _, pair := range strings.Split(v, ",") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		k, val, _ := strings.Cut(pair, "=")
+		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("annotation %s: %q is set twice", annotationTGAttributes, k)
+		}
+		switch k {
+		case attrPreserveClientIP, attrProxyProtocolV2:
+			if val != "true" && val != "false" {
+				return nil, annotationTGAttributes.Invalid(v, fmt.Sprintf(`%s=true or false`, k))
+			}
+		case attrDeregDelay:
+			if n, err := strconv.Atoi(val); err != nil || n < 0 || n > 3600 {
+				return nil, annotationTGAttributes.Invalid(v, attrDeregDelay+"= a number of seconds from 0 to 3600")
+			}
+		default:
+			return nil, fmt.Errorf("annotation %s: attribute %q is not supported; use %s, %s or %s", annotationTGAttributes, k, attrPreserveClientIP, attrProxyProtocolV2, attrDeregDelay)
+		}
+		out[k] = val
+	}
+	if out[attrPreserveClientIP] == "false" {
+		for _, p := range ports {
+			if p.udp {
+				return nil, fmt.Errorf("annotation %s: client IP preservation cannot be turned off for UDP port %d", annotationTGAttributes, p.port)
+			}
+		}
+	}
+	return out, nil
 }
 
 var (

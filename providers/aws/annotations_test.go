@@ -76,7 +76,16 @@ func TestParseLBOptions(t *testing.T) {
 				t.Error("want internet-facing")
 			}
 		}},
-		{name: "internal bad", ann: map[string]string{string(annotationInternal): "yes please"}, wantErr: string(annotationInternal)},
+		{name: "internal: any value but false, as upstream", ann: map[string]string{string(annotationInternal): "False"}, check: func(t *testing.T, o *lbOptions) {
+			if !o.internal {
+				t.Error("\"False\" is not \"false\": internal upstream, internal here")
+			}
+		}},
+		{name: "internal: empty is internet-facing", ann: map[string]string{string(annotationInternal): ""}, check: func(t *testing.T, o *lbOptions) {
+			if o.internal {
+				t.Error("an empty value made the load balancer internal")
+			}
+		}},
 		{name: "subnets", ann: map[string]string{string(annotationSubnets): "subnet-0123456789abcdef0, my-subnet"}, check: func(t *testing.T, o *lbOptions) {
 			if len(o.subnets) != 2 || o.subnets[1] != "my-subnet" {
 				t.Errorf("subnets %v", o.subnets)
@@ -129,14 +138,51 @@ func TestParseLBOptions(t *testing.T) {
 	}
 }
 
+// TestHealthCheckFor pins upstream's NLB health check defaults
+// (kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:2175-2258) and
+// the healthcheck-* annotations.
 func TestHealthCheckFor(t *testing.T) {
-	svc := lbService(nil)
-	if hc := healthCheckFor(svc); hc.protocol != "TCP" || hc.port != healthCheckTraffic {
-		t.Errorf("cluster policy: %+v", hc)
+	local := func(s *v1.Service) {
+		s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+		s.Spec.HealthCheckNodePort = 32000
 	}
-	svc.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
-	svc.Spec.HealthCheckNodePort = 32000
-	if hc := healthCheckFor(svc); hc.protocol != "HTTP" || hc.port != "32000" || hc.path != "/healthz" || hc.nodePort != 32000 {
-		t.Errorf("local policy: %+v", hc)
+	for _, tc := range []struct {
+		name    string
+		ann     map[string]string
+		edit    func(*v1.Service)
+		want    healthCheckSpec
+		wantErr string
+	}{
+		{name: "cluster policy", want: healthCheckSpec{protocol: "TCP", port: "traffic-port", interval: 30, timeout: 10, healthyThreshold: 3, unhealthyThld: 3}},
+		{name: "local policy", edit: local, want: healthCheckSpec{protocol: "HTTP", port: "32000", path: "/healthz", interval: 10, timeout: 10, healthyThreshold: 2, unhealthyThld: 2, nodePort: 32000}},
+		{name: "annotated", ann: map[string]string{
+			string(annotationHCProtocol): "http", string(annotationHCPort): "10256", string(annotationHCPath): "/livez",
+			string(annotationHCInterval): "20", string(annotationHCTimeout): "5", string(annotationHCHealthyThreshold): "4", string(annotationHCUnhealthyThreshold): "6"},
+			want: healthCheckSpec{protocol: "HTTP", port: "10256", path: "/livez", interval: 20, timeout: 5, healthyThreshold: 4, unhealthyThld: 6, nodePort: 10256}},
+		{name: "HTTP without a path probes /", ann: map[string]string{string(annotationHCProtocol): "HTTPS"},
+			want: healthCheckSpec{protocol: "HTTPS", port: "traffic-port", path: "/", interval: 30, timeout: 10, healthyThreshold: 3, unhealthyThld: 3}},
+		{name: "TCP drops Local's path", edit: local, ann: map[string]string{string(annotationHCProtocol): "TCP"},
+			want: healthCheckSpec{protocol: "TCP", port: "32000", interval: 10, timeout: 10, healthyThreshold: 2, unhealthyThld: 2, nodePort: 32000}},
+		{name: "bad protocol", ann: map[string]string{string(annotationHCProtocol): "UDP"}, wantErr: string(annotationHCProtocol)},
+		{name: "bad port", ann: map[string]string{string(annotationHCPort): "70000"}, wantErr: string(annotationHCPort)},
+		{name: "interval out of range", ann: map[string]string{string(annotationHCInterval): "3"}, wantErr: string(annotationHCInterval)},
+		{name: "timeout above interval", ann: map[string]string{string(annotationHCInterval): "10", string(annotationHCTimeout): "20"}, wantErr: "must not exceed its interval"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := lbService(tc.ann)
+			if tc.edit != nil {
+				tc.edit(svc)
+			}
+			got, err := healthCheckFor(svc)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("err %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
 	}
 }

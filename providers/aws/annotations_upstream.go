@@ -15,10 +15,9 @@ func upstreamRef(pathLine string) string { return "kubernetes/cloud-provider-aws
 
 // What every NLB here does, for the Notes of annotations that would change it.
 const (
-	ourHealthCheck = "target groups check TCP on the traffic port (HTTP /healthz on healthCheckNodePort for externalTrafficPolicy: Local) every 10 s, timeout 6 s, 2 checks to turn healthy or unhealthy"
-	ourSecurity    = "the NLB gets its own security group, which admits spec.loadBalancerSourceRanges (default 0.0.0.0/0) on the listener ports"
-	ourListeners   = "listeners here are plain TCP/UDP passthrough to the NodePorts"
-	toLBC          = "or let the AWS Load Balancer Controller make this load balancer (aws-load-balancer-type: external)"
+	ourSecurity  = "the NLB gets its own security group, which admits spec.loadBalancerSourceRanges (default 0.0.0.0/0) on the listener ports"
+	ourListeners = "listeners here are plain TCP/UDP passthrough to the NodePorts"
+	toLBC        = "or let the AWS Load Balancer Controller make this load balancer (aws-load-balancer-type: external)"
 )
 
 // upstreamAnnotations lists every Service annotation the upstream AWS CCM
@@ -50,7 +49,7 @@ func upstreamAnnotations() *upstreamann.Table {
 				Key:      string(annotationInternal),
 				Support:  upstreamann.Supported,
 				Upstream: "Any non-empty value except \"false\" makes the load balancer internal.",
-				Note:     "Here the value must be a boolean or a CIDR (any CIDR means internal, as upstream documents 0.0.0.0/0); any other value is rejected with an error, where upstream took it as internal (or an empty one as external).",
+				Note:     "The same rule here.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:104"),
 			},
 			{
@@ -178,67 +177,66 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:179"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-additional-resource-tags",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationExtraTags),
+				Support:  upstreamann.Supported,
 				Upstream: "Adds these tags to the load balancer, its target groups and security group.",
-				Note:     "the NLB, target groups and security group here carry only the kubernetes.io/cluster/<clusterID> and kubernetes.io/service-name tags; tag them yourself and remove the annotation.",
+				Note:     "The same here; the NLB's tags are kept in step, target groups and the security group are tagged when created, and a tag removed from the annotation is left on the NLB.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:185"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-protocol",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationHCProtocol),
+				Support:  upstreamann.Supported,
 				Upstream: "Sets the health check protocol (TCP, HTTP or HTTPS).",
-				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Note:     "The same here, on Network Load Balancers.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:190"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-port",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationHCPort),
+				Support:  upstreamann.Supported,
 				Upstream: "Sets the health check port (a number or traffic-port).",
-				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Note:     "The same here, on Network Load Balancers.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:195"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationHCPath),
+				Support:  upstreamann.Supported,
 				Upstream: "Sets the path of an HTTP or HTTPS health check.",
-				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Note:     "The same here, on Network Load Balancers.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:200"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-healthy-threshold",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationHCHealthyThreshold),
+				Support:  upstreamann.Supported,
 				Upstream: "Sets how many passed checks make a target healthy.",
-				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Note:     "The same here, on Network Load Balancers.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:206"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-unhealthy-threshold",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationHCUnhealthyThreshold),
+				Support:  upstreamann.Supported,
 				Upstream: "Sets how many failed checks make a target unhealthy.",
-				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Note:     "The same here, on Network Load Balancers.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:211"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-timeout",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationHCTimeout),
+				Support:  upstreamann.Supported,
 				Upstream: "Sets the health check timeout in seconds.",
-				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Note:     "The same here, on Network Load Balancers.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:216"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-healthcheck-interval",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationHCInterval),
+				Support:  upstreamann.Supported,
 				Upstream: "Sets the interval between health checks in seconds.",
-				Note:     "here, " + ourHealthCheck + "; remove the annotation.",
+				Note:     "The same here, on Network Load Balancers.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:220"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes",
-				Support:  upstreamann.Ignored,
-				ByValue:  targetGroupAttributesSupport,
+				Key:      string(annotationTGAttributes),
+				Support:  upstreamann.Supported,
 				Upstream: "Sets the NLB target groups' preserve_client_ip.enabled and proxy_protocol_v2.enabled attributes.",
-				Note:     "target groups here keep AWS's defaults (client IP preserved, no PROXY protocol); a Service that turns proxy_protocol_v2.enabled on is not provisioned, because its backends would wait for a PROXY header that never comes. Remove the annotation, " + toLBC + ".",
+				Note:     "The same here, and deregistration_delay.timeout_seconds too.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:226"),
 			},
 			{
@@ -298,18 +296,4 @@ func backendProtocolSupport(v string) upstreamann.Support {
 		return upstreamann.Supported
 	}
 	return upstreamann.Refused
-}
-
-// targetGroupAttributesSupport refuses the value when it turns PROXY
-// protocol v2 on; the other attributes only tune the target groups. The
-// value is read as upstream reads it: comma-separated key=value pairs.
-// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws_loadbalancer.go:122-146, aws_validations.go:104-142
-func targetGroupAttributesSupport(v string) upstreamann.Support {
-	for _, pair := range strings.Split(v, ",") {
-		key, value, _ := strings.Cut(strings.TrimSpace(pair), "=")
-		if strings.TrimSpace(key) == "proxy_protocol_v2.enabled" && strings.EqualFold(strings.TrimSpace(value), "true") {
-			return upstreamann.Refused
-		}
-	}
-	return upstreamann.Ignored
 }

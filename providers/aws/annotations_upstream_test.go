@@ -32,7 +32,9 @@ func TestUpstreamAnnotationsTable(t *testing.T) {
 	}
 	// Every annotation this backend reads is an upstream key, read with
 	// the upstream meaning.
-	for _, ours := range []svcopts.Annotation{annotationLBType, annotationInternal, annotationSubnets, annotationSourceRanges} {
+	for _, ours := range []svcopts.Annotation{annotationLBType, annotationInternal, annotationSubnets, annotationSourceRanges,
+		annotationExtraTags, annotationTGAttributes, annotationHCProtocol, annotationHCPort, annotationHCPath, annotationHCInterval, annotationHCTimeout,
+		annotationHCHealthyThreshold, annotationHCUnhealthyThreshold} {
 		row := table.Lookup(string(ours))
 		if row == nil {
 			t.Errorf("%s: not in the table", ours)
@@ -48,7 +50,7 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 	const (
 		prefix       = "service.beta.kubernetes.io/"
 		sslCert      = prefix + "aws-load-balancer-ssl-cert"
-		hcInterval   = prefix + "aws-load-balancer-healthcheck-interval"
+		idleTimeout  = prefix + "aws-load-balancer-connection-idle-timeout"
 		backendProto = prefix + "aws-load-balancer-backend-protocol"
 		tgAttributes = prefix + "aws-load-balancer-target-group-attributes"
 		crossZone    = prefix + "aws-load-balancer-cross-zone-load-balancing-enabled"
@@ -61,23 +63,22 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 		ignored, refused []string
 	}{
 		{name: "ours only", ann: map[string]string{string(annotationInternal): "true", string(annotationLBType): "nlb"}},
-		{name: "health check tuning is ignored", ann: map[string]string{hcInterval: "30"}, ignored: []string{hcInterval}},
+		{name: "a Classic ELB's idle timeout is ignored", ann: map[string]string{idleTimeout: "120"}, ignored: []string{idleTimeout}},
 		{name: "a certificate is refused", ann: map[string]string{sslCert: "arn:aws:acm:eu-west-1:123456789012:certificate/x"}, refused: []string{sslCert}},
 		{name: "an empty certificate asks for nothing", ann: map[string]string{sslCert: ""}},
 		{name: "Elastic IPs are refused", ann: map[string]string{eips: "eipalloc-1,eipalloc-2"}, refused: []string{eips}},
 		{name: "backend protocol tcp is ours", ann: map[string]string{backendProto: "TCP"}},
 		{name: "backend protocol http is refused", ann: map[string]string{backendProto: "http"}, refused: []string{backendProto}},
-		{name: "target group attributes without PROXY protocol are ignored", ann: map[string]string{tgAttributes: "preserve_client_ip.enabled=false"}, ignored: []string{tgAttributes}},
-		{name: "target group attributes with PROXY protocol v2 are refused", ann: map[string]string{tgAttributes: "preserve_client_ip.enabled=true, proxy_protocol_v2.enabled=true"}, refused: []string{tgAttributes}},
+		{name: "target group attributes, PROXY protocol v2 included, are served", ann: map[string]string{tgAttributes: "preserve_client_ip.enabled=true, proxy_protocol_v2.enabled=true"}},
 		{name: "cross-zone off is ours", ann: map[string]string{crossZone: "false"}},
 		{name: "cross-zone on is ignored", ann: map[string]string{crossZone: "true"}, ignored: []string{crossZone}},
 		{
 			name:    "both kinds, in key order",
-			ann:     map[string]string{sslCert: "arn", hcInterval: "30", backendProto: "https"},
-			ignored: []string{hcInterval},
+			ann:     map[string]string{sslCert: "arn", idleTimeout: "120", backendProto: "https"},
+			ignored: []string{idleTimeout},
 			refused: []string{backendProto, sslCert},
 		},
-		{name: "external: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "external", sslCert: "arn", hcInterval: "30"}},
+		{name: "external: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "external", sslCert: "arn", idleTimeout: "120"}},
 		{name: "nlb-ip: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "nlb-ip", eips: "eipalloc-1"}},
 		{name: "an unknown type is checked (and rejected by the backend)", ann: map[string]string{string(annotationLBType): "classic", sslCert: "arn"}, refused: []string{sslCert}},
 	} {

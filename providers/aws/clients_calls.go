@@ -72,8 +72,11 @@ type elbv2Calls struct {
 	DescribeTargetHealth  op[elbv2.DescribeTargetHealthInput, elbv2.DescribeTargetHealthOutput, elbv2.Options]
 	ModifyListener        op[elbv2.ModifyListenerInput, elbv2.ModifyListenerOutput, elbv2.Options]
 	ModifyTargetGroup     op[elbv2.ModifyTargetGroupInput, elbv2.ModifyTargetGroupOutput, elbv2.Options]
-	RegisterTargets       op[elbv2.RegisterTargetsInput, elbv2.RegisterTargetsOutput, elbv2.Options]
-	RemoveTags            op[elbv2.RemoveTagsInput, elbv2.RemoveTagsOutput, elbv2.Options]
+
+	DescribeTargetGroupAttributes op[elbv2.DescribeTargetGroupAttributesInput, elbv2.DescribeTargetGroupAttributesOutput, elbv2.Options]
+	ModifyTargetGroupAttributes   op[elbv2.ModifyTargetGroupAttributesInput, elbv2.ModifyTargetGroupAttributesOutput, elbv2.Options]
+	RegisterTargets               op[elbv2.RegisterTargetsInput, elbv2.RegisterTargetsOutput, elbv2.Options]
+	RemoveTags                    op[elbv2.RemoveTagsInput, elbv2.RemoveTagsOutput, elbv2.Options]
 }
 
 func newELBv2Calls(c *elbv2.Client) *elbv2Calls {
@@ -93,8 +96,11 @@ func newELBv2Calls(c *elbv2.Client) *elbv2Calls {
 		DescribeTargetHealth:  c.DescribeTargetHealth,
 		ModifyListener:        c.ModifyListener,
 		ModifyTargetGroup:     c.ModifyTargetGroup,
-		RegisterTargets:       c.RegisterTargets,
-		RemoveTags:            c.RemoveTags,
+
+		DescribeTargetGroupAttributes: c.DescribeTargetGroupAttributes,
+		ModifyTargetGroupAttributes:   c.ModifyTargetGroupAttributes,
+		RegisterTargets:               c.RegisterTargets,
+		RemoveTags:                    c.RemoveTags,
 	}
 }
 

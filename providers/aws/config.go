@@ -35,10 +35,11 @@ type Section struct {
 	clientopts.Options `yaml:",inline"`
 }
 
-// SubnetSelection chooses load-balancer subnets. By default subnets are
-// discovered in the VPC by the role tags kubernetes.io/role/elb (public) and
-// kubernetes.io/role/internal-elb (internal) together with the cluster tag,
-// one per zone, like the upstream AWS CCM.
+// SubnetSelection chooses load-balancer subnets. By default they are
+// discovered in the VPC as the upstream AWS CCM does: subnets tagged for
+// the cluster or for no cluster, only public ones (routed to an internet
+// gateway) for internet-facing load balancers, one per zone, the role tags
+// kubernetes.io/role/elb and kubernetes.io/role/internal-elb breaking ties.
 type SubnetSelection struct {
 	// Public lists the subnet IDs (one per zone) internet-facing NLBs are
 	// placed in, instead of discovered ones.

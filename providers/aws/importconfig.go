@@ -205,7 +205,7 @@ func (imp *importer) importNetwork() {
 	if strings.TrimSpace(g.SubnetID) != "" {
 		// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:1673-1685
 		imp.note(keySubnetID, "was the subnet of the CCM's stand-in instance when it ran outside AWS, which load balancers fell back to when no subnet of the VPC was tagged for the cluster",
-			"there is no fallback subnet: load balancer subnets are found by the tags kubernetes.io/role/elb and kubernetes.io/role/internal-elb; to pin them, list subnet IDs (one per zone) under subnets.public and subnets.internal")
+			"there is no fallback subnet: load balancer subnets are discovered as upstream does (tagged for the cluster or no cluster; public ones for internet-facing load balancers); to pin them, list subnet IDs (one per zone) under subnets.public and subnets.internal")
 	}
 	// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws_routes.go:31-66
 	if rtb := strings.TrimSpace(g.RouteTableID); rtb != "" {

@@ -199,7 +199,7 @@ func (l *loadBalancers) ensureLBSecurityGroup(ctx context.Context, svc *v1.Servi
 		return "", false, fmt.Errorf("security group %s (%s) exists in %s but is not tagged as ours; refusing to adopt it", name, aws.ToString(sg.GroupId), vpc)
 	}
 	if sg == nil {
-		if sg, isNew, err = l.createLBSecurityGroup(ctx, svc, vpc); err != nil {
+		if sg, isNew, err = l.createLBSecurityGroup(ctx, svc, opts, vpc); err != nil {
 			return "", false, err
 		}
 	}
@@ -224,8 +224,18 @@ func (l *loadBalancers) ensureLBSecurityGroup(ctx context.Context, svc *v1.Servi
 	return id, isNew, nil
 }
 
-func (l *loadBalancers) createLBSecurityGroup(ctx context.Context, svc *v1.Service, vpc string) (*ec2types.SecurityGroup, bool, error) {
+func (l *loadBalancers) createLBSecurityGroup(ctx context.Context, svc *v1.Service, opts *lbOptions, vpc string) (*ec2types.SecurityGroup, bool, error) {
 	name := securityGroupName(l.clusterID, svc)
+	tags := []ec2types.Tag{
+		{Key: aws.String(clusterTagKey(l.clusterID)), Value: aws.String(clusterTagOwned)},
+		{Key: aws.String(serviceNameTagKey), Value: aws.String(serviceKey(svc))},
+		{Key: aws.String(nameTagKey), Value: aws.String(name)},
+	}
+	for _, t := range l.elbTags(svc, opts)[2:] {
+		if aws.ToString(t.Key) != nameTagKey {
+			tags = append(tags, ec2types.Tag{Key: t.Key, Value: t.Value})
+		}
+	}
 	out, err := l.api.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{
 		GroupName:   aws.String(name),
 		Description: aws.String(fmt.Sprintf("NLB of Service %s in cluster %s", serviceKey(svc), l.clusterID)),
@@ -234,11 +244,7 @@ func (l *loadBalancers) createLBSecurityGroup(ctx context.Context, svc *v1.Servi
 		// unrecognisable as ours.
 		TagSpecifications: []ec2types.TagSpecification{{
 			ResourceType: ec2types.ResourceTypeSecurityGroup,
-			Tags: []ec2types.Tag{
-				{Key: aws.String(clusterTagKey(l.clusterID)), Value: aws.String(clusterTagOwned)},
-				{Key: aws.String(serviceNameTagKey), Value: aws.String(serviceKey(svc))},
-				{Key: aws.String(nameTagKey), Value: aws.String(name)},
-			},
+			Tags:         tags,
 		}},
 	})
 	if isAPIError(err, "InvalidGroup.Duplicate") {

@@ -3,6 +3,8 @@ package aws
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -181,12 +183,40 @@ func (l *loadBalancers) ownedTags(tags map[string]string, svc *v1.Service) bool 
 	return tags[clusterTagKey(l.clusterID)] == clusterTagOwned && tags[serviceNameTagKey] == serviceKey(svc)
 }
 
-// elbTags are the tags every ELBv2 resource we create carries.
-func (l *loadBalancers) elbTags(svc *v1.Service) []elbv2types.Tag {
-	return []elbv2types.Tag{
+// elbTags are the tags every ELBv2 resource we create carries: ours,
+// then the user's additional tags in key order.
+func (l *loadBalancers) elbTags(svc *v1.Service, opts *lbOptions) []elbv2types.Tag {
+	tags := []elbv2types.Tag{
 		{Key: aws.String(clusterTagKey(l.clusterID)), Value: aws.String(clusterTagOwned)},
 		{Key: aws.String(serviceNameTagKey), Value: aws.String(serviceKey(svc))},
 	}
+	for _, k := range slices.Sorted(maps.Keys(opts.extraTags)) {
+		tags = append(tags, elbv2types.Tag{Key: aws.String(k), Value: aws.String(opts.extraTags[k])})
+	}
+	return tags
+}
+
+// ensureExtraTags adds or corrects the user's additional tags on the load
+// balancer, in one call and none when they are in place. Tags the user
+// removed from the annotation stay: nothing records which tags were the
+// user's, and removing a tag someone else set would be worse.
+func (l *loadBalancers) ensureExtraTags(ctx context.Context, st *lbState, opts *lbOptions) error {
+	var add []elbv2types.Tag
+	for _, k := range slices.Sorted(maps.Keys(opts.extraTags)) {
+		if v, ok := st.lbTags[k]; !ok || v != opts.extraTags[k] {
+			add = append(add, elbv2types.Tag{Key: aws.String(k), Value: aws.String(opts.extraTags[k])})
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if _, err := l.api.elbv2.AddTags(ctx, &elbv2.AddTagsInput{ResourceArns: []string{st.lbARN()}, Tags: add}); err != nil {
+		return fmt.Errorf("tag load balancer %s: %w", st.name, err)
+	}
+	for _, t := range add {
+		st.lbTags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+	}
+	return nil
 }
 
 // The record: the names of the target groups we may have created for a load

@@ -51,61 +51,125 @@ func (l *loadBalancers) lbSubnets(ctx context.Context, opts *lbOptions, vpc stri
 	})
 }
 
-// discoverSubnets picks one subnet per availability zone among the VPC's
-// subnets with the role tag that are tagged for this cluster or for no
-// cluster. Cluster-tagged subnets win; ties go to the smallest ID, so the
-// choice is stable across restarts and controllers.
+// discoverSubnets picks one subnet per availability zone the way the
+// upstream AWS CCM does (kubernetes/cloud-provider-aws
+// pkg/providers/v1/aws.go:1651-1793, findSubnets and findELBSubnets), so
+// a VPC that worked there works here: the candidates are the VPC's
+// subnets tagged for this cluster or for no cluster at all; an
+// internet-facing load balancer takes only public ones (their route
+// table, or the VPC's main one, routes to an internet gateway, aws.go:1879);
+// in a zone with several, the one with the role tag (role is
+// kubernetes.io/role/elb or .../internal-elb) wins, then the one with the
+// cluster tag, then the smallest ID. Two listings, cached with the result.
+// Unlike upstream there is no fallback to the manager's own subnet: it
+// may run anywhere.
 func (l *loadBalancers) discoverSubnets(ctx context.Context, vpc, role string) ([]string, error) {
+	internal := role == roleInternalELBTag
+	inVPC := []ec2types.Filter{{Name: aws.String("vpc-id"), Values: []string{vpc}}}
 	var subnets []ec2types.Subnet
-	p := ec2.NewDescribeSubnetsPaginator(l.api.ec2.DescribeSubnets, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{
-		{Name: aws.String("vpc-id"), Values: []string{vpc}},
-		{Name: aws.String("tag-key"), Values: []string{role}},
-	}})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	sp := ec2.NewDescribeSubnetsPaginator(l.api.ec2.DescribeSubnets, &ec2.DescribeSubnetsInput{Filters: inVPC})
+	for sp.HasMorePages() {
+		page, err := sp.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("describe subnets tagged %s in %s: %w", role, vpc, err)
+			return nil, fmt.Errorf("describe subnets in %s: %w", vpc, err)
 		}
 		subnets = append(subnets, page.Subnets...)
 	}
+	var public map[string]bool
+	if !internal {
+		var tables []ec2types.RouteTable
+		rp := ec2.NewDescribeRouteTablesPaginator(l.api.ec2.DescribeRouteTables, &ec2.DescribeRouteTablesInput{Filters: inVPC})
+		for rp.HasMorePages() {
+			page, err := rp.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("describe route tables in %s: %w", vpc, err)
+			}
+			tables = append(tables, page.RouteTables...)
+		}
+		public = publicSubnets(tables, subnets)
+	}
 	type candidate struct {
-		id     string
-		tagged bool
+		id                 string
+		hasRole, ourTagged bool
+	}
+	better := func(a, b candidate) bool {
+		if a.hasRole != b.hasRole {
+			return a.hasRole
+		}
+		if a.ourTagged != b.ourTagged {
+			return a.ourTagged
+		}
+		return a.id < b.id
 	}
 	best := map[string]candidate{}
 	ourTag := clusterTagKey(l.clusterID)
 	for _, s := range subnets {
 		tags := ec2Tags(s.Tags)
-		if v, ok := tags[role]; !ok || v == "0" || strings.EqualFold(v, "false") {
+		_, ours := tags[ourTag]
+		if !ours && taggedForOtherCluster(tags) {
 			continue
 		}
-		tagged := false
-		if v, ok := tags[ourTag]; ok {
-			if v != clusterTagOwned && v != clusterTagShared {
-				continue
-			}
-			tagged = true
-		} else if taggedForOtherCluster(tags) {
+		id, zone := aws.ToString(s.SubnetId), aws.ToString(s.AvailabilityZone)
+		if id == "" || zone == "" || (!internal && !public[id]) {
 			continue
 		}
-		c := candidate{id: aws.ToString(s.SubnetId), tagged: tagged}
-		zone := aws.ToString(s.AvailabilityZone)
-		cur, ok := best[zone]
-		if !ok || (c.tagged && !cur.tagged) || (c.tagged == cur.tagged && c.id < cur.id) {
+		_, hasRole := tags[role]
+		c := candidate{id: id, hasRole: hasRole, ourTagged: ours}
+		if cur, ok := best[zone]; !ok || better(c, cur) {
 			best[zone] = c
 		}
 	}
 	if len(best) == 0 {
-		return nil, fmt.Errorf("no subnet in %s is tagged %s for cluster %s (tag %s=owned|shared, or no cluster tag); tag one per zone, set the cloud-config's subnets, or annotate the Service with %s",
-			vpc, role, l.clusterID, ourTag, annotationSubnets)
+		kind := "subnet"
+		if !internal {
+			kind = "public subnet (routed to an internet gateway)"
+		}
+		return nil, fmt.Errorf("no %s in %s is tagged for cluster %s (%s) or for no cluster; tag one per zone (%s breaks ties), set the cloud-config's subnets, or annotate the Service with %s",
+			kind, vpc, l.clusterID, ourTag, role, annotationSubnets)
 	}
 	ids := make([]string, 0, len(best))
 	for _, c := range best {
 		ids = append(ids, c.id)
 	}
 	sort.Strings(ids)
-	klog.FromContext(ctx).V(2).Info("Discovered load balancer subnets", "role", role, "subnets", ids)
+	klog.FromContext(ctx).V(2).Info("Discovered load balancer subnets", "internal", internal, "subnets", ids)
 	return ids, nil
+}
+
+// publicSubnets reports which subnets route to an internet gateway: their
+// explicitly associated route table does, or, without one, the VPC's main
+// table does (upstream's isSubnetPublic, aws.go:1879-1920).
+func publicSubnets(tables []ec2types.RouteTable, subnets []ec2types.Subnet) map[string]bool {
+	toIGW := func(t ec2types.RouteTable) bool {
+		for _, r := range t.Routes {
+			if strings.HasPrefix(aws.ToString(r.GatewayId), "igw") {
+				return true
+			}
+		}
+		return false
+	}
+	explicit := map[string]bool{}
+	mainPublic := false
+	for _, t := range tables {
+		for _, a := range t.Associations {
+			if aws.ToBool(a.Main) {
+				mainPublic = toIGW(t)
+			}
+			if id := aws.ToString(a.SubnetId); id != "" {
+				explicit[id] = toIGW(t)
+			}
+		}
+	}
+	out := map[string]bool{}
+	for _, s := range subnets {
+		id := aws.ToString(s.SubnetId)
+		if pub, ok := explicit[id]; ok {
+			out[id] = pub
+		} else {
+			out[id] = mainPublic
+		}
+	}
+	return out
 }
 
 func taggedForOtherCluster(tags map[string]string) bool {

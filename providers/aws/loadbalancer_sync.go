@@ -94,6 +94,9 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		if err := l.writeRecord(ctx, st, union(st.record, want)); err != nil {
 			return nil, nil, err
 		}
+		if err := l.ensureExtraTags(ctx, st, opts); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	tgs, created, err := l.ensureTargetGroups(ctx, svc, opts, st, vpc)
@@ -175,7 +178,7 @@ func union(a, b map[string]bool) map[string]bool {
 // already in its tags.
 func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service, opts *lbOptions, st *lbState, subnets []string, sgID string, rec map[string]bool) error {
 	recTags, _ := recordTags(rec, nil)
-	tags := append(l.elbTags(svc), recTags...)
+	tags := append(l.elbTags(svc, opts), recTags...)
 	out, err := l.api.elbv2.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{
 		Name:           aws.String(st.name),
 		Type:           elbv2types.LoadBalancerTypeEnumNetwork,

@@ -3,6 +3,8 @@ package aws
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,15 +17,21 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
 )
 
-// Health check timing for every target group: a node leaves rotation after
-// two failed checks, 10 s apart. The timeout is explicit because ELBv2
-// requires it below the interval and its TCP default equals 10 s.
+// The upstream AWS CCM's NLB health check defaults (kubernetes/cloud-provider-aws
+// pkg/providers/v1/aws_loadbalancer.go:65-77 and aws.go:2175-2196): TCP to
+// the traffic port every 30 s, 10 s timeout, 3 checks either way; for
+// externalTrafficPolicy Local, HTTP /healthz on the health check node port
+// every 10 s, 10 s timeout, 2 checks. The healthcheck-* annotations
+// override each, as upstream.
 const (
-	healthCheckInterval = 10
-	healthCheckTimeout  = 6
-	healthyThreshold    = 2
-	unhealthyThreshold  = 2
-	healthCheckTraffic  = "traffic-port"
+	healthCheckInterval      = 30
+	healthCheckTimeout       = 10
+	healthCheckThreshold     = 3
+	localHealthCheckInterval = 10
+	localHealthCheckTimeout  = 10
+	localHealthCheckThresh   = 2
+	healthCheckTraffic       = "traffic-port"
+	healthCheckDefaultPath   = "/"
 )
 
 // portKey identifies a listener and its target group.
@@ -56,37 +64,88 @@ func (s listenerSpec) protocol() elbv2types.ProtocolEnum {
 
 func (s listenerSpec) key() portKey { return portKey{port: s.port, proto: s.protocol()} }
 
-// healthCheckSpec is the part of a target group's health check that follows
-// the Service; timing is fixed.
+// healthCheckSpec is a target group's health check.
 type healthCheckSpec struct {
-	protocol elbv2types.ProtocolEnum
-	port     string
-	path     string
-	// nodePort is the health check NodePort, when there is one.
+	protocol                        elbv2types.ProtocolEnum
+	port                            string
+	path                            string
+	interval, timeout               int32
+	healthyThreshold, unhealthyThld int32
+	// nodePort is the port probed on the nodes when it is not the
+	// traffic port: the node security group must admit it.
 	nodePort int32
 }
 
-// healthCheckFor probes kube-proxy's health check node port for
+// healthCheckFor is upstream's NLB health check for the Service
+// (aws.go:2175-2258): kube-proxy's health check node port for
 // externalTrafficPolicy Local, so only nodes with a ready endpoint get
-// traffic; otherwise any node can forward, and a TCP connect to the
-// NodePort is enough.
-func healthCheckFor(svc *v1.Service) healthCheckSpec {
+// traffic; otherwise a TCP connect to the traffic port, since any node
+// can forward; each part overridden by its annotation.
+func healthCheckFor(svc *v1.Service) (healthCheckSpec, error) {
+	hc := healthCheckSpec{protocol: elbv2types.ProtocolEnumTcp, port: healthCheckTraffic, path: healthCheckDefaultPath,
+		interval: healthCheckInterval, timeout: healthCheckTimeout, healthyThreshold: healthCheckThreshold, unhealthyThld: healthCheckThreshold}
 	if path, nodePort, local := svcopts.HealthCheck(svc); local {
-		return healthCheckSpec{
-			protocol: elbv2types.ProtocolEnumHttp,
-			port:     strconv.Itoa(int(nodePort)),
-			path:     path,
-			nodePort: nodePort,
+		hc = healthCheckSpec{protocol: elbv2types.ProtocolEnumHttp, port: strconv.Itoa(int(nodePort)), path: path,
+			interval: localHealthCheckInterval, timeout: localHealthCheckTimeout, healthyThreshold: localHealthCheckThresh, unhealthyThld: localHealthCheckThresh}
+	}
+	if v, ok := annotationHCProtocol.Lookup(svc); ok {
+		switch p := elbv2types.ProtocolEnum(strings.ToUpper(strings.TrimSpace(v))); p {
+		case elbv2types.ProtocolEnumTcp, elbv2types.ProtocolEnumHttp, elbv2types.ProtocolEnumHttps:
+			hc.protocol = p
+		default:
+			return hc, annotationHCProtocol.Invalid(v, `"TCP", "HTTP" or "HTTPS"`)
 		}
 	}
-	return healthCheckSpec{protocol: elbv2types.ProtocolEnumTcp, port: healthCheckTraffic}
+	if hc.protocol == elbv2types.ProtocolEnumTcp {
+		hc.path = ""
+	} else if v, ok := annotationHCPath.Lookup(svc); ok {
+		if !strings.HasPrefix(v, "/") || len(v) > 1024 {
+			return hc, annotationHCPath.Invalid(v, "a path of at most 1024 characters starting with /, such as /healthz")
+		}
+		hc.path = v
+	}
+	if v, ok := annotationHCPort.Lookup(svc); ok {
+		v = strings.TrimSpace(v)
+		if n, err := strconv.Atoi(v); v != healthCheckTraffic && (err != nil || n < 1 || n > 65535) {
+			return hc, annotationHCPort.Invalid(v, `"traffic-port" or a port number such as 10256`)
+		}
+		hc.port = v
+	}
+	for _, f := range []struct {
+		a        svcopts.Annotation
+		dst      *int32
+		min, max int
+	}{
+		{annotationHCInterval, &hc.interval, 5, 300},
+		{annotationHCTimeout, &hc.timeout, 2, 120},
+		{annotationHCHealthyThreshold, &hc.healthyThreshold, 2, 10},
+		{annotationHCUnhealthyThreshold, &hc.unhealthyThld, 2, 10},
+	} {
+		if v, ok := f.a.Lookup(svc); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < f.min || n > f.max {
+				return hc, f.a.Invalid(v, fmt.Sprintf("a whole number from %d to %d", f.min, f.max))
+			}
+			*f.dst = int32(n)
+		}
+	}
+	if hc.timeout > hc.interval {
+		return hc, fmt.Errorf("annotations %s=%d and %s=%d: the health check timeout must not exceed its interval", annotationHCTimeout, hc.timeout, annotationHCInterval, hc.interval)
+	}
+	if hc.port != healthCheckTraffic {
+		n, _ := strconv.Atoi(hc.port)
+		hc.nodePort = int32(n)
+	}
+	return hc, nil
 }
 
 func (h healthCheckSpec) matches(tg elbv2types.TargetGroup) bool {
-	if tg.HealthCheckProtocol != h.protocol || aws.ToString(tg.HealthCheckPort) != h.port {
+	if tg.HealthCheckProtocol != h.protocol || aws.ToString(tg.HealthCheckPort) != h.port ||
+		aws.ToInt32(tg.HealthCheckIntervalSeconds) != h.interval || aws.ToInt32(tg.HealthCheckTimeoutSeconds) != h.timeout ||
+		aws.ToInt32(tg.HealthyThresholdCount) != h.healthyThreshold || aws.ToInt32(tg.UnhealthyThresholdCount) != h.unhealthyThld {
 		return false
 	}
-	return h.protocol != elbv2types.ProtocolEnumHttp || aws.ToString(tg.HealthCheckPath) == h.path
+	return h.protocol == elbv2types.ProtocolEnumTcp || aws.ToString(tg.HealthCheckPath) == h.path
 }
 
 // desiredRecord is the record of target group suffixes opts asks for.
@@ -118,11 +177,16 @@ func (l *loadBalancers) ensureTargetGroups(ctx context.Context, svc *v1.Service,
 			created[k] = isNew
 		}
 		if !opts.healthCheck.matches(tg) {
+			hc := opts.healthCheck
 			mod, err := l.api.elbv2.ModifyTargetGroup(ctx, &elbv2.ModifyTargetGroupInput{
-				TargetGroupArn:      tg.TargetGroupArn,
-				HealthCheckProtocol: opts.healthCheck.protocol,
-				HealthCheckPort:     aws.String(opts.healthCheck.port),
-				HealthCheckPath:     healthCheckPath(opts.healthCheck),
+				TargetGroupArn:             tg.TargetGroupArn,
+				HealthCheckProtocol:        hc.protocol,
+				HealthCheckPort:            aws.String(hc.port),
+				HealthCheckPath:            healthCheckPath(hc),
+				HealthCheckIntervalSeconds: aws.Int32(hc.interval),
+				HealthCheckTimeoutSeconds:  aws.Int32(hc.timeout),
+				HealthyThresholdCount:      aws.Int32(hc.healthyThreshold),
+				UnhealthyThresholdCount:    aws.Int32(hc.unhealthyThld),
 			})
 			if err != nil {
 				return nil, nil, fmt.Errorf("modify health check of target group %s: %w", name, err)
@@ -133,13 +197,47 @@ func (l *loadBalancers) ensureTargetGroups(ctx context.Context, svc *v1.Service,
 				st.tgs[name] = tg
 			}
 		}
+		if err := l.ensureTGAttributes(ctx, tg, name, opts.tgAttributes); err != nil {
+			return nil, nil, err
+		}
 		out[k] = tg
 	}
 	return out, created, nil
 }
 
+// ensureTGAttributes sets the annotated target group attributes that
+// differ: one read per target group, only for Services with the
+// annotation, and a write only when something differs.
+func (l *loadBalancers) ensureTGAttributes(ctx context.Context, tg elbv2types.TargetGroup, name string, want map[string]string) error {
+	if len(want) == 0 {
+		return nil
+	}
+	cur, err := l.api.elbv2.DescribeTargetGroupAttributes(ctx, &elbv2.DescribeTargetGroupAttributesInput{TargetGroupArn: tg.TargetGroupArn})
+	if err != nil {
+		return fmt.Errorf("describe attributes of target group %s: %w", name, err)
+	}
+	have := map[string]string{}
+	for _, a := range cur.Attributes {
+		have[aws.ToString(a.Key)] = aws.ToString(a.Value)
+	}
+	var diff []elbv2types.TargetGroupAttribute
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if have[k] != want[k] {
+			diff = append(diff, elbv2types.TargetGroupAttribute{Key: aws.String(k), Value: aws.String(want[k])})
+		}
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	if _, err := l.api.elbv2.ModifyTargetGroupAttributes(ctx, &elbv2.ModifyTargetGroupAttributesInput{TargetGroupArn: tg.TargetGroupArn, Attributes: diff}); err != nil {
+		return fmt.Errorf("set attributes of target group %s (annotation %s): %w", name, annotationTGAttributes, err)
+	}
+	klog.FromContext(ctx).Info("Set target group attributes", "targetGroup", name, "attributes", len(diff))
+	return nil
+}
+
 func healthCheckPath(h healthCheckSpec) *string {
-	if h.protocol == elbv2types.ProtocolEnumHttp {
+	if h.protocol != elbv2types.ProtocolEnumTcp {
 		return aws.String(h.path)
 	}
 	return nil
@@ -158,11 +256,11 @@ func (l *loadBalancers) createTargetGroup(ctx context.Context, svc *v1.Service, 
 		HealthCheckProtocol:        opts.healthCheck.protocol,
 		HealthCheckPort:            aws.String(opts.healthCheck.port),
 		HealthCheckPath:            healthCheckPath(opts.healthCheck),
-		HealthCheckIntervalSeconds: aws.Int32(healthCheckInterval),
-		HealthCheckTimeoutSeconds:  aws.Int32(healthCheckTimeout),
-		HealthyThresholdCount:      aws.Int32(healthyThreshold),
-		UnhealthyThresholdCount:    aws.Int32(unhealthyThreshold),
-		Tags:                       l.elbTags(svc),
+		HealthCheckIntervalSeconds: aws.Int32(opts.healthCheck.interval),
+		HealthCheckTimeoutSeconds:  aws.Int32(opts.healthCheck.timeout),
+		HealthyThresholdCount:      aws.Int32(opts.healthCheck.healthyThreshold),
+		UnhealthyThresholdCount:    aws.Int32(opts.healthCheck.unhealthyThld),
+		Tags:                       l.elbTags(svc, opts),
 	}
 	out, err := l.api.elbv2.CreateTargetGroup(ctx, in)
 	if isAPIError(err, "DuplicateTargetGroupName") {
@@ -224,7 +322,7 @@ func (l *loadBalancers) ensureListeners(ctx context.Context, svc *v1.Service, op
 				Port:            aws.Int32(p.port),
 				Protocol:        p.protocol(),
 				DefaultActions:  actions,
-				Tags:            l.elbTags(svc),
+				Tags:            l.elbTags(svc, opts),
 			})
 			if isAPIError(err, "DuplicateListener") {
 				// Created by a run whose response we never saw.

@@ -486,7 +486,6 @@ func TestBadAnnotationsCreateNothing(t *testing.T) {
 		want   string
 	}{
 		{ann: map[string]string{string(annotationLBType): "elb"}, want: string(annotationLBType)},
-		{ann: map[string]string{string(annotationInternal): "internal"}, want: string(annotationInternal)},
 		{ann: map[string]string{string(annotationSubnets): "subnet-1,"}, want: string(annotationSubnets)},
 		{ann: map[string]string{string(annotationSubnets): "no-such-subnet"}, want: string(annotationSubnets)},
 		{ann: map[string]string{string(annotationSubnets): "subnet-0123456789abcdef0"}, want: string(annotationSubnets)},

@@ -87,6 +87,11 @@ type Table struct {
 	// controller makes (AWS's `aws-load-balancer-type: external`): their
 	// annotations are that controller's to read.
 	Elsewhere func(*v1.Service) bool
+	// ServedFor, if set, reports annotations the backend serves for this
+	// Service although the row says otherwise: where support depends on
+	// the kind of load balancer the Service gets (a TLS certificate is
+	// served on AWS's Classic ELBs before it is on NLBs).
+	ServedFor func(svc *v1.Service, key string) bool
 }
 
 // Finding is an Ignored or Refused annotation set on a Service.
@@ -133,7 +138,7 @@ func (t *Table) Check(svc *v1.Service) (ignored, refused []Finding) {
 		if a.ByValue != nil {
 			support = a.ByValue(v)
 		}
-		if support == Supported {
+		if support == Supported || (t.ServedFor != nil && t.ServedFor(svc, k)) {
 			continue
 		}
 		f := Finding{Key: k, Value: v, Annotation: a, Support: support}

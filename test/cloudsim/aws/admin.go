@@ -203,6 +203,9 @@ func (e *Emulator) CreateSecurityGroup(vpcID, name, description string, tags map
 //	POST /subnets                SubnetSpec -> {"id"}
 //	POST /route-tables           {"vpcId", "subnetIds", "tags"} -> {"id"}
 //	POST /security-groups        {"vpcId", "name", "description", "tags"} -> {"id"}
+//	GET  /classic-load-balancers [ClassicLoadBalancerInfo]
+//	GET  /certificates           ["<arn>", ...]
+//	POST /certificates           {"arn": "..."}; /certificates/remove likewise
 func (e *Emulator) Admin() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /fixture", func(w http.ResponseWriter, r *http.Request) {
@@ -263,5 +266,6 @@ func (e *Emulator) Admin() http.Handler {
 		id, err := e.CreateSecurityGroup(req.VPCID, req.Name, req.Description, req.Tags)
 		return map[string]string{"id": id}, err
 	}, nil))
+	e.classicAdminRoutes(mux)
 	return mux
 }

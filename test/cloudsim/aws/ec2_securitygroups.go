@@ -172,6 +172,11 @@ func (e *Emulator) groupUser(id string) string {
 			return "load balancer " + lb.name
 		}
 	}
+	for _, lb := range e.classicLBs.All() {
+		if slices.Contains(lb.securityGroups, id) {
+			return "load balancer " + lb.name
+		}
+	}
 	for _, sg := range e.securityGroups.All() {
 		if sg.id == id {
 			continue // a group may reference itself

@@ -159,6 +159,9 @@ func (e *Emulator) createListener(p params) (any, error) {
 	if err := e.checkListener(l, lb); err != nil {
 		return nil, err
 	}
+	if err := e.checkListenerTLS(l.certificates, l.sslPolicy); err != nil {
+		return nil, err
+	}
 	// Idempotent: the same port with the same settings returns the listener.
 	for _, other := range e.listeners.All() {
 		if other.lbARN != lb.arn || other.port != port {
@@ -290,6 +293,9 @@ func (e *Emulator) modifyListener(p params) (any, error) {
 		}
 	}
 	if err := e.checkListener(&updated, lb); err != nil {
+		return nil, err
+	}
+	if err := e.checkListenerTLS(listenerCertificates(p), p.get("SslPolicy")); err != nil {
 		return nil, err
 	}
 	for _, other := range e.listeners.All() {

@@ -112,8 +112,15 @@ func applyHealthCheck(hc *healthCheck, p params, tgProtocol string) error {
 			*f.dst = n
 		}
 	}
-	if hc.timeout >= hc.interval {
+	// An Application Load Balancer's target groups (HTTP/HTTPS) need the
+	// timeout below the interval; a Network Load Balancer's only not above
+	// it (since NLB health checks became configurable, Nov 2022), which is
+	// what the upstream AWS CCM's 10 s / 10 s for Local Services relies on.
+	if isHTTP(tgProtocol) && hc.timeout >= hc.interval {
 		return validation("Health check timeout '%d' must be smaller than the interval '%d'", hc.timeout, hc.interval)
+	}
+	if hc.timeout > hc.interval {
+		return validation("Health check timeout '%d' must not be greater than the interval '%d'", hc.timeout, hc.interval)
 	}
 	return nil
 }

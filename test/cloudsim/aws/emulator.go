@@ -1,15 +1,17 @@
-// Package aws emulates the slice of EC2 and Elastic Load Balancing v2 a
-// cloud-controller-manager uses, on the real wire protocols, so the real
-// aws-sdk-go-v2 clients can talk to it. Import it as cloudsimaws and serve
-// it with cloudsim.Start:
+// Package aws emulates the slice of EC2, Elastic Load Balancing v2 and
+// Classic Elastic Load Balancing a cloud-controller-manager uses, on the
+// real wire protocols, so the real aws-sdk-go-v2 clients can talk to it.
+// Import it as cloudsimaws and serve it with cloudsim.Start:
 //
 //	emu := cloudsimaws.NewDefault(cloudsimaws.Config{Region: "eu-west-1", ClusterID: "test"})
 //	srv, _ := cloudsim.Start(emu)
-//	// point ec2 and elasticloadbalancingv2 clients' BaseEndpoint at srv.URL()
+//	// point ec2, elasticloadbalancingv2 and elasticloadbalancing clients'
+//	// BaseEndpoint at srv.URL()
 //
-// Both services share one endpoint; requests are told apart by their
-// Version field (EC2 2016-11-15, ELBv2 2015-12-01). Operation names are
-// "ec2:<Action>" and "elbv2:<Action>": both services have a DescribeTags.
+// The services share one endpoint; requests are told apart by their
+// Version field (EC2 2016-11-15, ELBv2 2015-12-01, Classic ELB 2012-06-01).
+// Operation names are "ec2:<Action>", "elbv2:<Action>" and "elb:<Action>":
+// all three have a DescribeTags, and both ELB APIs a CreateLoadBalancer.
 // State is in memory behind one mutex; IDs are deterministic.
 package aws
 
@@ -28,9 +30,11 @@ import (
 const (
 	ec2Version = "2016-11-15"
 	elbVersion = "2015-12-01"
+	clbVersion = "2012-06-01"
 
 	ec2Prefix = "ec2:"
 	elbPrefix = "elbv2:"
+	clbPrefix = "elb:"
 )
 
 // Config configures an Emulator. Zero values get defaults.
@@ -88,7 +92,9 @@ type Emulator struct {
 	targetGroups     *cloudsim.Store[*targetGroup]  // by ARN
 	listeners        *cloudsim.Store[*listener]     // by ARN
 	internetGateways *cloudsim.Store[*internetGateway]
-	publicIPs        uint32 // public addresses handed out
+	classicLBs       *cloudsim.Store[*classicLB] // by name, which is the Classic ELB's ID
+	certificates     map[string]bool             // ACM and IAM certificate ARNs both ELB APIs accept
+	publicIPs        uint32                      // public addresses handed out
 	fixture          Fixture
 	now              func() time.Time
 }
@@ -110,6 +116,8 @@ func New(cfg Config) *Emulator {
 		targetGroups:     cloudsim.NewStore(elbPrefix+"target-group", func(tg *targetGroup) string { return tg.arn }),
 		listeners:        cloudsim.NewStore(elbPrefix+"listener", func(l *listener) string { return l.arn }),
 		internetGateways: cloudsim.NewStore(ec2Prefix+"internet-gateway", func(g *internetGateway) string { return g.id }),
+		classicLBs:       cloudsim.NewStore(clbPrefix+"load-balancer", func(lb *classicLB) string { return lb.name }),
+		certificates:     map[string]bool{},
 		now:              time.Now,
 	}
 }
@@ -126,7 +134,8 @@ func (e *Emulator) ClusterTagKey() string { return "kubernetes.io/cluster/" + e.
 // Name implements cloudsim.Cloud.
 func (e *Emulator) Name() string { return "aws" }
 
-// Operation implements cloudsim.Cloud: "ec2:<Action>" or "elbv2:<Action>".
+// Operation implements cloudsim.Cloud: "ec2:<Action>", "elbv2:<Action>" or
+// "elb:<Action>".
 func (e *Emulator) Operation(r *http.Request) (string, error) {
 	if err := r.ParseForm(); err != nil {
 		return "", fmt.Errorf("aws: parsing query request: %w", err)
@@ -140,6 +149,8 @@ func (e *Emulator) Operation(r *http.Request) (string, error) {
 		return ec2Prefix + action, nil
 	case elbVersion:
 		return elbPrefix + action, nil
+	case clbVersion:
+		return clbPrefix + action, nil
 	default:
 		return "", fmt.Errorf("aws: unsupported API version %q", v)
 	}
@@ -208,8 +219,11 @@ func (e *Emulator) Serve(w http.ResponseWriter, r *http.Request, op string) {
 	p := params{r.Form}
 
 	handlers, writeOK, writeErr := ec2Handlers, writeEC2Response, writeEC2Error
-	if service+":" == elbPrefix {
+	switch service + ":" {
+	case elbPrefix:
 		handlers, writeOK, writeErr = elbHandlers, writeELBResponse, writeELBError
+	case clbPrefix:
+		handlers, writeOK, writeErr = clbHandlers, writeCLBResponse, writeCLBError
 	}
 	h, ok := handlers[action]
 	if !ok {
@@ -233,21 +247,29 @@ func (e *Emulator) Serve(w http.ResponseWriter, r *http.Request, op string) {
 }
 
 // WriteThrottle implements cloudsim.Cloud with each service's real
-// throttling error: EC2 answers 503 RequestLimitExceeded, ELBv2 a 400
-// Throttling. The SDK retries both.
+// throttling error: EC2 answers 503 RequestLimitExceeded, both ELB APIs a
+// 400 Throttling. The SDK retries all of them.
 func (e *Emulator) WriteThrottle(w http.ResponseWriter, r *http.Request, op string) {
-	if strings.HasPrefix(op, elbPrefix) {
+	switch {
+	case strings.HasPrefix(op, elbPrefix):
 		writeELBError(w, newRequestID(), apiErr("Throttling", "Rate exceeded"))
+		return
+	case strings.HasPrefix(op, clbPrefix):
+		writeCLBError(w, newRequestID(), apiErr("Throttling", "Rate exceeded"))
 		return
 	}
 	writeEC2Error(w, newRequestID(), apiErr("RequestLimitExceeded", "Request limit exceeded."))
 }
 
 // WriteServerError implements cloudsim.Cloud: EC2's 500 InternalError,
-// ELBv2's 503 ServiceUnavailable.
+// the ELB APIs' 503 ServiceUnavailable.
 func (e *Emulator) WriteServerError(w http.ResponseWriter, r *http.Request, op string) {
-	if strings.HasPrefix(op, elbPrefix) {
+	switch {
+	case strings.HasPrefix(op, elbPrefix):
 		writeELBError(w, newRequestID(), apiErr("ServiceUnavailable", "Service is unavailable. Please try again later."))
+		return
+	case strings.HasPrefix(op, clbPrefix):
+		writeCLBError(w, newRequestID(), apiErr("ServiceUnavailable", "Service is unavailable. Please try again later."))
 		return
 	}
 	writeEC2Error(w, newRequestID(), apiErr("InternalError", "An internal error has occurred."))

@@ -20,12 +20,21 @@ const (
 	KindTargetGroup       = "target-group"
 	KindListener          = "listener"
 	KindTarget            = "target"
+
+	// Classic Load Balancers, with their listeners, policies and
+	// registered instances as children.
+	KindClassicLoadBalancer = "classic-load-balancer"
+	KindClassicListener     = "classic-listener"
+	KindClassicPolicy       = "classic-policy"
+	KindClassicInstance     = "classic-instance"
 )
 
 // Resources implements cloudsim.Cloud. It lists everything a controller
 // could create or leak, each route, security group rule and target
 // registration on its own, so a leak check can be precise. Routes are
-// "<rtb>:<cidr>", targets "<target group ARN>:<id>:<port>".
+// "<rtb>:<cidr>", targets "<target group ARN>:<id>:<port>"; a Classic ELB's
+// ID is its name, its listeners are "<name>:<port>", its policies
+// "<name>:<policy>" and its instances "<name>:<instance ID>".
 func (e *Emulator) Resources() []cloudsim.Resource {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -79,6 +88,18 @@ func (e *Emulator) Resources() []cloudsim.Resource {
 	}
 	for _, l := range e.listeners.All() {
 		add(KindListener, l.arn, fmt.Sprintf("%s:%d", l.protocol, l.port), l.lbARN, l.tags)
+	}
+	for _, lb := range e.classicLBs.All() {
+		add(KindClassicLoadBalancer, lb.name, lb.name, lb.vpcID, lb.tags)
+		for _, l := range lb.listeners {
+			add(KindClassicListener, fmt.Sprintf("%s:%d", lb.name, l.port), l.String(), lb.name, nil)
+		}
+		for _, pol := range lb.policies {
+			add(KindClassicPolicy, lb.name+":"+pol.name, pol.typeName, lb.name, nil)
+		}
+		for _, id := range e.clbMembers(lb) {
+			add(KindClassicInstance, lb.name+":"+id, id, lb.name, nil)
+		}
 	}
 	cloudsim.SortResources(out)
 	return out

@@ -111,14 +111,15 @@ func (c *Cloud) ForeignProviderID() string {
 }
 func (c *Cloud) Inventory() []cloudsim.Resource { return c.srv.Resources() }
 
-// MalformedAnnotation: "maybe" is neither a boolean nor a CIDR.
+// MalformedAnnotation: "subnet-zz" is not a subnet ID (and, starting
+// with subnet-, not a Name tag either).
 func (c *Cloud) MalformedAnnotation() (string, string) {
-	return "service.beta.kubernetes.io/aws-load-balancer-internal", "maybe"
+	return "service.beta.kubernetes.io/aws-load-balancer-subnets", "subnet-zz"
 }
 
 // UpstreamAnnotations: TLS termination on an NLB (ssl-cert) is what the upstream CCM serves and this backend refuses.
 func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
-	return map[string]string{"service.beta.kubernetes.io/aws-load-balancer-healthcheck-interval": "20"}, map[string]string{
+	return map[string]string{"service.beta.kubernetes.io/aws-load-balancer-connection-idle-timeout": "120"}, map[string]string{
 		"service.beta.kubernetes.io/aws-load-balancer-ssl-cert":  "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-1111-2222-3333-444455556666",
 		"service.beta.kubernetes.io/aws-load-balancer-ssl-ports": "443",
 	}
