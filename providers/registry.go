@@ -136,11 +136,22 @@ func (r *Registry) NewCloud(ctx context.Context, cfg *config.CloudConfig) (cloud
 		return nil, fmt.Errorf("initialize provider %q: backend returned no cloud", cfg.Provider)
 	}
 	// No upstream annotation is ignored silently: the gate warns about
-	// or refuses what the backend does not serve.
-	return upstreamann.Wrap(cloud, b.UpstreamAnnotations), nil
+	// or refuses what the backend does not serve. A cloud whose table
+	// depends on its config gives its own.
+	table := b.UpstreamAnnotations
+	if c, ok := cloud.(configuredAnnotations); ok {
+		table = c.UpstreamAnnotations()
+	}
+	return upstreamann.Wrap(cloud, table), nil
 }
 
 var _ config.Sections = (*Registry)(nil)
+
+// configuredAnnotations is a cloud whose upstream annotation table depends
+// on its cloud-config (AWS: which Services get Classic ELBs).
+type configuredAnnotations interface {
+	UpstreamAnnotations() *upstreamann.Table
+}
 
 // ImportOptions are the options of a backend's ImportConfig, for the
 // command (importcfg is internal to providers).

@@ -18,14 +18,18 @@ import (
 // CCM's, so Services written for it keep their meaning. The doc comments
 // are the reference docs (docs/reference/aws.md, made by hack/refdocs).
 const (
-	// annotationLBType chooses who makes the Service's load balancer: "nlb"
-	// (or unset) for a Network Load Balancer from this controller;
-	// "external" or "nlb-ip" hand the Service to the AWS Load Balancer
-	// Controller, and any NLB this controller made for it before is
-	// removed. Classic ELBs are not supported.
+	// annotationLBType chooses the Service's load balancer, by upstream's
+	// rule (kubernetes/cloud-provider-aws
+	// pkg/providers/v1/aws_loadbalancer.go:84-96 isNLB and isLBExternal):
+	// "nlb" for a Network Load Balancer from this controller; "external" or
+	// "nlb-ip" hand the Service to the AWS Load Balancer Controller; any
+	// other value gets a Classic ELB. Unset means the cloud-config's
+	// loadBalancer.defaultType. When the type changes, the load balancer
+	// of the other kind this controller made for the Service (and its
+	// security group) is removed.
 	//
-	// Type: string (nlb, external, nlb-ip)
-	// Default: nlb
+	// Type: string (nlb, external, nlb-ip; anything else is a Classic ELB)
+	// Default: the cloud-config's loadBalancer.defaultType (nlb)
 	annotationLBType svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-type"
 	// annotationInternal makes the load balancer internal (scheme
 	// internal, placed in the internal subnets). As upstream reads it
@@ -114,6 +118,95 @@ const (
 	annotationHCUnhealthyThreshold svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-healthcheck-unhealthy-threshold"
 )
 
+// Annotations only Classic ELBs read, with upstream's names and meanings
+// (kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:106-179).
+const (
+	// annotationSSLCert makes the listeners of aws-load-balancer-ssl-ports
+	// terminate TLS with this ACM or IAM certificate ARN (Classic ELB
+	// only). An ARN AWS does not know is an error naming it.
+	//
+	// Type: string (certificate ARN)
+	// Default: none (plain TCP listeners)
+	annotationSSLCert svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-ssl-cert"
+	// annotationSSLPorts chooses the ports, by number or name, whose
+	// listeners use aws-load-balancer-ssl-cert (Classic ELB only).
+	//
+	// Type: comma-separated port numbers or names, or "*"
+	// Default: every port
+	annotationSSLPorts svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-ssl-ports"
+	// annotationBackendProtocol is the protocol the backends speak (Classic
+	// ELB only), as upstream maps it (aws.go:302-307, 2099-2130): with a
+	// certificate, "http" or "https" make HTTPS listeners (to HTTP or HTTPS
+	// backends) and "tcp" or "ssl" SSL listeners; without one, "http"
+	// makes HTTP listeners and anything else TCP.
+	//
+	// Type: string (http, https, ssl, tcp)
+	// Default: tcp
+	annotationBackendProtocol svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-backend-protocol"
+	// annotationSSLNegotiationPolicy is the predefined security policy of
+	// the TLS listeners (Classic ELB only), set through a policy named
+	// k8s-SSLNegotiationPolicy-<policy> as upstream names it
+	// (aws_loadbalancer.go:53).
+	//
+	// Type: string (e.g. ELBSecurityPolicy-TLS-1-2-2017-01)
+	// Default: AWS's (ELBSecurityPolicy-2016-08)
+	annotationSSLNegotiationPolicy svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-ssl-negotiation-policy"
+	// annotationProxyProtocol "*" sends the PROXY protocol header to every
+	// backend port of a Classic ELB (a ProxyProtocolPolicyType backend
+	// policy named k8s-proxyprotocol-enabled, as upstream's).
+	//
+	// Type: string ("*")
+	// Default: off
+	annotationProxyProtocol svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-proxy-protocol"
+	// annotationCrossZone turns cross-zone load balancing of a Classic ELB
+	// on or off.
+	//
+	// Type: bool
+	// Default: false
+	annotationCrossZone svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled"
+	// annotationIdleTimeout is a Classic ELB's idle connection timeout.
+	//
+	// Type: int (seconds, 1-4000)
+	// Default: 60
+	annotationIdleTimeout svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-connection-idle-timeout"
+	// annotationDrainingEnabled turns a Classic ELB's connection draining
+	// on or off.
+	//
+	// Type: bool
+	// Default: false
+	annotationDrainingEnabled svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-connection-draining-enabled"
+	// annotationDrainingTimeout is how long a Classic ELB drains a
+	// deregistered instance.
+	//
+	// Type: int (seconds, 1-3600)
+	// Default: AWS's (300)
+	annotationDrainingTimeout svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-connection-draining-timeout"
+	// annotationAccessLogEnabled turns a Classic ELB's access logs on or
+	// off; on needs aws-load-balancer-access-log-s3-bucket-name.
+	//
+	// Type: bool
+	// Default: false
+	annotationAccessLogEnabled svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-access-log-enabled"
+	// annotationAccessLogInterval is how often a Classic ELB writes its
+	// access logs.
+	//
+	// Type: int (minutes, 5 or 60)
+	// Default: 60
+	annotationAccessLogInterval svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-access-log-emit-interval"
+	// annotationAccessLogBucket is the S3 bucket of a Classic ELB's access
+	// logs.
+	//
+	// Type: string
+	// Default: none
+	annotationAccessLogBucket svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-access-log-s3-bucket-name"
+	// annotationAccessLogPrefix is the S3 key prefix of a Classic ELB's
+	// access logs.
+	//
+	// Type: string
+	// Default: none (the bucket's root)
+	annotationAccessLogPrefix svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-access-log-s3-bucket-prefix"
+)
+
 // Values of annotationLBType.
 const (
 	lbTypeNLB      = "nlb"
@@ -143,16 +236,15 @@ type lbOptions struct {
 }
 
 // implementedElsewhere reports whether the Service asks for a load balancer
-// the AWS Load Balancer Controller owns, and rejects types we don't know.
+// the AWS Load Balancer Controller owns. Every other value is ours: nlb an
+// NLB, anything else a Classic ELB (loadbalancer_type.go), so no value is
+// an error; the error result stays for the callers' shape.
 func implementedElsewhere(svc *v1.Service) (bool, error) {
 	switch t, _ := annotationLBType.Lookup(svc); t {
-	case "", lbTypeNLB:
-		return false, nil
 	case lbTypeExternal, lbTypeNLBIP:
 		return true, nil
 	default:
-		return false, annotationLBType.Invalid(t, fmt.Sprintf("%q (or unset) for a Network Load Balancer from this controller, or %q/%q for the AWS Load Balancer Controller; classic ELBs are not supported",
-			lbTypeNLB, lbTypeExternal, lbTypeNLBIP))
+		return false, nil
 	}
 }
 

@@ -21,21 +21,28 @@ func lbService(ann map[string]string, ports ...v1.ServicePort) *v1.Service {
 
 func TestLoadBalancerType(t *testing.T) {
 	for _, tc := range []struct {
-		value     string
-		elsewhere bool
-		err       bool
+		value       string
+		defaultType string
+		want        lbKind
 	}{
-		{"", false, false}, {"nlb", false, false}, {"external", true, false}, {"nlb-ip", true, false},
-		{"elb", false, true}, {"clb", false, true},
+		{"", defaultTypeNLB, kindNLB}, {"", defaultTypeClassic, kindClassic},
+		{"nlb", defaultTypeClassic, kindNLB}, {"nlb", defaultTypeNLB, kindNLB},
+		{"external", defaultTypeClassic, kindElsewhere}, {"nlb-ip", defaultTypeNLB, kindElsewhere},
+		// Upstream's rule: anything else is a Classic ELB.
+		{"elb", defaultTypeNLB, kindClassic}, {"clb", defaultTypeNLB, kindClassic}, {"NLB", defaultTypeNLB, kindClassic},
 	} {
 		svc := lbService(map[string]string{string(annotationLBType): tc.value})
+		if tc.value == "" {
+			svc = lbService(nil)
+		}
+		if got := serviceLBKind(svc, tc.defaultType); got != tc.want {
+			t.Errorf("%q with defaultType %s: %s, want %s", tc.value, tc.defaultType, got, tc.want)
+		}
 		err := ensureSupported(svc)
 		switch {
-		case tc.elsewhere && err != cloudprovider.ImplementedElsewhere: // must be unwrapped
+		case tc.want == kindElsewhere && err != cloudprovider.ImplementedElsewhere: // must be unwrapped
 			t.Errorf("%q: got %v, want ImplementedElsewhere unwrapped", tc.value, err)
-		case tc.err && (err == nil || !strings.Contains(err.Error(), string(annotationLBType))):
-			t.Errorf("%q: got %v, want an error naming %s", tc.value, err, string(annotationLBType))
-		case !tc.elsewhere && !tc.err && err != nil:
+		case tc.want != kindElsewhere && err != nil:
 			t.Errorf("%q: %v", tc.value, err)
 		}
 	}

@@ -28,7 +28,10 @@ const (
 //
 // Services of type external or nlb-ip are the AWS Load Balancer
 // Controller's, so their annotations are not checked here.
-func upstreamAnnotations() *upstreamann.Table {
+//
+// defaultType is the cloud-config's loadBalancer.defaultType: it decides
+// which Services get a Classic ELB, whose annotations are served.
+func upstreamAnnotations(defaultType string) *upstreamann.Table {
 	return &upstreamann.Table{
 		Upstream: "the upstream AWS CCM",
 		Elsewhere: func(svc *v1.Service) bool {
@@ -37,12 +40,18 @@ func upstreamAnnotations() *upstreamann.Table {
 			elsewhere, _ := implementedElsewhere(svc)
 			return elsewhere
 		},
+		// Classic ELBs serve upstream's Classic-only annotations; the rows
+		// say what NLBs do with them.
+		ServedFor: func(svc *v1.Service, key string) bool {
+			classic := servedClassic(svc, defaultType)
+			return (classicAnnotations[key] && classic) || (nlbAnnotations[key] && !classic)
+		},
 		Annotations: []upstreamann.Annotation{
 			{
 				Key:      string(annotationLBType),
 				Support:  upstreamann.Supported,
 				Upstream: "nlb makes a Network Load Balancer, external or nlb-ip leave the Service to the AWS Load Balancer Controller, and anything else (or no annotation) makes a Classic ELB.",
-				Note:     "Unset means an NLB here, not a Classic ELB; nlb, external and nlb-ip mean the same as upstream, and any other value is rejected with an error, since Classic ELBs are not made here.",
+				Note:     "The same rule here, with Classic ELBs named and shaped as upstream's; unset means the cloud-config's loadBalancer.defaultType (nlb unless set to classic; import-config sets classic). Changing the type removes the other kind's load balancer and security group, which upstream leaks.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:100"),
 			},
 			{
@@ -69,14 +78,14 @@ func upstreamAnnotations() *upstreamann.Table {
 				Support:  upstreamann.Refused,
 				ByValue:  unlessEmpty(upstreamann.Refused),
 				Upstream: "\"*\" enables PROXY protocol towards every backend of a Classic ELB.",
-				Note:     ourListeners + " with no PROXY protocol header, so backends expecting one would fail; remove the annotation and the backends' PROXY protocol setting, " + toLBC + ".",
+				Note:     "Served on Classic ELBs, as upstream. On NLBs " + ourListeners + " with no PROXY protocol header, so backends expecting one would fail; use aws-load-balancer-target-group-attributes proxy_protocol_v2.enabled=true, " + toLBC + ".",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:111"),
 			},
 			{
 				Key:      "service.beta.kubernetes.io/aws-load-balancer-access-log-emit-interval",
 				Support:  upstreamann.Ignored,
 				Upstream: "Sets the Classic ELB's access log interval in minutes.",
-				Note:     "the NLB here writes no access logs; remove the annotation.",
+				Note:     "Served on Classic ELBs, as upstream; the NLB here writes no access logs, so on NLBs remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:115"),
 			},
 			{
@@ -84,21 +93,21 @@ func upstreamAnnotations() *upstreamann.Table {
 				Support:  upstreamann.Ignored,
 				ByValue:  supportedWhenBool(false),
 				Upstream: "Turns the Classic ELB's access logs on or off.",
-				Note:     "the NLB here writes no access logs (\"false\" is what it does anyway); remove the annotation.",
+				Note:     "Served on Classic ELBs, as upstream; the NLB here writes no access logs (\"false\" is what it does anyway), so on NLBs remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:119"),
 			},
 			{
 				Key:      "service.beta.kubernetes.io/aws-load-balancer-access-log-s3-bucket-name",
 				Support:  upstreamann.Ignored,
 				Upstream: "Names the S3 bucket of the Classic ELB's access logs.",
-				Note:     "the NLB here writes no access logs; remove the annotation.",
+				Note:     "Served on Classic ELBs, as upstream; the NLB here writes no access logs, so on NLBs remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:123"),
 			},
 			{
 				Key:      "service.beta.kubernetes.io/aws-load-balancer-access-log-s3-bucket-prefix",
 				Support:  upstreamann.Ignored,
 				Upstream: "Sets the S3 key prefix of the Classic ELB's access logs.",
-				Note:     "the NLB here writes no access logs; remove the annotation.",
+				Note:     "Served on Classic ELBs, as upstream; the NLB here writes no access logs, so on NLBs remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:127"),
 			},
 			{
@@ -106,21 +115,21 @@ func upstreamAnnotations() *upstreamann.Table {
 				Support:  upstreamann.Ignored,
 				ByValue:  supportedWhenBool(true),
 				Upstream: "Turns connection draining of the Classic ELB on or off.",
-				Note:     "targets leaving the NLB here always drain for AWS's default deregistration delay of 300 s (\"true\" is what it does anyway); remove the annotation.",
+				Note:     "Served on Classic ELBs, as upstream. Targets leaving an NLB here always drain for AWS's default deregistration delay of 300 s (\"true\" is what it does anyway); on NLBs remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:131"),
 			},
 			{
 				Key:      "service.beta.kubernetes.io/aws-load-balancer-connection-draining-timeout",
 				Support:  upstreamann.Ignored,
 				Upstream: "Sets the Classic ELB's connection draining timeout in seconds.",
-				Note:     "targets leaving the NLB here drain for AWS's default deregistration delay of 300 s; remove the annotation.",
+				Note:     "Served on Classic ELBs, as upstream. Targets leaving an NLB here drain for the target groups' deregistration delay (aws-load-balancer-target-group-attributes deregistration_delay.timeout_seconds); on NLBs remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:135"),
 			},
 			{
 				Key:      "service.beta.kubernetes.io/aws-load-balancer-connection-idle-timeout",
 				Support:  upstreamann.Ignored,
 				Upstream: "Sets the Classic ELB's idle connection timeout in seconds (default 60).",
-				Note:     "the NLB here keeps AWS's TCP idle timeout of 350 s; remove the annotation, and use TCP keepalives if connections idle longer.",
+				Note:     "Served on Classic ELBs, as upstream. An NLB here keeps AWS's TCP idle timeout of 350 s; on NLBs remove the annotation, and use TCP keepalives if connections idle longer.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:139"),
 			},
 			{
@@ -128,7 +137,7 @@ func upstreamAnnotations() *upstreamann.Table {
 				Support:  upstreamann.Ignored,
 				ByValue:  supportedWhenBool(false),
 				Upstream: "Turns cross-zone load balancing of the Classic ELB on or off (default off).",
-				Note:     "cross-zone load balancing stays off, the NLB default, so each zone's NLB node sends only to targets in its zone (\"false\" is what it does anyway); remove the annotation.",
+				Note:     "Served on Classic ELBs, as upstream. On NLBs cross-zone load balancing stays off, the NLB default, so each zone's NLB node sends only to targets in its zone (\"false\" is what it does anyway); remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:143"),
 			},
 			{
@@ -151,21 +160,21 @@ func upstreamAnnotations() *upstreamann.Table {
 				Support:  upstreamann.Refused,
 				ByValue:  unlessEmpty(upstreamann.Refused),
 				Upstream: "Terminates TLS on the load balancer with this ACM or IAM certificate.",
-				Note:     ourListeners + " and terminate no TLS, so clients would reach the backends without the certificate; terminate TLS in the pods or an ingress controller and remove the annotation, " + toLBC + ".",
+				Note:     "Served on Classic ELBs, as upstream (a certificate AWS does not know is an error naming it). On NLBs " + ourListeners + " and terminate no TLS, so clients would reach the backends without the certificate; give the Service a Classic ELB, terminate TLS in the pods, " + toLBC + ".",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:158"),
 			},
 			{
 				Key:      "service.beta.kubernetes.io/aws-load-balancer-ssl-ports",
 				Support:  upstreamann.Ignored,
 				Upstream: "Chooses which ports terminate TLS with the aws-load-balancer-ssl-cert certificate (default all).",
-				Note:     "on its own it has no effect, upstream too, and aws-load-balancer-ssl-cert is refused here; remove the annotation.",
+				Note:     "Served on Classic ELBs, as upstream; on NLBs it has no effect (aws-load-balancer-ssl-cert is refused there), so remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:163"),
 			},
 			{
 				Key:      "service.beta.kubernetes.io/aws-load-balancer-ssl-negotiation-policy",
 				Support:  upstreamann.Ignored,
 				Upstream: "Sets the TLS policy of the listeners that terminate TLS with aws-load-balancer-ssl-cert.",
-				Note:     "on its own it has no effect, upstream too (no listener terminates TLS without aws-load-balancer-ssl-cert, which is refused here); remove the annotation.",
+				Note:     "Served on Classic ELBs, as upstream (policy k8s-SSLNegotiationPolicy-<name>); on NLBs it has no effect (aws-load-balancer-ssl-cert is refused there), so remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:168"),
 			},
 			{
@@ -173,7 +182,7 @@ func upstreamAnnotations() *upstreamann.Table {
 				Support:  upstreamann.Refused,
 				ByValue:  backendProtocolSupport,
 				Upstream: "The protocol the backends speak: http makes an HTTP listener (with X-Forwarded-For), https or ssl speak TLS to the backends with aws-load-balancer-ssl-cert, tcp is plain TCP.",
-				Note:     ourListeners + " (\"tcp\" is accepted); HTTP listeners and TLS to the backends are not made. Remove the annotation or set it to tcp, " + toLBC + ".",
+				Note:     "Served on Classic ELBs, as upstream. On NLBs " + ourListeners + " (\"tcp\" is accepted); HTTP listeners and TLS to the backends are not made there. Remove the annotation or set it to tcp, give the Service a Classic ELB, " + toLBC + ".",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:179"),
 			},
 			{
@@ -240,17 +249,17 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:226"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-eip-allocations",
+				Key:      string(annotationEIPAllocations),
 				Support:  upstreamann.Refused,
 				Upstream: "Gives the NLB these Elastic IPs, one per subnet.",
-				Note:     "the NLB here gets addresses AWS assigns, not your Elastic IPs, so clients and allow-lists using those IPs would miss it; remove the annotation, " + toLBC + ".",
+				Note:     "served on NLBs as upstream (paired with the subnets in zone order; fixed once the NLB exists); a Classic ELB cannot have Elastic IPs, so clients and allow-lists using those IPs would miss it: make it an NLB (aws-load-balancer-type: nlb) or remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:231"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-private-ipv4-addresses",
+				Key:      string(annotationPrivateIPv4),
 				Support:  upstreamann.Refused,
 				Upstream: "Gives an internal NLB these private IPv4 addresses, one per subnet.",
-				Note:     "the NLB here gets private addresses AWS assigns, not these, so clients using them would miss it; remove the annotation, " + toLBC + ".",
+				Note:     "served on internal NLBs as upstream; a Classic ELB cannot have chosen addresses, so clients using them would miss it: make it an NLB (aws-load-balancer-type: nlb) or remove the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:236"),
 			},
 			{
@@ -262,6 +271,31 @@ func upstreamAnnotations() *upstreamann.Table {
 			},
 		},
 	}
+}
+
+// nlbAnnotations are the upstream annotations only NLBs serve, here as
+// upstream (annotations_addresses.go).
+var nlbAnnotations = map[string]bool{
+	string(annotationEIPAllocations): true,
+	string(annotationPrivateIPv4):    true,
+}
+
+// classicAnnotations are the upstream annotations Classic ELBs serve here
+// as upstream does (classic_options.go).
+var classicAnnotations = map[string]bool{
+	string(annotationSSLCert):              true,
+	string(annotationSSLPorts):             true,
+	string(annotationBackendProtocol):      true,
+	string(annotationSSLNegotiationPolicy): true,
+	string(annotationProxyProtocol):        true,
+	string(annotationCrossZone):            true,
+	string(annotationIdleTimeout):          true,
+	string(annotationDrainingEnabled):      true,
+	string(annotationDrainingTimeout):      true,
+	string(annotationAccessLogEnabled):     true,
+	string(annotationAccessLogInterval):    true,
+	string(annotationAccessLogBucket):      true,
+	string(annotationAccessLogPrefix):      true,
 }
 
 // unlessEmpty is for annotations the upstream CCM reads only when their

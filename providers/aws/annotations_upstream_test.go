@@ -13,7 +13,7 @@ func TestUpstreamAnnotationsTable(t *testing.T) {
 	if b := Backend(); b.UpstreamAnnotations == nil || b.ImportConfig == nil {
 		t.Fatal("Backend() does not register the upstream annotation table and the config importer")
 	}
-	table := upstreamAnnotations()
+	table := upstreamAnnotations(defaultTypeNLB)
 	if err := table.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -56,17 +56,17 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 		crossZone    = prefix + "aws-load-balancer-cross-zone-load-balancing-enabled"
 		eips         = prefix + "aws-load-balancer-eip-allocations"
 	)
-	table := upstreamAnnotations()
 	for _, tc := range []struct {
 		name             string
 		ann              map[string]string
+		classicDefault   bool
 		ignored, refused []string
 	}{
 		{name: "ours only", ann: map[string]string{string(annotationInternal): "true", string(annotationLBType): "nlb"}},
 		{name: "a Classic ELB's idle timeout is ignored", ann: map[string]string{idleTimeout: "120"}, ignored: []string{idleTimeout}},
 		{name: "a certificate is refused", ann: map[string]string{sslCert: "arn:aws:acm:eu-west-1:123456789012:certificate/x"}, refused: []string{sslCert}},
 		{name: "an empty certificate asks for nothing", ann: map[string]string{sslCert: ""}},
-		{name: "Elastic IPs are refused", ann: map[string]string{eips: "eipalloc-1,eipalloc-2"}, refused: []string{eips}},
+		{name: "Elastic IPs are served on an NLB", ann: map[string]string{eips: "eipalloc-1,eipalloc-2"}},
 		{name: "backend protocol tcp is ours", ann: map[string]string{backendProto: "TCP"}},
 		{name: "backend protocol http is refused", ann: map[string]string{backendProto: "http"}, refused: []string{backendProto}},
 		{name: "target group attributes, PROXY protocol v2 included, are served", ann: map[string]string{tgAttributes: "preserve_client_ip.enabled=true, proxy_protocol_v2.enabled=true"}},
@@ -80,9 +80,17 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 		},
 		{name: "external: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "external", sslCert: "arn", idleTimeout: "120"}},
 		{name: "nlb-ip: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "nlb-ip", eips: "eipalloc-1"}},
-		{name: "an unknown type is checked (and rejected by the backend)", ann: map[string]string{string(annotationLBType): "classic", sslCert: "arn"}, refused: []string{sslCert}},
+		{name: "any other type is a Classic ELB, which serves its annotations", ann: map[string]string{string(annotationLBType): "classic", sslCert: "arn", idleTimeout: "120", backendProto: "https"}},
+		{name: "a Classic ELB refuses the NLB-only Elastic IPs", ann: map[string]string{string(annotationLBType): "elb", eips: "eipalloc-1"}, refused: []string{eips}},
+		{name: "unset type with defaultType classic is a Classic ELB", classicDefault: true, ann: map[string]string{sslCert: "arn", crossZone: "true"}},
+		{name: "nlb with defaultType classic is an NLB", classicDefault: true, ann: map[string]string{string(annotationLBType): "nlb", sslCert: "arn"}, refused: []string{sslCert}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			dt := defaultTypeNLB
+			if tc.classicDefault {
+				dt = defaultTypeClassic
+			}
+			table := upstreamAnnotations(dt)
 			ignored, refused := table.Check(lbService(tc.ann))
 			if got := findingKeys(ignored); !slices.Equal(got, tc.ignored) {
 				t.Errorf("ignored %q, want %q", got, tc.ignored)

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
@@ -25,6 +26,7 @@ import (
 type clients struct {
 	ec2   *ec2Calls
 	elbv2 *elbv2Calls
+	elb   *elbCalls
 }
 
 // newClients builds the SDK clients from the section. It makes no API call.
@@ -86,7 +88,7 @@ func sdkConfig(ctx context.Context, s *Section) (aws.Config, error) {
 	return cfg, nil
 }
 
-// clientsFrom builds the EC2 and ELBv2 clients on cfg, at the section's
+// clientsFrom builds the EC2, ELBv2 and Classic ELB clients on cfg, at the section's
 // endpoints when it names them.
 func clientsFrom(cfg aws.Config, s *Section) *clients {
 	return &clients{
@@ -98,6 +100,11 @@ func clientsFrom(cfg aws.Config, s *Section) *clients {
 		elbv2: newELBv2Calls(elbv2.NewFromConfig(cfg, func(o *elbv2.Options) {
 			if s.Endpoints.ELBv2 != "" {
 				o.BaseEndpoint = aws.String(s.Endpoints.ELBv2)
+			}
+		})),
+		elb: newELBCalls(elb.NewFromConfig(cfg, func(o *elb.Options) {
+			if ep := s.elbEndpoint(); ep != "" {
+				o.BaseEndpoint = aws.String(ep)
 			}
 		})),
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 )
 
@@ -101,6 +102,51 @@ func newELBv2Calls(c *elbv2.Client) *elbv2Calls {
 		ModifyTargetGroupAttributes:   c.ModifyTargetGroupAttributes,
 		RegisterTargets:               c.RegisterTargets,
 		RemoveTags:                    c.RemoveTags,
+	}
+}
+
+// elbCalls are the Classic ELB operations (classic*.go). Classic ELBs are
+// addressed by name; one DescribeLoadBalancers by name returns the
+// listeners, health check, security groups, instances and policies.
+type elbCalls struct {
+	AddTags                                 op[elb.AddTagsInput, elb.AddTagsOutput, elb.Options]
+	ApplySecurityGroupsToLoadBalancer       op[elb.ApplySecurityGroupsToLoadBalancerInput, elb.ApplySecurityGroupsToLoadBalancerOutput, elb.Options]
+	ConfigureHealthCheck                    op[elb.ConfigureHealthCheckInput, elb.ConfigureHealthCheckOutput, elb.Options]
+	CreateLoadBalancer                      op[elb.CreateLoadBalancerInput, elb.CreateLoadBalancerOutput, elb.Options]
+	CreateLoadBalancerListeners             op[elb.CreateLoadBalancerListenersInput, elb.CreateLoadBalancerListenersOutput, elb.Options]
+	CreateLoadBalancerPolicy                op[elb.CreateLoadBalancerPolicyInput, elb.CreateLoadBalancerPolicyOutput, elb.Options]
+	DeleteLoadBalancer                      op[elb.DeleteLoadBalancerInput, elb.DeleteLoadBalancerOutput, elb.Options]
+	DeleteLoadBalancerListeners             op[elb.DeleteLoadBalancerListenersInput, elb.DeleteLoadBalancerListenersOutput, elb.Options]
+	DeregisterInstancesFromLoadBalancer     op[elb.DeregisterInstancesFromLoadBalancerInput, elb.DeregisterInstancesFromLoadBalancerOutput, elb.Options]
+	DescribeLoadBalancerAttributes          op[elb.DescribeLoadBalancerAttributesInput, elb.DescribeLoadBalancerAttributesOutput, elb.Options]
+	DescribeLoadBalancers                   op[elb.DescribeLoadBalancersInput, elb.DescribeLoadBalancersOutput, elb.Options]
+	DescribeTags                            op[elb.DescribeTagsInput, elb.DescribeTagsOutput, elb.Options]
+	ModifyLoadBalancerAttributes            op[elb.ModifyLoadBalancerAttributesInput, elb.ModifyLoadBalancerAttributesOutput, elb.Options]
+	RegisterInstancesWithLoadBalancer       op[elb.RegisterInstancesWithLoadBalancerInput, elb.RegisterInstancesWithLoadBalancerOutput, elb.Options]
+	SetLoadBalancerPoliciesForBackendServer op[elb.SetLoadBalancerPoliciesForBackendServerInput, elb.SetLoadBalancerPoliciesForBackendServerOutput, elb.Options]
+	SetLoadBalancerPoliciesOfListener       op[elb.SetLoadBalancerPoliciesOfListenerInput, elb.SetLoadBalancerPoliciesOfListenerOutput, elb.Options]
+	SetLoadBalancerListenerSSLCertificate   op[elb.SetLoadBalancerListenerSSLCertificateInput, elb.SetLoadBalancerListenerSSLCertificateOutput, elb.Options]
+}
+
+func newELBCalls(c *elb.Client) *elbCalls {
+	return &elbCalls{
+		AddTags:                                 c.AddTags,
+		ApplySecurityGroupsToLoadBalancer:       c.ApplySecurityGroupsToLoadBalancer,
+		ConfigureHealthCheck:                    c.ConfigureHealthCheck,
+		CreateLoadBalancer:                      c.CreateLoadBalancer,
+		CreateLoadBalancerListeners:             c.CreateLoadBalancerListeners,
+		CreateLoadBalancerPolicy:                c.CreateLoadBalancerPolicy,
+		DeleteLoadBalancer:                      c.DeleteLoadBalancer,
+		DeleteLoadBalancerListeners:             c.DeleteLoadBalancerListeners,
+		DeregisterInstancesFromLoadBalancer:     c.DeregisterInstancesFromLoadBalancer,
+		DescribeLoadBalancerAttributes:          c.DescribeLoadBalancerAttributes,
+		DescribeLoadBalancers:                   c.DescribeLoadBalancers,
+		DescribeTags:                            c.DescribeTags,
+		ModifyLoadBalancerAttributes:            c.ModifyLoadBalancerAttributes,
+		RegisterInstancesWithLoadBalancer:       c.RegisterInstancesWithLoadBalancer,
+		SetLoadBalancerPoliciesForBackendServer: c.SetLoadBalancerPoliciesForBackendServer,
+		SetLoadBalancerPoliciesOfListener:       c.SetLoadBalancerPoliciesOfListener,
+		SetLoadBalancerListenerSSLCertificate:   c.SetLoadBalancerListenerSSLCertificate,
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package aws is the AWS backend: EC2 instances for the node controllers, a
-// Network Load Balancer (ELBv2) per LoadBalancer Service, and VPC route
-// tables for pod CIDRs, all through aws-sdk-go-v2.
+// Network Load Balancer (ELBv2) or a Classic ELB per LoadBalancer Service,
+// and VPC route tables for pod CIDRs, all through aws-sdk-go-v2.
 package aws
 
 import (
@@ -15,6 +15,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbserial"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
 )
 
 // ProviderName is the cloud-config provider name and the providerID scheme.
@@ -28,7 +29,8 @@ type Cloud struct {
 	nodes     *nodes.Lister
 	instances *instances
 	lb        *loadBalancers
-	// serialLB is lb with one Service's calls never overlapping.
+	// serialLB is lb and its Classic ELB sibling, by Service type, with one
+	// Service's calls never overlapping.
 	serialLB *lbserial.LoadBalancer
 	routes   *routes
 }
@@ -52,11 +54,19 @@ func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 	c := &Cloud{cfg: s, clusterID: cc.ClusterID, api: api, nodes: nodes.New(instanceIDFromProviderID)}
 	c.instances = newInstances(api, s, cc.ClusterID, c.nodes, clock.RealClock{})
 	c.lb = newLoadBalancers(api, s, cc.ClusterID, c.instances, clock.RealClock{})
-	c.serialLB = lbserial.Wrap(c.lb)
+	// Each Service goes to the NLB or the Classic ELB code by its type.
+	c.serialLB = lbserial.Wrap(newTypedLoadBalancers(c.lb, s.LoadBalancer.DefaultType))
 	if s.Routes() {
 		c.routes = newRoutes(api, s, cc.ClusterID, c.instances)
 	}
 	return c, nil
+}
+
+// UpstreamAnnotations is the upstream annotation table for this cloud's
+// config: with defaultType classic, unannotated Services get Classic ELBs
+// and their annotations are served (providers.NewCloud asks for it).
+func (c *Cloud) UpstreamAnnotations() *upstreamann.Table {
+	return upstreamAnnotations(c.cfg.LoadBalancer.DefaultType)
 }
 
 // Initialize is called once leadership is won.
@@ -104,7 +114,9 @@ func Backend() providers.Backend {
 		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
 			return New(ctx, cc)
 		},
-		ImportConfig:        ImportConfig,
-		UpstreamAnnotations: upstreamAnnotations(),
+		ImportConfig: ImportConfig,
+		// What the reference documents: the default config (NLBs); each
+		// Cloud gives the table for its own config.
+		UpstreamAnnotations: upstreamAnnotations(defaultTypeNLB),
 	}
 }

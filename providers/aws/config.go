@@ -21,6 +21,8 @@ type Section struct {
 	// RouteTables selects the route tables that get pod-CIDR routes. Routes
 	// are supported only when IDs are listed or Discover is true.
 	RouteTables RouteTableSelection `yaml:"routeTables"`
+	// LoadBalancer chooses what a LoadBalancer Service gets by default.
+	LoadBalancer LoadBalancerConfig `yaml:"loadBalancer"`
 	// Endpoints overrides service endpoints (VPC endpoints, AWS-compatible
 	// clouds, the emulator in tests).
 	Endpoints Endpoints `yaml:"endpoints"`
@@ -49,6 +51,24 @@ type SubnetSelection struct {
 	Internal []string `yaml:"internal"`
 }
 
+// Values of LoadBalancerConfig.DefaultType.
+const (
+	defaultTypeNLB     = "nlb"
+	defaultTypeClassic = "classic"
+)
+
+// LoadBalancerConfig is the `loadBalancer:` part of the section.
+type LoadBalancerConfig struct {
+	// DefaultType is the load balancer a Service without the
+	// service.beta.kubernetes.io/aws-load-balancer-type annotation gets:
+	// "nlb" for a Network Load Balancer, or "classic" for a Classic ELB
+	// named and shaped as the upstream AWS CCM makes it (its default), so
+	// Services moved from it keep their load balancers. A Service whose
+	// annotation names any type other than nlb, external or nlb-ip gets a
+	// Classic ELB whatever this says, as upstream.
+	DefaultType string `yaml:"defaultType"`
+}
+
 // RouteTableSelection chooses route tables for pod-CIDR routes.
 type RouteTableSelection struct {
 	// IDs lists route tables explicitly.
@@ -63,6 +83,11 @@ type Endpoints struct {
 	EC2 string `yaml:"ec2"`
 	// ELBv2 is the Elastic Load Balancing v2 endpoint URL.
 	ELBv2 string `yaml:"elbv2"`
+	// ELB is the Classic Elastic Load Balancing endpoint URL. Default: the
+	// elbv2 endpoint, since AWS serves both ELB APIs at one endpoint
+	// (elasticloadbalancing.<region>.amazonaws.com, and one VPC interface
+	// endpoint), so a config that reaches NLBs reaches Classic ELBs too.
+	ELB string `yaml:"elb"`
 	// STS is the STS endpoint URL assumeRole uses.
 	STS string `yaml:"sts"`
 }
@@ -89,12 +114,23 @@ type AssumeRole struct {
 	SessionName string `yaml:"sessionName"`
 }
 
+// elbEndpoint is the Classic ELB endpoint: its own, else ELBv2's.
+func (s *Section) elbEndpoint() string {
+	if s.Endpoints.ELB != "" {
+		return s.Endpoints.ELB
+	}
+	return s.Endpoints.ELBv2
+}
+
 // Routes reports whether route tables are configured.
 func (s *Section) Routes() bool { return len(s.RouteTables.IDs) > 0 || s.RouteTables.Discover }
 
 // SetDefaults implements config.Section.
 func (s *Section) SetDefaults() {
 	s.Options.SetDefaults()
+	if s.LoadBalancer.DefaultType == "" {
+		s.LoadBalancer.DefaultType = defaultTypeNLB
+	}
 	if s.AssumeRole.RoleARN != "" && s.AssumeRole.SessionName == "" {
 		s.AssumeRole.SessionName = "multicloud-ccm"
 	}
@@ -131,7 +167,12 @@ func (s *Section) Validate(path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(path.Child("routeTables", "ids").Index(i), id, "must be a route table ID such as rtb-0abc1234"))
 		}
 	}
-	for name, u := range map[string]string{"ec2": s.Endpoints.EC2, "elbv2": s.Endpoints.ELBv2, "sts": s.Endpoints.STS} {
+	switch s.LoadBalancer.DefaultType {
+	case "", defaultTypeNLB, defaultTypeClassic:
+	default:
+		errs = append(errs, field.NotSupported(path.Child("loadBalancer", "defaultType"), s.LoadBalancer.DefaultType, []string{defaultTypeNLB, defaultTypeClassic}))
+	}
+	for name, u := range map[string]string{"ec2": s.Endpoints.EC2, "elbv2": s.Endpoints.ELBv2, "elb": s.Endpoints.ELB, "sts": s.Endpoints.STS} {
 		if u == "" {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
@@ -91,7 +92,10 @@ func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	imp := &importer{up: &up, sec: &Section{}, noted: map[string]bool{}}
+	// Upstream gives a Service without a type annotation a Classic ELB
+	// (pkg/providers/v1/aws.go:2359-2540: only nlb is an NLB); so does
+	// every imported cluster.
+	imp := &importer{up: &up, sec: &Section{LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic}}, noted: map[string]bool{}}
 	imp.importRegion()
 	imp.importClusterID()
 	imp.importNetwork()
@@ -102,7 +106,7 @@ func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
 	imp.reportUnknown(unknown)
 	imp.note(keyDefaultLBType,
 		"a Service without service.beta.kubernetes.io/aws-load-balancer-type got a Classic ELB",
-		"it gets a Network Load Balancer with a new DNS name; this version makes no Classic ELBs, so Services that must keep theirs should stay on the upstream CCM for now")
+		"it still does: loadBalancer.defaultType is classic, and the Classic ELB keeps upstream's name, so the existing one is found again; set defaultType to nlb (or annotate Services with aws-load-balancer-type: nlb) for Network Load Balancers")
 	return &importcfg.Result{Section: imp.sec, ClusterID: imp.clusterID, Notes: imp.notes}, nil
 }
 
@@ -313,8 +317,8 @@ func overrideTargets(service string) overrideTarget {
 		return overrideTarget{endpoint: func(s *Section) *string { return &s.Endpoints.ELBv2 }, field: "endpoints.elbv2", sdkID: elbv2.ServiceID, signingName: "elasticloadbalancing"}
 	case strings.ToLower(sts.ServiceID):
 		return overrideTarget{endpoint: func(s *Section) *string { return &s.Endpoints.STS }, field: "endpoints.sts", sdkID: sts.ServiceID, signingName: "sts"}
-	case "elastic load balancing":
-		return overrideTarget{unused: "overrode the Classic ELB API's endpoint; this version makes NLBs only and calls no Classic ELB API (endpoints.elbv2 is the NLB API's)"}
+	case strings.ToLower(elb.ServiceID):
+		return overrideTarget{endpoint: func(s *Section) *string { return &s.Endpoints.ELB }, field: "endpoints.elb", sdkID: elb.ServiceID, signingName: "elasticloadbalancing"}
 	case "kms":
 		return overrideTarget{unused: "overrode the KMS endpoint of a client the CCM built but did not call; this controller calls no KMS API"}
 	case "ec2imds", "ec2metadata":

@@ -195,7 +195,7 @@ func TestImportConfigSamples(t *testing.T) {
 		{
 			file:      "typical.conf",
 			clusterID: "shop-prod",
-			section:   Section{Region: "us-east-2"},
+			section:   Section{Region: "us-east-2", LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic}},
 			// DisableSecurityGroupIngress = false and NodeIPFamilies = ipv4
 			// are what this backend does: no Note.
 			notes: []string{"(default load balancer type)", "[Global] RouteTableID", "[Global] Zone"},
@@ -203,7 +203,7 @@ func TestImportConfigSamples(t *testing.T) {
 		{
 			file:      "unknown.conf",
 			clusterID: "shop-prod",
-			section:   Section{Region: "eu-west-1", Endpoints: Endpoints{EC2: "https://ec2.example.com"}},
+			section:   Section{Region: "eu-west-1", Endpoints: Endpoints{EC2: "https://ec2.example.com"}, LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic}},
 			notes: []string{
 				"(default load balancer type)", "[Global] Regoin", "[Global] RouteTableID", "[Global] VPCID",
 				"[LoadBalancer]", `[ServiceOverride "1"] Endpoint`,
@@ -351,13 +351,14 @@ func TestImportConfigRules(t *testing.T) {
 			notes:     []string{`[ServiceOverride "1"] Region`, "[Global] Region"},
 		},
 		{
-			name: "Classic ELB, KMS and metadata overrides have no use here",
+			name: "the Classic ELB override lands in endpoints.elb; KMS and metadata overrides have no use here",
 			conf: "[Global]\nRegion = eu-west-1\nKubernetesClusterID = c1\n" +
 				"[ServiceOverride \"1\"]\nService = Elastic Load Balancing\nRegion = eu-west-1\nURL = https://elb.example.com\nSigningRegion = eu-west-1\n" +
 				"[ServiceOverride \"2\"]\nService = KMS\nRegion = eu-west-1\nURL = https://kms.example.com\nSigningRegion = eu-west-1\n" +
 				"[ServiceOverride \"3\"]\nService = ec2imds\nRegion = eu-west-1\nURL = http://169.254.169.254\nSigningRegion = eu-west-1\n",
 			region: "eu-west-1", clusterID: "c1",
-			notes: []string{`[ServiceOverride "1"]`, `[ServiceOverride "2"]`, `[ServiceOverride "3"]`},
+			endpoints: Endpoints{ELB: "https://elb.example.com"},
+			notes:     []string{`[ServiceOverride "2"]`, `[ServiceOverride "3"]`},
 		},
 		{
 			name:   "an NLB security group mode upstream refused",

@@ -54,7 +54,12 @@ func (l *loadBalancers) delete(ctx context.Context, svc *v1.Service) error {
 			return err
 		}
 	}
-	l.nodeRules.Delete(serviceKey(svc))
+	if st.lb != nil || sg != nil {
+		// Only when there was something: the Classic ELB code calls this
+		// on every sync of its Services to find NLB leftovers, and shares
+		// the cache.
+		l.nodeRules.Delete(serviceKey(svc))
+	}
 	return nil
 }
 

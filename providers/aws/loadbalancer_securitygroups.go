@@ -38,6 +38,10 @@ type sgRule struct {
 
 func (r sgRule) permission(description string) ec2types.IpPermission {
 	p := ec2types.IpPermission{IpProtocol: aws.String(r.proto), FromPort: aws.Int32(r.from), ToPort: aws.Int32(r.to)}
+	if r.proto == "-1" {
+		// All protocols (upstream's Classic ELB node rule) have no ports.
+		p.FromPort, p.ToPort = nil, nil
+	}
 	switch {
 	case r.group != "":
 		p.UserIdGroupPairs = []ec2types.UserIdGroupPair{{GroupId: aws.String(r.group), Description: aws.String(description)}}
@@ -94,12 +98,13 @@ func normalizeCIDR(s string) string {
 }
 
 // groupRules flattens a group's ingress from source group src whose
-// description is desc: the node rules one Service owns.
+// description is desc (any, if desc is empty): the node rules one Service
+// owns.
 func groupRules(perms []ec2types.IpPermission, src, desc string) map[sgRule]bool {
 	out := map[sgRule]bool{}
 	for _, p := range perms {
 		for _, pair := range p.UserIdGroupPairs {
-			if aws.ToString(pair.GroupId) != src || aws.ToString(pair.Description) != desc {
+			if aws.ToString(pair.GroupId) != src || (desc != "" && aws.ToString(pair.Description) != desc) {
 				continue
 			}
 			out[sgRule{proto: aws.ToString(p.IpProtocol), from: aws.ToInt32(p.FromPort), to: aws.ToInt32(p.ToPort), group: src}] = true
@@ -170,7 +175,12 @@ func (l *loadBalancers) ownedSG(sg *ec2types.SecurityGroup, svc *v1.Service) boo
 // findLBSecurityGroup returns the security group named for the Service in
 // the VPC, or nil. The caller checks it is ours.
 func (l *loadBalancers) findLBSecurityGroup(ctx context.Context, svc *v1.Service, vpc string) (*ec2types.SecurityGroup, error) {
-	name := securityGroupName(l.clusterID, svc)
+	return l.findSecurityGroupNamed(ctx, securityGroupName(l.clusterID, svc), vpc)
+}
+
+// findSecurityGroupNamed returns the security group named name in the
+// VPC, or nil. The caller checks it is ours.
+func (l *loadBalancers) findSecurityGroupNamed(ctx context.Context, name, vpc string) (*ec2types.SecurityGroup, error) {
 	out, err := l.api.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{Filters: []ec2types.Filter{
 		{Name: aws.String("group-name"), Values: []string{name}},
 		{Name: aws.String("vpc-id"), Values: []string{vpc}},
@@ -204,28 +214,46 @@ func (l *loadBalancers) ensureLBSecurityGroup(ctx context.Context, svc *v1.Servi
 		}
 	}
 	id = aws.ToString(sg.GroupId)
-	add, remove := diffRules(listenerRules(opts), cidrRules(sg.IpPermissions))
+	if err := l.syncListenerIngress(ctx, svc, sg, listenerRules(opts)); err != nil {
+		return "", false, err
+	}
+	return id, isNew, nil
+}
+
+// syncListenerIngress makes the CIDR-sourced ingress of a load balancer's
+// own security group exactly want.
+func (l *loadBalancers) syncListenerIngress(ctx context.Context, svc *v1.Service, sg *ec2types.SecurityGroup, want map[sgRule]bool) error {
+	id := aws.ToString(sg.GroupId)
+	add, remove := diffRules(want, cidrRules(sg.IpPermissions))
 	desc := fmt.Sprintf("listener of Service %s", serviceKey(svc))
 	if len(add) > 0 {
 		_, err := l.api.ec2.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(id), IpPermissions: permissions(add, desc)})
 		if err != nil && !isAPIError(err, "InvalidPermission.Duplicate") {
-			return "", false, fmt.Errorf("allow listener traffic in %s: %w", id, err)
+			return fmt.Errorf("allow listener traffic in %s: %w", id, err)
 		}
 	}
 	if len(remove) > 0 {
 		_, err := l.api.ec2.RevokeSecurityGroupIngress(ctx, &ec2.RevokeSecurityGroupIngressInput{GroupId: aws.String(id), IpPermissions: permissions(remove, desc)})
 		if err != nil && !isAPIError(err, "InvalidPermission.NotFound") {
-			return "", false, fmt.Errorf("revoke stale listener rules in %s: %w", id, err)
+			return fmt.Errorf("revoke stale listener rules in %s: %w", id, err)
 		}
 	}
 	if len(add)+len(remove) > 0 {
 		klog.FromContext(ctx).Info("Updated load balancer security group", "securityGroup", id, "added", len(add), "revoked", len(remove))
 	}
-	return id, isNew, nil
+	return nil
 }
 
 func (l *loadBalancers) createLBSecurityGroup(ctx context.Context, svc *v1.Service, opts *lbOptions, vpc string) (*ec2types.SecurityGroup, bool, error) {
-	name := securityGroupName(l.clusterID, svc)
+	return l.createOwnedSecurityGroup(ctx, svc, opts, securityGroupName(l.clusterID, svc),
+		fmt.Sprintf("NLB of Service %s in cluster %s", serviceKey(svc), l.clusterID), vpc)
+}
+
+// createOwnedSecurityGroup creates a load balancer's security group named
+// name, tagged as the Service's with the user's additional tags. A group
+// of that name that is already ours (a create whose answer was lost) is
+// returned as found.
+func (l *loadBalancers) createOwnedSecurityGroup(ctx context.Context, svc *v1.Service, opts *lbOptions, name, description, vpc string) (*ec2types.SecurityGroup, bool, error) {
 	tags := []ec2types.Tag{
 		{Key: aws.String(clusterTagKey(l.clusterID)), Value: aws.String(clusterTagOwned)},
 		{Key: aws.String(serviceNameTagKey), Value: aws.String(serviceKey(svc))},
@@ -238,7 +266,7 @@ func (l *loadBalancers) createLBSecurityGroup(ctx context.Context, svc *v1.Servi
 	}
 	out, err := l.api.ec2.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{
 		GroupName:   aws.String(name),
-		Description: aws.String(fmt.Sprintf("NLB of Service %s in cluster %s", serviceKey(svc), l.clusterID)),
+		Description: aws.String(description),
 		VpcId:       aws.String(vpc),
 		// Tagged in the same call, so no crash can leave it untagged and
 		// unrecognisable as ours.
@@ -248,7 +276,7 @@ func (l *loadBalancers) createLBSecurityGroup(ctx context.Context, svc *v1.Servi
 		}},
 	})
 	if isAPIError(err, "InvalidGroup.Duplicate") {
-		sg, ferr := l.findLBSecurityGroup(ctx, svc, vpc)
+		sg, ferr := l.findSecurityGroupNamed(ctx, name, vpc)
 		if ferr != nil || sg == nil || !l.ownedSG(sg, svc) {
 			return nil, false, fmt.Errorf("security group %s exists in %s but is not ours: %w", name, vpc, err)
 		}
@@ -455,14 +483,26 @@ func (be *backendSet) distinctGroupSets() []string {
 // (holding up every other Service), that becomes an api.RetryError, and
 // the controller calls again after sgReleaseRetry without an error Event.
 func (l *loadBalancers) deleteLBSecurityGroup(ctx context.Context, svc *v1.Service, sg *ec2types.SecurityGroup) error {
+	return l.deleteSecurityGroupWithRules(ctx, svc, sg, false)
+}
+
+// deleteSecurityGroupWithRules is deleteLBSecurityGroup; anyRule also
+// revokes rules sourced from sg that someone else described, for a group
+// whose name alone ties it to one load balancer (a Classic ELB's, which
+// the upstream CCM may have made with rules of its own).
+func (l *loadBalancers) deleteSecurityGroupWithRules(ctx context.Context, svc *v1.Service, sg *ec2types.SecurityGroup, anyRule bool) error {
 	id := aws.ToString(sg.GroupId)
 	desc := nodeRuleDescription(l.clusterID, svc)
+	match := desc
+	if anyRule {
+		match = ""
+	}
 	holders, err := l.groupsReferencing(ctx, id)
 	if err != nil {
 		return err
 	}
 	for _, h := range holders {
-		_, remove := diffRules(nil, groupRules(h.IpPermissions, id, desc))
+		_, remove := diffRules(nil, groupRules(h.IpPermissions, id, match))
 		if err := l.changeNodeRules(ctx, aws.ToString(h.GroupId), nil, remove, desc); err != nil {
 			return err
 		}

@@ -127,11 +127,17 @@ func (l *loadBalancers) discoverSubnets(ctx context.Context, vpc, role string) (
 		return nil, fmt.Errorf("no %s in %s is tagged for cluster %s (%s) or for no cluster; tag one per zone (%s breaks ties), set the cloud-config's subnets, or annotate the Service with %s",
 			kind, vpc, l.clusterID, ourTag, role, annotationSubnets)
 	}
-	ids := make([]string, 0, len(best))
-	for _, c := range best {
-		ids = append(ids, c.id)
+	// In zone order, as upstream returns them (aws.go:1768-1790): pinned
+	// addresses are paired with the subnets in this order.
+	zones := make([]string, 0, len(best))
+	for z := range best {
+		zones = append(zones, z)
 	}
-	sort.Strings(ids)
+	sort.Strings(zones)
+	ids := make([]string, 0, len(best))
+	for _, z := range zones {
+		ids = append(ids, best[z].id)
+	}
 	klog.FromContext(ctx).V(2).Info("Discovered load balancer subnets", "internal", internal, "subnets", ids)
 	return ids, nil
 }

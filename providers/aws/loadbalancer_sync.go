@@ -40,6 +40,10 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 // established, or nil when it can't describe it exactly.
 func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node) (*elbv2types.LoadBalancer, *lbRecord, error) {
 	logger := klog.FromContext(ctx)
+	pins, err := parseAddressPins(svc, opts.internal)
+	if err != nil {
+		return nil, nil, err
+	}
 	st, err := l.load(ctx, svc, true)
 	if err != nil {
 		return nil, nil, err
@@ -56,6 +60,10 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		}
 		st = &lbState{name: st.name, tgs: map[string]elbv2types.TargetGroup{}}
 	}
+	if st.lb != nil && !pins.matches(st.lb) {
+		return nil, nil, fmt.Errorf("the addresses in annotations %s / %s differ from those of load balancer %s, and an NLB's addresses are fixed when it is created; restore them, or delete and re-create the Service to move to the new ones",
+			annotationEIPAllocations, annotationPrivateIPv4, st.name)
+	}
 	vpc, err := l.vpcFor(ctx, st.lb)
 	if err != nil {
 		return nil, nil, err
@@ -66,9 +74,13 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 	}
 	// Subnets are resolved before anything is created, so a bad subnet
 	// annotation leaves nothing behind.
-	var subnets []string
+	var mappings []elbv2types.SubnetMapping
 	if st.lb == nil {
-		if subnets, err = l.lbSubnets(ctx, opts, vpc); err != nil {
+		subnets, err := l.lbSubnets(ctx, opts, vpc)
+		if err != nil {
+			return nil, nil, err
+		}
+		if mappings, err = pins.subnetMappings(subnets); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -80,7 +92,7 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 	fresh := st.lb == nil
 	want := desiredRecord(opts)
 	if fresh {
-		if err := l.createLoadBalancer(ctx, svc, opts, st, subnets, sgID, want); err != nil {
+		if err := l.createLoadBalancer(ctx, svc, opts, st, mappings, sgID, want); err != nil {
 			return nil, nil, err
 		}
 	} else {
@@ -176,7 +188,7 @@ func union(a, b map[string]bool) map[string]bool {
 // createLoadBalancer creates the NLB with its security group attached (an
 // NLB created without one can never get one) and the target group record
 // already in its tags.
-func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service, opts *lbOptions, st *lbState, subnets []string, sgID string, rec map[string]bool) error {
+func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service, opts *lbOptions, st *lbState, mappings []elbv2types.SubnetMapping, sgID string, rec map[string]bool) error {
 	recTags, _ := recordTags(rec, nil)
 	tags := append(l.elbTags(svc, opts), recTags...)
 	out, err := l.api.elbv2.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{
@@ -184,7 +196,7 @@ func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service,
 		Type:           elbv2types.LoadBalancerTypeEnumNetwork,
 		Scheme:         scheme(opts),
 		IpAddressType:  elbv2types.IpAddressTypeIpv4,
-		Subnets:        subnets,
+		SubnetMappings: mappings,
 		SecurityGroups: []string{sgID},
 		Tags:           tags,
 	})
@@ -201,7 +213,7 @@ func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service,
 	for _, t := range tags {
 		st.lbTags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
-	klog.FromContext(ctx).Info("Created load balancer", "scheme", scheme(opts), "subnets", subnets, "dnsName", aws.ToString(st.lb.DNSName))
+	klog.FromContext(ctx).Info("Created load balancer", "scheme", scheme(opts), "subnets", len(mappings), "dnsName", aws.ToString(st.lb.DNSName))
 	return nil
 }
 

@@ -485,7 +485,6 @@ func TestBadAnnotationsCreateNothing(t *testing.T) {
 		ranges []string
 		want   string
 	}{
-		{ann: map[string]string{string(annotationLBType): "elb"}, want: string(annotationLBType)},
 		{ann: map[string]string{string(annotationSubnets): "subnet-1,"}, want: string(annotationSubnets)},
 		{ann: map[string]string{string(annotationSubnets): "no-such-subnet"}, want: string(annotationSubnets)},
 		{ann: map[string]string{string(annotationSubnets): "subnet-0123456789abcdef0"}, want: string(annotationSubnets)},

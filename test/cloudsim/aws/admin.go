@@ -206,6 +206,9 @@ func (e *Emulator) CreateSecurityGroup(vpcID, name, description string, tags map
 //	GET  /classic-load-balancers [ClassicLoadBalancerInfo]
 //	GET  /certificates           ["<arn>", ...]
 //	POST /certificates           {"arn": "..."}; /certificates/remove likewise
+//	GET  /addresses              [AddressInfo]
+//	POST /addresses              {"tags"} -> {"allocationId", "publicIp"}
+//	POST /addresses/release      {"allocationId": "..."}
 func (e *Emulator) Admin() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /fixture", func(w http.ResponseWriter, r *http.Request) {
@@ -267,5 +270,6 @@ func (e *Emulator) Admin() http.Handler {
 		return map[string]string{"id": id}, err
 	}, nil))
 	e.classicAdminRoutes(mux)
+	e.addressAdminRoutes(mux)
 	return mux
 }

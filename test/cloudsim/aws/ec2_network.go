@@ -25,6 +25,9 @@ type subnet struct {
 	mapPublicIP bool
 	allocated   uint32 // addresses handed out so far
 	tags        map[string]string
+	// pinned are addresses load balancers were created with
+	// (PrivateIPv4Address), which allocateIP skips.
+	pinned map[string]bool
 }
 
 // zoneID is the AZ ID of the i-th configured zone, e.g. euw1-az2.
@@ -78,14 +81,18 @@ func (s *subnet) capacity() uint32 { return 1<<(32-s.cidr.Bits()) - 5 }
 
 // allocateIP hands out the subnet's next free private address.
 func (s *subnet) allocateIP() (string, error) {
-	if s.allocated >= s.capacity() {
-		return "", apiErr("InsufficientFreeAddressesInSubnet", "Insufficient free IP addresses in subnet %s", s.id)
-	}
 	base := binary.BigEndian.Uint32(s.cidr.Addr().AsSlice())
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], base+4+s.allocated)
-	s.allocated++
-	return netip.AddrFrom4(b).String(), nil
+	for {
+		if s.allocated >= s.capacity() {
+			return "", apiErr("InsufficientFreeAddressesInSubnet", "Insufficient free IP addresses in subnet %s", s.id)
+		}
+		var b [4]byte
+		binary.BigEndian.PutUint32(b[:], base+4+s.allocated)
+		s.allocated++
+		if ip := netip.AddrFrom4(b).String(); !s.pinned[ip] {
+			return ip, nil
+		}
+	}
 }
 
 // --- DescribeAvailabilityZones ---

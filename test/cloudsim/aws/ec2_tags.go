@@ -49,6 +49,12 @@ func (e *Emulator) ec2TagMap(id string) (map[string]string, error) {
 			return g.tags, nil
 		}
 		return nil, apiErr("InvalidInternetGatewayID.NotFound", "The internetGateway ID '%s' does not exist", id)
+	case "eipalloc":
+		a, err := e.addressParam(id)
+		if err != nil {
+			return nil, err
+		}
+		return a.tags, nil
 	case "rtb":
 		if rt, ok := e.routeTables.Get(id); ok {
 			return rt.tags, nil

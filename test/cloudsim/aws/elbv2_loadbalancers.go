@@ -30,6 +30,8 @@ type loadBalancer struct {
 	created        time.Time
 	attributes     map[string]string
 	tags           map[string]string
+	// mappings are the static addresses by subnet (elbv2_addresses.go).
+	mappings map[string]lbMapping
 }
 
 // state is provisioning until the configured delay has passed.
@@ -130,6 +132,10 @@ func (e *Emulator) createLoadBalancer(p params) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	mappings, err := e.requestedMappings(p, lbType, scheme)
+	if err != nil {
+		return nil, err
+	}
 
 	// CreateLoadBalancer is idempotent: the same name with the same
 	// settings returns the existing load balancer.
@@ -138,7 +144,7 @@ func (e *Emulator) createLoadBalancer(p params) (any, error) {
 			continue
 		}
 		if lb.lbType == lbType && lb.scheme == scheme && lb.ipAddressType == ipType &&
-			sameSet(lb.subnets, subnets) && sameSet(lb.securityGroups, sgs) {
+			sameSet(lb.subnets, subnets) && sameSet(lb.securityGroups, sgs) && sameMappings(lb, mappings) {
 			return createLoadBalancerResponse{LoadBalancers: []xmlLoadBalancer{e.xmlLoadBalancer(lb)}}, nil
 		}
 		return nil, apiErr("DuplicateLoadBalancerName", "A load balancer with the same name '%s' exists, but with different settings", name)
@@ -163,6 +169,9 @@ func (e *Emulator) createLoadBalancer(p params) (any, error) {
 		}
 		lb.dnsName = fmt.Sprintf("%s%s-%d.%s.elb.amazonaws.com", prefix, name, 1000000000+seq, e.cfg.Region)
 	}
+	if err := e.claimMappings(lb, mappings); err != nil {
+		return nil, err
+	}
 	e.loadBalancers.Put(lb)
 	return createLoadBalancerResponse{LoadBalancers: []xmlLoadBalancer{e.xmlLoadBalancer(lb)}}, nil
 }
@@ -183,8 +192,9 @@ func sameSet(a, b []string) bool {
 }
 
 type xmlLBAvailabilityZone struct {
-	ZoneName string `xml:"ZoneName"`
-	SubnetID string `xml:"SubnetId"`
+	ZoneName              string         `xml:"ZoneName"`
+	SubnetID              string         `xml:"SubnetId"`
+	LoadBalancerAddresses []xmlLBAddress `xml:"LoadBalancerAddresses>member,omitempty"`
 }
 
 type xmlLoadBalancer struct {
@@ -211,11 +221,11 @@ type describeLoadBalancersResponse struct {
 	NextMarker    string            `xml:"NextMarker,omitempty"`
 }
 
-func (e *Emulator) xmlAZs(subnets []string) []xmlLBAvailabilityZone {
+func (e *Emulator) xmlAZs(lb *loadBalancer) []xmlLBAvailabilityZone {
 	var out []xmlLBAvailabilityZone
-	for _, id := range subnets {
+	for _, id := range lb.subnets {
 		s, _ := e.subnets.Get(id) // a load balancer's subnets cannot be deleted under it
-		out = append(out, xmlLBAvailabilityZone{ZoneName: s.zone, SubnetID: id})
+		out = append(out, xmlLBAvailabilityZone{ZoneName: s.zone, SubnetID: id, LoadBalancerAddresses: e.lbAddresses(lb, id)})
 	}
 	return out
 }
@@ -226,7 +236,7 @@ func (e *Emulator) xmlLoadBalancer(lb *loadBalancer) xmlLoadBalancer {
 		CanonicalHostedZoneID: canonicalHostedZoneID(e.cfg.Region, lb.lbType),
 		CreatedTime:           awsTime(lb.created), LoadBalancerName: lb.name, Scheme: lb.scheme,
 		VpcID: lb.vpcID, State: e.lbState(lb), Type: lb.lbType,
-		AvailabilityZones: e.xmlAZs(lb.subnets), SecurityGroups: lb.securityGroups, IPAddressType: lb.ipAddressType,
+		AvailabilityZones: e.xmlAZs(lb), SecurityGroups: lb.securityGroups, IPAddressType: lb.ipAddressType,
 	}
 }
 
@@ -278,6 +288,7 @@ func (e *Emulator) deleteLoadBalancer(p params) (any, error) {
 			e.listeners.Delete(l.arn)
 		}
 	}
+	e.releaseMappings(lb, nil)
 	e.loadBalancers.Delete(lb.arn)
 	return emptyResponse{}, nil
 }
@@ -325,8 +336,11 @@ func (e *Emulator) setSubnets(p params) (any, error) {
 	if vpcID != lb.vpcID {
 		return nil, apiErr("InvalidConfigurationRequest", "The subnets must belong to the load balancer's VPC '%s'", lb.vpcID)
 	}
+	if err := e.setSubnetMappings(lb, p, subnets); err != nil {
+		return nil, err
+	}
 	lb.subnets = subnets
-	return setSubnetsResponse{AvailabilityZones: e.xmlAZs(subnets), IPAddressType: lb.ipAddressType}, nil
+	return setSubnetsResponse{AvailabilityZones: e.xmlAZs(lb), IPAddressType: lb.ipAddressType}, nil
 }
 
 // --- attributes ---

@@ -95,6 +95,7 @@ type Emulator struct {
 	classicLBs       *cloudsim.Store[*classicLB] // by name, which is the Classic ELB's ID
 	certificates     map[string]bool             // ACM and IAM certificate ARNs both ELB APIs accept
 	publicIPs        uint32                      // public addresses handed out
+	eips             *elasticIPs                 // Elastic IP addresses (ec2_addresses.go)
 	fixture          Fixture
 	now              func() time.Time
 }
@@ -118,6 +119,7 @@ func New(cfg Config) *Emulator {
 		internetGateways: cloudsim.NewStore(ec2Prefix+"internet-gateway", func(g *internetGateway) string { return g.id }),
 		classicLBs:       cloudsim.NewStore(clbPrefix+"load-balancer", func(lb *classicLB) string { return lb.name }),
 		certificates:     map[string]bool{},
+		eips:             newElasticIPs(),
 		now:              time.Now,
 	}
 }
@@ -184,6 +186,9 @@ var ec2Handlers = map[string]handler{
 	"RevokeSecurityGroupIngress":    (*Emulator).revokeSecurityGroupIngress,
 	"CreateTags":                    (*Emulator).createTags,
 	"DeleteTags":                    (*Emulator).deleteTags,
+	"AllocateAddress":               (*Emulator).allocateAddressAction,
+	"DescribeAddresses":             (*Emulator).describeAddresses,
+	"ReleaseAddress":                (*Emulator).releaseAddress,
 }
 
 var elbHandlers = map[string]handler{

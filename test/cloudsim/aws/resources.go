@@ -16,6 +16,7 @@ const (
 	KindSecurityGroup     = "security-group"
 	KindSecurityGroupRule = "security-group-rule"
 	KindInstance          = "instance"
+	KindElasticIP         = "elastic-ip" // ID the allocation ID, name the public address
 	KindLoadBalancer      = "load-balancer"
 	KindTargetGroup       = "target-group"
 	KindListener          = "listener"
@@ -77,6 +78,7 @@ func (e *Emulator) Resources() []cloudsim.Resource {
 	for _, i := range e.instances.All() {
 		add(KindInstance, i.id, i.tags["Name"], i.subnetID, i.tags)
 	}
+	e.addressResources(add)
 	for _, lb := range e.loadBalancers.All() {
 		add(KindLoadBalancer, lb.arn, lb.name, lb.vpcID, lb.tags)
 	}

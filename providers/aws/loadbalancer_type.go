@@ -1,0 +1,181 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+)
+
+// lbKind is the kind of load balancer a Service gets.
+type lbKind int
+
+const (
+	kindNLB lbKind = iota
+	kindClassic
+	// kindElsewhere is the AWS Load Balancer Controller's.
+	kindElsewhere
+)
+
+func (k lbKind) String() string {
+	switch k {
+	case kindClassic:
+		return "Classic ELB"
+	case kindElsewhere:
+		return "AWS Load Balancer Controller"
+	}
+	return "NLB"
+}
+
+// serviceLBKind applies upstream's rule (kubernetes/cloud-provider-aws
+// pkg/providers/v1/aws_loadbalancer.go:84-96 isNLB and isLBExternal, and
+// aws.go:2359-2540 EnsureLoadBalancer): "nlb" is an NLB, "external" and
+// "nlb-ip" are the AWS Load Balancer Controller's, any other value a
+// Classic ELB; unset is defaultType.
+func serviceLBKind(svc *v1.Service, defaultType string) lbKind {
+	switch t, _ := annotationLBType.Lookup(svc); t {
+	case lbTypeNLB:
+		return kindNLB
+	case lbTypeExternal, lbTypeNLBIP:
+		return kindElsewhere
+	case "":
+		if defaultType == defaultTypeClassic {
+			return kindClassic
+		}
+		return kindNLB
+	default:
+		return kindClassic
+	}
+}
+
+// servedClassic says the Service gets a Classic ELB when unannotated
+// Services get defaultType; the upstream annotation table asks it.
+func servedClassic(svc *v1.Service, defaultType string) bool {
+	return serviceLBKind(svc, defaultType) == kindClassic
+}
+
+// typedLoadBalancers sends each Service to the NLB or the Classic ELB code
+// by its kind, and removes what the other kind left: upstream leaks the
+// old load balancer when a Service's type changes
+// (kubernetes/cloud-provider-aws#1254); here a Service has at most one.
+type typedLoadBalancers struct {
+	nlb         *loadBalancers
+	clb         *classicLoadBalancers
+	defaultType string
+	// gone holds "<kind>/<Service UID>" once nothing of that kind is left
+	// for the Service, so only the first sync after a start (or a type
+	// change) pays the reads that look for leftovers. Only this process
+	// makes load balancers for the Service, and making one clears the
+	// entry first.
+	gone sync.Map
+}
+
+func goneKey(k lbKind, svc *v1.Service) string { return fmt.Sprintf("%d/%s", k, svc.UID) }
+
+// removeOther deletes what of kind k is left for the Service, unless it
+// is known to be gone.
+func (t *typedLoadBalancers) removeOther(ctx context.Context, clusterName string, svc *v1.Service, k lbKind, of cloudprovider.LoadBalancer) error {
+	key := goneKey(k, svc)
+	if _, ok := t.gone.Load(key); ok {
+		return nil
+	}
+	if err := of.EnsureLoadBalancerDeleted(ctx, clusterName, svc); err != nil {
+		return err
+	}
+	t.gone.Store(key, true)
+	return nil
+}
+
+var _ cloudprovider.LoadBalancer = (*typedLoadBalancers)(nil)
+
+func newTypedLoadBalancers(nlb *loadBalancers, defaultType string) *typedLoadBalancers {
+	return &typedLoadBalancers{nlb: nlb, clb: newClassicLoadBalancers(nlb), defaultType: defaultType}
+}
+
+func (t *typedLoadBalancers) kind(svc *v1.Service) lbKind { return serviceLBKind(svc, t.defaultType) }
+
+// GetLoadBalancerName is the name of the kind the Service gets.
+func (t *typedLoadBalancers) GetLoadBalancerName(ctx context.Context, clusterName string, svc *v1.Service) string {
+	if t.kind(svc) == kindClassic {
+		return t.clb.GetLoadBalancerName(ctx, clusterName, svc)
+	}
+	return t.nlb.GetLoadBalancerName(ctx, clusterName, svc)
+}
+
+// GetLoadBalancer reports the Service's load balancer of its kind, and
+// otherwise whether anything of the other kind is left, so the service
+// controller calls EnsureLoadBalancerDeleted for leftovers too.
+func (t *typedLoadBalancers) GetLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	first, second := cloudprovider.LoadBalancer(t.nlb), cloudprovider.LoadBalancer(t.clb)
+	if t.kind(svc) == kindClassic {
+		first, second = second, first
+	}
+	st, exists, err := first.GetLoadBalancer(ctx, clusterName, svc)
+	if err != nil || exists {
+		return st, exists, err
+	}
+	if _, exists, err := second.GetLoadBalancer(ctx, clusterName, svc); err != nil || exists {
+		return &v1.LoadBalancerStatus{}, exists, err
+	}
+	return nil, false, nil
+}
+
+// EnsureLoadBalancer makes the load balancer of the Service's kind, then
+// removes the other kind's. The new one comes first so a type change
+// never leaves the Service without one; an error removing the old one
+// (its security group still in use) is returned so the controller comes
+// back until nothing is left.
+func (t *typedLoadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	switch t.kind(svc) {
+	case kindClassic:
+		t.gone.Delete(goneKey(kindClassic, svc))
+		st, err := t.clb.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.removeOther(ctx, clusterName, svc, kindNLB, t.nlb); err != nil {
+			return nil, fmt.Errorf("remove the NLB of service %s, which now gets a Classic ELB: %w", serviceKey(svc), err)
+		}
+		return st, nil
+	case kindElsewhere:
+		if err := t.removeOther(ctx, clusterName, svc, kindClassic, t.clb); err != nil {
+			return nil, fmt.Errorf("remove Classic ELB left from before service %s moved to the AWS Load Balancer Controller: %w", serviceKey(svc), err)
+		}
+		// The NLB code removes its own and hands the Service over.
+		return t.nlb.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
+	default:
+		t.gone.Delete(goneKey(kindNLB, svc))
+		st, err := t.nlb.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.removeOther(ctx, clusterName, svc, kindClassic, t.clb); err != nil {
+			return nil, fmt.Errorf("remove the Classic ELB of service %s, which now gets an NLB: %w", serviceKey(svc), err)
+		}
+		return st, nil
+	}
+}
+
+// UpdateLoadBalancer follows a node set change on the Service's kind only:
+// a type change always comes with an EnsureLoadBalancer.
+func (t *typedLoadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) error {
+	if t.kind(svc) == kindClassic {
+		return t.clb.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+	}
+	return t.nlb.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+}
+
+// EnsureLoadBalancerDeleted removes both kinds: the annotation may have
+// changed since either was made.
+func (t *typedLoadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, svc *v1.Service) error {
+	// Read again regardless of what is known gone: deletion is rare and
+	// must leave nothing; the entries go with the Service.
+	t.gone.Delete(goneKey(kindClassic, svc))
+	t.gone.Delete(goneKey(kindNLB, svc))
+	if err := t.clb.EnsureLoadBalancerDeleted(ctx, clusterName, svc); err != nil {
+		return err
+	}
+	return t.nlb.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
+}
