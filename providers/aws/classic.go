@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -434,10 +433,8 @@ func (c *classicLoadBalancers) tags(svc *v1.Service, opts *clbOptions) []elbtype
 // dropped from the annotation stay.
 func (c *classicLoadBalancers) ensureExtraTags(ctx context.Context, st *clbState, opts *clbOptions) error {
 	var add []elbtypes.Tag
-	for _, k := range slices.Sorted(maps.Keys(opts.extraTags)) {
-		if v, ok := st.tags[k]; !ok || v != opts.extraTags[k] {
-			add = append(add, elbtypes.Tag{Key: aws.String(k), Value: aws.String(opts.extraTags[k])})
-		}
+	for _, k := range changedTagKeys(opts.extraTags, st.tags) {
+		add = append(add, elbtypes.Tag{Key: aws.String(k), Value: aws.String(opts.extraTags[k])})
 	}
 	if len(add) == 0 {
 		return nil

@@ -196,16 +196,26 @@ func (l *loadBalancers) elbTags(svc *v1.Service, opts *lbOptions) []elbv2types.T
 	return tags
 }
 
+// changedTagKeys are the keys of want that have lacks or holds with
+// another value, sorted: the tags a load balancer of either kind needs.
+func changedTagKeys(want, have map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if v, ok := have[k]; !ok || v != want[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // ensureExtraTags adds or corrects the user's additional tags on the load
 // balancer, in one call and none when they are in place. Tags the user
 // removed from the annotation stay: nothing records which tags were the
 // user's, and removing a tag someone else set would be worse.
 func (l *loadBalancers) ensureExtraTags(ctx context.Context, st *lbState, opts *lbOptions) error {
 	var add []elbv2types.Tag
-	for _, k := range slices.Sorted(maps.Keys(opts.extraTags)) {
-		if v, ok := st.lbTags[k]; !ok || v != opts.extraTags[k] {
-			add = append(add, elbv2types.Tag{Key: aws.String(k), Value: aws.String(opts.extraTags[k])})
-		}
+	for _, k := range changedTagKeys(opts.extraTags, st.lbTags) {
+		add = append(add, elbv2types.Tag{Key: aws.String(k), Value: aws.String(opts.extraTags[k])})
 	}
 	if len(add) == 0 {
 		return nil
