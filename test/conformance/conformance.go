@@ -54,6 +54,10 @@ type Options struct {
 	// Routes asks for a cloud-config that selects a route table (or the
 	// cloud's equivalent) for pod routes.
 	Routes bool
+	// Switched asks for the cloud-config import-config makes from the
+	// upstream CCM's file (AWS: loadBalancer.defaultType classic), as a
+	// cluster switched from the upstream CCM runs.
+	Switched bool
 	// QuickErrors bounds the backend's request timeout and retries so an
 	// injected fault reaches the controllers as an error within seconds
 	// (the fault scenarios check the controllers saw it). It never

@@ -66,10 +66,14 @@ type suiteCloud struct {
 // startSuiteCloud starts a fresh emulator through the adapter and the
 // release binary against it, as deploy/ runs it (deploy/'s RBAC), with the
 // suite's flags.
-func startSuiteCloud(t *testing.T, a conformance.Adapter, name string) *suiteCloud {
+func startSuiteCloud(t *testing.T, a conformance.Adapter, name string, tweak ...func(*conformance.Options)) *suiteCloud {
 	t.Helper()
 	f := a.Features()
-	c, err := a.Start(conformance.Options{ClusterID: "conf-" + a.Name(), Routes: f.Routes, QuickErrors: true})
+	opts := conformance.Options{ClusterID: "conf-" + a.Name(), Routes: f.Routes, QuickErrors: true}
+	for _, tw := range tweak {
+		tw(&opts)
+	}
+	c, err := a.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -999,7 +1003,8 @@ func crashSafety(t *testing.T, a conformance.Adapter) {
 // on it, and leaves nothing of either shape when deleted.
 func adoption(t *testing.T, a conformance.Adapter) {
 	ctx := context.Background()
-	s := startSuiteCloud(t, a, "adopt")
+	// The cloud-config import-config makes from the upstream file.
+	s := startSuiteCloud(t, a, "adopt", func(o *conformance.Options) { o.Switched = true })
 	zones := s.cloud.Zones()
 	var insts []conformance.Instance
 	for i := range 3 {

@@ -5,7 +5,6 @@
 package aws
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -41,10 +40,7 @@ var _ conformance.Adapter = Adapter{}
 func (Adapter) Name() string { return "aws" }
 
 // Features implements conformance.Adapter: VPC route tables carry pod routes.
-func (Adapter) Features() conformance.Features {
-	return conformance.Features{Routes: true,
-		NoAdoption: "the upstream AWS CCM names its Classic ELBs and NLBs a<uid> and this backend has no Classic ELB yet: adoption comes with the AWS issue (18)"}
-}
+func (Adapter) Features() conformance.Features { return conformance.Features{Routes: true} }
 
 // Start implements conformance.Adapter.
 func (Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
@@ -91,7 +87,11 @@ func (c *Cloud) Config() conformance.CloudConfig {
 	if c.opts.Routes {
 		fmt.Fprintf(&b, "  routeTables: {ids: [%s]}\n", c.fx.RouteTableID)
 	}
-	fmt.Fprintf(&b, "  endpoints: {ec2: %q, elbv2: %q}\n", c.srv.URL(), c.srv.URL())
+	fmt.Fprintf(&b, "  endpoints: {ec2: %q, elbv2: %q, elb: %q}\n", c.srv.URL(), c.srv.URL(), c.srv.URL())
+	if c.opts.Switched {
+		// What import-config writes: upstream's default kind.
+		b.WriteString("  loadBalancer: {defaultType: classic}\n")
+	}
 	fmt.Fprintf(&b, "  credentials: {accessKeyID: %s, secretAccessKey: %s}\n", accessKeyID, SecretAccessKey)
 	if c.opts.QuickErrors {
 		// The default 8 attempts with backoff can hold one call for most
@@ -123,11 +123,6 @@ func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
 		"service.beta.kubernetes.io/aws-load-balancer-ssl-cert":  "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-1111-2222-3333-444455556666",
 		"service.beta.kubernetes.io/aws-load-balancer-ssl-ports": "443",
 	}
-}
-
-// MakeUpstreamLoadBalancer is not called: Features().NoAdoption says why.
-func (c *Cloud) MakeUpstreamLoadBalancer(*corev1.Service, string, []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
-	return conformance.UpstreamLoadBalancer{}, errors.New("no upstream-shaped load balancers for aws yet")
 }
 
 func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {
@@ -241,6 +236,38 @@ func (c *Cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalanc
 		slices.Sort(lb.Ports)
 		out = append(out, lb)
 	}
+	return append(out, classicLoadBalancers(inv, key)...)
+}
+
+// classicLoadBalancers are the Service's Classic ELBs (by the service tag
+// the backend and the upstream CCM both write): ports from the listeners
+// ("<name>:<port>"), backends from the registered instances.
+func classicLoadBalancers(inv []cloudsim.Resource, key string) []conformance.LoadBalancer {
+	var out []conformance.LoadBalancer
+	for _, r := range inv {
+		if r.Kind != cloudsimaws.KindClassicLoadBalancer || r.Tags[serviceTag] != key {
+			continue
+		}
+		lb := conformance.LoadBalancer{ID: r.ID}
+		for _, c := range inv {
+			if c.Parent != r.ID {
+				continue
+			}
+			switch c.Kind {
+			case cloudsimaws.KindClassicListener:
+				if _, p, ok := strings.Cut(c.ID, ":"); ok {
+					if n, err := strconv.Atoi(p); err == nil {
+						lb.Ports = append(lb.Ports, int32(n))
+					}
+				}
+			case cloudsimaws.KindClassicInstance:
+				lb.Backends = append(lb.Backends, c.Name)
+			}
+		}
+		slices.Sort(lb.Ports)
+		lb.Backends = slices.Compact(slices.Sorted(slices.Values(lb.Backends)))
+		out = append(out, lb)
+	}
 	return out
 }
 
@@ -263,7 +290,8 @@ func (c *Cloud) ServiceResources(svc types.NamespacedName) []cloudsim.Resource {
 			continue
 		}
 		child := owned[r.Parent] && (r.Kind == cloudsimaws.KindListener || r.Kind == cloudsimaws.KindTarget ||
-			r.Kind == cloudsimaws.KindSecurityGroupRule)
+			r.Kind == cloudsimaws.KindSecurityGroupRule || r.Kind == cloudsimaws.KindClassicListener ||
+			r.Kind == cloudsimaws.KindClassicPolicy || r.Kind == cloudsimaws.KindClassicInstance)
 		nodeRule := false
 		if r.Kind == cloudsimaws.KindSecurityGroupRule && r.Parent == c.fx.NodeSecurityGroupID {
 			for id := range owned {
