@@ -118,35 +118,42 @@ const (
 	annotationHCUnhealthyThreshold svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-healthcheck-unhealthy-threshold"
 )
 
-// Annotations only Classic ELBs read, with upstream's names and meanings
-// (kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:106-179).
+// Annotations Classic ELBs read, with upstream's names and meanings
+// (kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:106-179); the
+// TLS ones (ssl-cert, ssl-ports, backend-protocol,
+// ssl-negotiation-policy) NLBs read too.
 const (
 	// annotationSSLCert makes the listeners of aws-load-balancer-ssl-ports
-	// terminate TLS with this ACM or IAM certificate ARN (Classic ELB
-	// only). An ARN AWS does not know is an error naming it.
+	// terminate TLS with this ACM or IAM certificate ARN: SSL or HTTPS
+	// listeners on a Classic ELB, TLS listeners on an NLB (UDP ports
+	// excepted), as upstream. An ARN AWS does not know is an error naming
+	// it.
 	//
 	// Type: string (certificate ARN)
 	// Default: none (plain TCP listeners)
 	annotationSSLCert svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-ssl-cert"
 	// annotationSSLPorts chooses the ports, by number or name, whose
-	// listeners use aws-load-balancer-ssl-cert (Classic ELB only).
+	// listeners use aws-load-balancer-ssl-cert. On an NLB a UDP port listed
+	// here is an error.
 	//
 	// Type: comma-separated port numbers or names, or "*"
 	// Default: every port
 	annotationSSLPorts svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-ssl-ports"
-	// annotationBackendProtocol is the protocol the backends speak (Classic
-	// ELB only), as upstream maps it (aws.go:302-307, 2099-2130): with a
-	// certificate, "http" or "https" make HTTPS listeners (to HTTP or HTTPS
-	// backends) and "tcp" or "ssl" SSL listeners; without one, "http"
-	// makes HTTP listeners and anything else TCP.
+	// annotationBackendProtocol is the protocol the backends speak, as
+	// upstream maps it (aws.go:302-307, 2099-2130, 2424-2431). On a Classic
+	// ELB, with a certificate, "http" or "https" make HTTPS listeners (to
+	// HTTP or HTTPS backends) and "tcp" or "ssl" SSL listeners; without
+	// one, "http" makes HTTP listeners and anything else TCP. On an NLB
+	// "ssl" makes the target groups of the TLS listeners TLS; any other
+	// value leaves them TCP.
 	//
 	// Type: string (http, https, ssl, tcp)
 	// Default: tcp
 	annotationBackendProtocol svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-backend-protocol"
 	// annotationSSLNegotiationPolicy is the predefined security policy of
-	// the TLS listeners (Classic ELB only), set through a policy named
+	// the TLS listeners: on a Classic ELB set through a policy named
 	// k8s-SSLNegotiationPolicy-<policy> as upstream names it
-	// (aws_loadbalancer.go:53).
+	// (aws_loadbalancer.go:53), on an NLB the listeners' SslPolicy.
 	//
 	// Type: string (e.g. ELBSecurityPolicy-TLS-1-2-2017-01)
 	// Default: AWS's (ELBSecurityPolicy-2016-08)
@@ -440,7 +447,65 @@ func listenerSpecs(svc *v1.Service) ([]listenerSpec, error) {
 	for _, port := range order {
 		out = append(out, *byPort[port])
 	}
+	if err := applyNLBTLS(svc, ports, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// nlbDefaultSSLPolicy is the security policy of an NLB TLS listener
+// without annotationSSLNegotiationPolicy: AWS's default, set explicitly so
+// that a listener made elsewhere with another policy is brought back.
+const nlbDefaultSSLPolicy = "ELBSecurityPolicy-2016-08"
+
+// applyNLBTLS makes the listeners of the ports annotationSSLPorts selects
+// (default all) terminate TLS with annotationSSLCert, as upstream builds
+// its nlbPortMapping (aws.go:2400-2432): security policy
+// annotationSSLNegotiationPolicy, target group protocol TLS when
+// annotationBackendProtocol is "ssl" (upstream's only value that does),
+// else TCP. Upstream passes UDP ports over; a UDP port named in
+// annotationSSLPorts, or a TCP_UDP listener it would select, is an error,
+// as no NLB listener terminates TLS for UDP.
+func applyNLBTLS(svc *v1.Service, ports []v1.ServicePort, specs []listenerSpec) error {
+	bp, err := parseBackendProtocol(svc)
+	if err != nil {
+		return err
+	}
+	cert, _ := annotationSSLCert.Lookup(svc)
+	if cert = strings.TrimSpace(cert); cert == "" {
+		return nil
+	}
+	sslPorts, allSSL, err := parseSSLPorts(svc, ports)
+	if err != nil {
+		return err
+	}
+	policy := nlbDefaultSSLPolicy
+	if v, ok := annotationSSLNegotiationPolicy.Lookup(svc); ok && strings.TrimSpace(v) != "" {
+		policy = strings.TrimSpace(v)
+	}
+	selected := map[int32]bool{}
+	for _, p := range ports {
+		if allSSL || sslPorts[strconv.Itoa(int(p.Port))] || (p.Name != "" && sslPorts[strings.ToLower(p.Name)]) {
+			selected[p.Port] = true
+		}
+	}
+	for i := range specs {
+		s := &specs[i]
+		if !selected[s.port] {
+			continue
+		}
+		switch {
+		case s.udp && s.tcp:
+			return fmt.Errorf("annotations %s / %s: port %d carries TCP and UDP on one TCP_UDP listener, which cannot terminate TLS; list only the TLS ports in %s", annotationSSLCert, annotationSSLPorts, s.port, annotationSSLPorts)
+		case s.udp && !allSSL:
+			return fmt.Errorf("annotation %s: port %d is UDP, which cannot terminate TLS", annotationSSLPorts, s.port)
+		case s.udp:
+			// Upstream leaves UDP ports plain (aws.go:2424).
+			continue
+		}
+		s.cert, s.sslPolicy, s.tlsBackend = cert, policy, bp == "ssl"
+	}
+	return nil
 }
 
 // ensureSupported is the type gate every Ensure/Update/Get goes through.

@@ -16,7 +16,7 @@ func upstreamRef(pathLine string) string { return "kubernetes/cloud-provider-aws
 // What every NLB here does, for the Notes of annotations that would change it.
 const (
 	ourSecurity  = "the NLB gets its own security group, which admits spec.loadBalancerSourceRanges (default 0.0.0.0/0) on the listener ports"
-	ourListeners = "listeners here are plain TCP/UDP passthrough to the NodePorts"
+	ourListeners = "listeners here pass TCP/UDP (or TCP after terminating TLS with aws-load-balancer-ssl-cert) to the NodePorts"
 	toLBC        = "or let the AWS Load Balancer Controller make this load balancer (aws-load-balancer-type: external)"
 )
 
@@ -40,8 +40,9 @@ func upstreamAnnotations(defaultType string) *upstreamann.Table {
 			elsewhere, _ := implementedElsewhere(svc)
 			return elsewhere
 		},
-		// Classic ELBs serve upstream's Classic-only annotations; the rows
-		// say what NLBs do with them.
+		// Classic ELBs serve upstream's Classic-only annotations, NLBs the
+		// NLB ones and the TLS ones both serve; the rows say what each
+		// kind does with them.
 		ServedFor: func(svc *v1.Service, key string) bool {
 			classic := servedClassic(svc, defaultType)
 			return (classicAnnotations[key] && classic) || (nlbAnnotations[key] && !classic)
@@ -156,33 +157,31 @@ func upstreamAnnotations(defaultType string) *upstreamann.Table {
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:152"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-ssl-cert",
-				Support:  upstreamann.Refused,
-				ByValue:  unlessEmpty(upstreamann.Refused),
+				Key:      string(annotationSSLCert),
+				Support:  upstreamann.Supported,
 				Upstream: "Terminates TLS on the load balancer with this ACM or IAM certificate.",
-				Note:     "Served on Classic ELBs, as upstream (a certificate AWS does not know is an error naming it). On NLBs " + ourListeners + " and terminate no TLS, so clients would reach the backends without the certificate; give the Service a Classic ELB, terminate TLS in the pods, " + toLBC + ".",
+				Note:     "Served on Classic ELBs and NLBs, as upstream; a certificate AWS does not know is an error naming it. On an NLB the listeners of aws-load-balancer-ssl-ports (UDP ports excepted) are TLS with this certificate, and a changed certificate is swapped on the listener in place.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:158"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-ssl-ports",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationSSLPorts),
+				Support:  upstreamann.Supported,
 				Upstream: "Chooses which ports terminate TLS with the aws-load-balancer-ssl-cert certificate (default all).",
-				Note:     "Served on Classic ELBs, as upstream; on NLBs it has no effect (aws-load-balancer-ssl-cert is refused there), so remove the annotation.",
+				Note:     "Served on Classic ELBs and NLBs, as upstream, by port number or name. On an NLB a UDP port listed here, or a port carrying TCP and UDP on one listener that it selects, is an error: no NLB listener terminates TLS for UDP.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:163"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-ssl-negotiation-policy",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationSSLNegotiationPolicy),
+				Support:  upstreamann.Supported,
 				Upstream: "Sets the TLS policy of the listeners that terminate TLS with aws-load-balancer-ssl-cert.",
-				Note:     "Served on Classic ELBs, as upstream (policy k8s-SSLNegotiationPolicy-<name>); on NLBs it has no effect (aws-load-balancer-ssl-cert is refused there), so remove the annotation.",
+				Note:     "Served on Classic ELBs (policy k8s-SSLNegotiationPolicy-<name>) and NLBs (the TLS listeners' SslPolicy, default ELBSecurityPolicy-2016-08), as upstream; a policy AWS does not know is an error naming it.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:168"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-backend-protocol",
-				Support:  upstreamann.Refused,
-				ByValue:  backendProtocolSupport,
+				Key:      string(annotationBackendProtocol),
+				Support:  upstreamann.Supported,
 				Upstream: "The protocol the backends speak: http makes an HTTP listener (with X-Forwarded-For), https or ssl speak TLS to the backends with aws-load-balancer-ssl-cert, tcp is plain TCP.",
-				Note:     "Served on Classic ELBs, as upstream. On NLBs " + ourListeners + " (\"tcp\" is accepted); HTTP listeners and TLS to the backends are not made there. Remove the annotation or set it to tcp, give the Service a Classic ELB, " + toLBC + ".",
+				Note:     "Served on Classic ELBs and NLBs, as upstream. On an NLB only \"ssl\" changes anything: the target groups of its TLS listeners speak TLS to the backends (a new target group replaces the TCP one, the listener staying); NLBs make no HTTP listeners, upstream's either, so http and https are TCP to the backends.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:179"),
 			},
 			{
@@ -273,8 +272,9 @@ func upstreamAnnotations(defaultType string) *upstreamann.Table {
 	}
 }
 
-// nlbAnnotations are the upstream annotations only NLBs serve, here as
-// upstream (annotations_addresses.go).
+// nlbAnnotations are the upstream annotations NLBs serve, here as
+// upstream: the addresses (annotations_addresses.go) and TLS listeners
+// (annotations.go applyNLBTLS).
 var nlbAnnotations = map[string]bool{
 	string(annotationEIPAllocations): true,
 	string(annotationPrivateIPv4):    true,
@@ -283,19 +283,15 @@ var nlbAnnotations = map[string]bool{
 // classicAnnotations are the upstream annotations Classic ELBs serve here
 // as upstream does (classic_options.go).
 var classicAnnotations = map[string]bool{
-	string(annotationSSLCert):              true,
-	string(annotationSSLPorts):             true,
-	string(annotationBackendProtocol):      true,
-	string(annotationSSLNegotiationPolicy): true,
-	string(annotationProxyProtocol):        true,
-	string(annotationCrossZone):            true,
-	string(annotationIdleTimeout):          true,
-	string(annotationDrainingEnabled):      true,
-	string(annotationDrainingTimeout):      true,
-	string(annotationAccessLogEnabled):     true,
-	string(annotationAccessLogInterval):    true,
-	string(annotationAccessLogBucket):      true,
-	string(annotationAccessLogPrefix):      true,
+	string(annotationProxyProtocol):     true,
+	string(annotationCrossZone):         true,
+	string(annotationIdleTimeout):       true,
+	string(annotationDrainingEnabled):   true,
+	string(annotationDrainingTimeout):   true,
+	string(annotationAccessLogEnabled):  true,
+	string(annotationAccessLogInterval): true,
+	string(annotationAccessLogBucket):   true,
+	string(annotationAccessLogPrefix):   true,
 }
 
 // unlessEmpty is for annotations the upstream CCM reads only when their
@@ -319,15 +315,4 @@ func supportedWhenBool(ours bool) func(string) upstreamann.Support {
 		}
 		return upstreamann.Ignored
 	}
-}
-
-// backendProtocolSupport accepts what every listener here speaks: tcp, or
-// no value (upstream's plain TCP default).
-// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:2099-2130 (buildListener)
-func backendProtocolSupport(v string) upstreamann.Support {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "tcp":
-		return upstreamann.Supported
-	}
-	return upstreamann.Refused
 }

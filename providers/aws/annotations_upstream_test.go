@@ -55,6 +55,10 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 		tgAttributes = prefix + "aws-load-balancer-target-group-attributes"
 		crossZone    = prefix + "aws-load-balancer-cross-zone-load-balancing-enabled"
 		eips         = prefix + "aws-load-balancer-eip-allocations"
+		sslPorts     = prefix + "aws-load-balancer-ssl-ports"
+		sslPolicy    = prefix + "aws-load-balancer-ssl-negotiation-policy"
+		proxyProto   = prefix + "aws-load-balancer-proxy-protocol"
+		secGroups    = prefix + "aws-load-balancer-security-groups"
 	)
 	for _, tc := range []struct {
 		name             string
@@ -64,26 +68,27 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 	}{
 		{name: "ours only", ann: map[string]string{string(annotationInternal): "true", string(annotationLBType): "nlb"}},
 		{name: "a Classic ELB's idle timeout is ignored", ann: map[string]string{idleTimeout: "120"}, ignored: []string{idleTimeout}},
-		{name: "a certificate is refused", ann: map[string]string{sslCert: "arn:aws:acm:eu-west-1:123456789012:certificate/x"}, refused: []string{sslCert}},
+		{name: "a certificate is served on an NLB", ann: map[string]string{sslCert: "arn:aws:acm:eu-west-1:123456789012:certificate/x"}},
+		{name: "the TLS annotations are served on an NLB", ann: map[string]string{sslCert: "arn", sslPorts: "443,https", sslPolicy: "ELBSecurityPolicy-TLS-1-2-2017-01", backendProto: "ssl"}},
 		{name: "an empty certificate asks for nothing", ann: map[string]string{sslCert: ""}},
 		{name: "Elastic IPs are served on an NLB", ann: map[string]string{eips: "eipalloc-1,eipalloc-2"}},
 		{name: "backend protocol tcp is ours", ann: map[string]string{backendProto: "TCP"}},
-		{name: "backend protocol http is refused", ann: map[string]string{backendProto: "http"}, refused: []string{backendProto}},
+		{name: "backend protocol http is served on an NLB (TCP, as upstream)", ann: map[string]string{backendProto: "http"}},
 		{name: "target group attributes, PROXY protocol v2 included, are served", ann: map[string]string{tgAttributes: "preserve_client_ip.enabled=true, proxy_protocol_v2.enabled=true"}},
 		{name: "cross-zone off is ours", ann: map[string]string{crossZone: "false"}},
 		{name: "cross-zone on is ignored", ann: map[string]string{crossZone: "true"}, ignored: []string{crossZone}},
 		{
 			name:    "both kinds, in key order",
-			ann:     map[string]string{sslCert: "arn", idleTimeout: "120", backendProto: "https"},
+			ann:     map[string]string{sslCert: "arn", idleTimeout: "120", backendProto: "https", secGroups: "sg-1", proxyProto: "*"},
 			ignored: []string{idleTimeout},
-			refused: []string{backendProto, sslCert},
+			refused: []string{proxyProto, secGroups},
 		},
 		{name: "external: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "external", sslCert: "arn", idleTimeout: "120"}},
 		{name: "nlb-ip: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "nlb-ip", eips: "eipalloc-1"}},
 		{name: "any other type is a Classic ELB, which serves its annotations", ann: map[string]string{string(annotationLBType): "classic", sslCert: "arn", idleTimeout: "120", backendProto: "https"}},
 		{name: "a Classic ELB refuses the NLB-only Elastic IPs", ann: map[string]string{string(annotationLBType): "elb", eips: "eipalloc-1"}, refused: []string{eips}},
 		{name: "unset type with defaultType classic is a Classic ELB", classicDefault: true, ann: map[string]string{sslCert: "arn", crossZone: "true"}},
-		{name: "nlb with defaultType classic is an NLB", classicDefault: true, ann: map[string]string{string(annotationLBType): "nlb", sslCert: "arn"}, refused: []string{sslCert}},
+		{name: "nlb with defaultType classic is an NLB", classicDefault: true, ann: map[string]string{string(annotationLBType): "nlb", sslCert: "arn", proxyProto: "*"}, refused: []string{proxyProto}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dt := defaultTypeNLB

@@ -116,12 +116,9 @@ func parseCLBOptions(svc *v1.Service) (*clbOptions, error) {
 func clbListeners(svc *v1.Service, ports []v1.ServicePort) ([]elbtypes.Listener, error) {
 	cert, _ := annotationSSLCert.Lookup(svc)
 	cert = strings.TrimSpace(cert)
-	bp, _ := annotationBackendProtocol.Lookup(svc)
-	bp = strings.ToLower(strings.TrimSpace(bp))
-	switch bp {
-	case "", "http", "https", "ssl", "tcp":
-	default:
-		return nil, annotationBackendProtocol.Invalid(bp, `"http", "https", "ssl" or "tcp"`)
+	bp, err := parseBackendProtocol(svc)
+	if err != nil {
+		return nil, err
 	}
 	sslPorts, allSSL, err := parseSSLPorts(svc, ports)
 	if err != nil {
@@ -154,6 +151,20 @@ func clbListeners(svc *v1.Service, ports []v1.ServicePort) ([]elbtypes.Listener,
 	}
 	slices.SortFunc(out, func(a, b elbtypes.Listener) int { return int(a.LoadBalancerPort - b.LoadBalancerPort) })
 	return out, nil
+}
+
+// parseBackendProtocol reads annotationBackendProtocol, lower-cased:
+// "", "http", "https", "ssl" or "tcp", as upstream's
+// backendProtocolMapping knows them (aws.go:302-307).
+func parseBackendProtocol(svc *v1.Service) (string, error) {
+	bp, _ := annotationBackendProtocol.Lookup(svc)
+	bp = strings.ToLower(strings.TrimSpace(bp))
+	switch bp {
+	case "", "http", "https", "ssl", "tcp":
+		return bp, nil
+	default:
+		return "", annotationBackendProtocol.Invalid(bp, `"http", "https", "ssl" or "tcp"`)
+	}
 }
 
 // parseSSLPorts reads annotationSSLPorts: unset, empty or "*" is every

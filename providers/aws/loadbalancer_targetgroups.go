@@ -49,10 +49,21 @@ func (k portKey) suffix() string {
 type listenerSpec struct {
 	port, nodePort int32
 	tcp, udp       bool
+	// cert, when set, makes the listener TLS with this certificate and
+	// sslPolicy (annotationSSLCert, annotationSSLPorts,
+	// annotationSSLNegotiationPolicy).
+	cert, sslPolicy string
+	// tlsBackend makes the target group speak TLS to the backends
+	// (annotationBackendProtocol "ssl" on a TLS listener).
+	tlsBackend bool
 }
 
+// protocol is the target group's protocol, part of its name: a change
+// makes a new target group, as TCP to TCP_UDP does.
 func (s listenerSpec) protocol() elbv2types.ProtocolEnum {
 	switch {
+	case s.tlsBackend:
+		return elbv2types.ProtocolEnumTls
 	case s.tcp && s.udp:
 		return elbv2types.ProtocolEnumTcpUdp
 	case s.udp:
@@ -62,7 +73,41 @@ func (s listenerSpec) protocol() elbv2types.ProtocolEnum {
 	}
 }
 
+// listenerProtocol is the listener's protocol: TLS with a certificate,
+// else the target group's.
+func (s listenerSpec) listenerProtocol() elbv2types.ProtocolEnum {
+	if s.cert != "" {
+		return elbv2types.ProtocolEnumTls
+	}
+	return s.protocol()
+}
+
 func (s listenerSpec) key() portKey { return portKey{port: s.port, proto: s.protocol()} }
+
+// listenerMatches reports whether li is what p asks for, forwarding to
+// tgARN. Only a TLS listener's certificate and policy are compared: a
+// listener leaving TLS drops both.
+func (s listenerSpec) listenerMatches(li elbv2types.Listener, tgARN string) bool {
+	if li.Protocol != s.listenerProtocol() || forwardTarget(li) != tgARN {
+		return false
+	}
+	if s.cert == "" {
+		return true
+	}
+	return aws.ToString(li.SslPolicy) == s.sslPolicy && len(li.Certificates) == 1 && aws.ToString(li.Certificates[0].CertificateArn) == s.cert
+}
+
+// tlsError names the annotation behind a listener error AWS blames on the
+// certificate or the security policy.
+func (s listenerSpec) tlsError(err error) error {
+	switch {
+	case isAPIError(err, "CertificateNotFound"):
+		return fmt.Errorf("annotation %s: certificate %q cannot be used on port %d: %w", annotationSSLCert, s.cert, s.port, err)
+	case isAPIError(err, "SSLPolicyNotFound"):
+		return fmt.Errorf("annotation %s: security policy %q does not exist: %w", annotationSSLNegotiationPolicy, s.sslPolicy, err)
+	}
+	return err
+}
 
 // healthCheckSpec is a target group's health check.
 type healthCheckSpec struct {
@@ -294,9 +339,10 @@ func (l *loadBalancers) adoptTargetGroup(ctx context.Context, svc *v1.Service, n
 }
 
 // ensureListeners makes the listeners match opts: one per port, forwarding
-// to its target group. A port whose protocol changed (TCP to TCP_UDP) is
-// modified in place rather than deleted and re-created, so it never stops
-// accepting connections.
+// to its target group. A port whose protocol changed (TCP to TCP_UDP, TCP
+// to TLS), certificate or security policy changed is modified in place
+// rather than deleted and re-created, so it never stops accepting
+// connections.
 func (l *loadBalancers) ensureListeners(ctx context.Context, svc *v1.Service, opts *lbOptions, st *lbState, tgs map[portKey]elbv2types.TargetGroup, fresh bool) error {
 	logger := klog.FromContext(ctx)
 	current := map[int32]elbv2types.Listener{}
@@ -317,31 +363,41 @@ func (l *loadBalancers) ensureListeners(ctx context.Context, svc *v1.Service, op
 		li, ok := current[p.port]
 		switch {
 		case !ok:
-			_, err := l.api.elbv2.CreateListener(ctx, &elbv2.CreateListenerInput{
+			in := &elbv2.CreateListenerInput{
 				LoadBalancerArn: aws.String(st.lbARN()),
 				Port:            aws.Int32(p.port),
-				Protocol:        p.protocol(),
+				Protocol:        p.listenerProtocol(),
 				DefaultActions:  actions,
 				Tags:            l.elbTags(svc, opts),
-			})
+			}
+			if p.cert != "" {
+				in.Certificates = []elbv2types.Certificate{{CertificateArn: aws.String(p.cert)}}
+				in.SslPolicy = aws.String(p.sslPolicy)
+			}
+			_, err := l.api.elbv2.CreateListener(ctx, in)
 			if isAPIError(err, "DuplicateListener") {
 				// Created by a run whose response we never saw.
 				return fmt.Errorf("listener on port %d appeared concurrently; will retry", p.port)
 			}
 			if err != nil {
-				return fmt.Errorf("create listener on port %d: %w", p.port, err)
+				return fmt.Errorf("create listener on port %d: %w", p.port, p.tlsError(err))
 			}
-			logger.Info("Created listener", "port", p.port, "protocol", p.protocol())
-		case li.Protocol != p.protocol() || forwardTarget(li) != tgARN:
-			if _, err := l.api.elbv2.ModifyListener(ctx, &elbv2.ModifyListenerInput{
+			logger.Info("Created listener", "port", p.port, "protocol", p.listenerProtocol(), "targetProtocol", p.protocol())
+		case !p.listenerMatches(li, tgARN):
+			in := &elbv2.ModifyListenerInput{
 				ListenerArn:    li.ListenerArn,
 				Port:           aws.Int32(p.port),
-				Protocol:       p.protocol(),
+				Protocol:       p.listenerProtocol(),
 				DefaultActions: actions,
-			}); err != nil {
-				return fmt.Errorf("modify listener on port %d: %w", p.port, err)
 			}
-			logger.Info("Modified listener", "port", p.port, "protocol", p.protocol())
+			if p.cert != "" {
+				in.Certificates = []elbv2types.Certificate{{CertificateArn: aws.String(p.cert)}}
+				in.SslPolicy = aws.String(p.sslPolicy)
+			}
+			if _, err := l.api.elbv2.ModifyListener(ctx, in); err != nil {
+				return fmt.Errorf("modify listener on port %d: %w", p.port, p.tlsError(err))
+			}
+			logger.Info("Modified listener", "port", p.port, "protocol", p.listenerProtocol(), "targetProtocol", p.protocol())
 		}
 	}
 	for port, li := range current {

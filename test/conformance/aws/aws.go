@@ -117,12 +117,13 @@ func (c *Cloud) MalformedAnnotation() (string, string) {
 	return "service.beta.kubernetes.io/aws-load-balancer-subnets", "subnet-zz"
 }
 
-// UpstreamAnnotations: TLS termination on an NLB (ssl-cert) is what the upstream CCM serves and this backend refuses.
+// UpstreamAnnotations: a Classic ELB's idle timeout has no effect on an
+// NLB (ignored); TLS is served on NLBs and Classic ELBs alike, so the
+// refused ask is the user's own security groups replacing the one the
+// NLB gets, which would change who may reach it.
 func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
-	return map[string]string{"service.beta.kubernetes.io/aws-load-balancer-connection-idle-timeout": "120"}, map[string]string{
-		"service.beta.kubernetes.io/aws-load-balancer-ssl-cert":  "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-1111-2222-3333-444455556666",
-		"service.beta.kubernetes.io/aws-load-balancer-ssl-ports": "443",
-	}
+	return map[string]string{"service.beta.kubernetes.io/aws-load-balancer-connection-idle-timeout": "120"},
+		map[string]string{"service.beta.kubernetes.io/aws-load-balancer-security-groups": "sg-0123456789abcdef0"}
 }
 
 func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {
