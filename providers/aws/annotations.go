@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
@@ -77,6 +78,16 @@ const (
 	// Type: comma-separated key=value pairs
 	// Default: AWS's (client IP preserved, no PROXY protocol, 300 s delay)
 	annotationTGAttributes svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes"
+
+	// annotationTargetNodeLabels makes only the Nodes with all these labels
+	// targets of the load balancer (NLB or Classic ELB), as upstream
+	// (kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:242,
+	// aws_loadbalancer.go:1829-1857): "key=value" needs that value, a bare
+	// "key" any value.
+	//
+	// Type: comma-separated key=value or key
+	// Default: every Node the service controller passes
+	annotationTargetNodeLabels svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-target-node-labels"
 
 	// annotationHCProtocol is the target groups' health check protocol.
 	//
@@ -332,6 +343,45 @@ func parseExtraTags(svc *v1.Service) (map[string]string, error) {
 			return nil, fmt.Errorf("annotation %s: tag key %q is this controller's own ownership tag", annotationExtraTags, k)
 		}
 		out[k] = val
+	}
+	return out, nil
+}
+
+// targetNodes keeps the nodes annotationTargetNodeLabels selects, all of
+// them without the annotation. A malformed label is an error naming the
+// annotation, so a typo never empties a load balancer silently.
+func targetNodes(svc *v1.Service, nodes []*v1.Node) ([]*v1.Node, error) {
+	v, ok := annotationTargetNodeLabels.Lookup(svc)
+	if !ok || strings.TrimSpace(v) == "" {
+		return nodes, nil
+	}
+	want := map[string]string{}
+	for _, pair := range strings.Split(v, ",") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		k, val, _ := strings.Cut(pair, "=")
+		k, val = strings.TrimSpace(k), strings.TrimSpace(val)
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return nil, fmt.Errorf("annotation %s: label key %q: %s", annotationTargetNodeLabels, k, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(val); len(errs) > 0 {
+			return nil, fmt.Errorf("annotation %s: label value %q: %s", annotationTargetNodeLabels, val, strings.Join(errs, "; "))
+		}
+		want[k] = val
+	}
+	out := make([]*v1.Node, 0, len(nodes))
+	for _, n := range nodes {
+		match := true
+		for k, val := range want {
+			if have, ok := n.Labels[k]; !ok || (val != "" && have != val) {
+				match = false
+				break
+			}
+		}
+		if match {
+			out = append(out, n)
+		}
 	}
 	return out, nil
 }

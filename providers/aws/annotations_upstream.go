@@ -262,10 +262,10 @@ func upstreamAnnotations(defaultType string) *upstreamann.Table {
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:236"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-target-node-labels",
-				Support:  upstreamann.Ignored,
+				Key:      string(annotationTargetNodeLabels),
+				Support:  upstreamann.Supported,
 				Upstream: "Registers only the Nodes with all these labels as targets.",
-				Note:     "every Node the service controller passes is a target here (all but those labelled node.kubernetes.io/exclude-from-external-load-balancers); label the Nodes to leave out and remove the annotation.",
+				Note:     "The same here, on NLBs and Classic ELBs; a malformed label is an error naming the annotation.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:242"),
 			},
 		},

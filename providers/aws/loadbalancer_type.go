@@ -128,6 +128,10 @@ func (t *typedLoadBalancers) GetLoadBalancer(ctx context.Context, clusterName st
 // (its security group still in use) is returned so the controller comes
 // back until nothing is left.
 func (t *typedLoadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	nodes, err := targetNodes(svc, nodes)
+	if err != nil {
+		return nil, err
+	}
 	switch t.kind(svc) {
 	case kindClassic:
 		t.gone.Delete(goneKey(kindClassic, svc))
@@ -161,6 +165,10 @@ func (t *typedLoadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName
 // UpdateLoadBalancer follows a node set change on the Service's kind only:
 // a type change always comes with an EnsureLoadBalancer.
 func (t *typedLoadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) error {
+	nodes, err := targetNodes(svc, nodes)
+	if err != nil {
+		return err
+	}
 	if t.kind(svc) == kindClassic {
 		return t.clb.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
 	}
