@@ -36,14 +36,6 @@ func Wrap(cloud cloudprovider.Interface, t *Table) cloudprovider.Interface {
 	return &gatedCloud{Interface: cloud, gate: &gate{table: t, warned: map[types.UID]string{}}}
 }
 
-// Unwrap returns the cloud under the gate (itself if there is none).
-func Unwrap(cloud cloudprovider.Interface) cloudprovider.Interface {
-	if g, ok := cloud.(*gatedCloud); ok {
-		return g.Interface
-	}
-	return cloud
-}
-
 type gatedCloud struct {
 	cloudprovider.Interface
 	gate *gate

@@ -119,19 +119,29 @@ type clbInstancesResponse struct {
 	Instances []xmlCLBInstance `xml:"Instances>member"`
 }
 
-// clbRegisterInstances adds running instances of the load balancer's VPC;
-// registering one twice is a no-op. All or none are registered.
-func (e *Emulator) clbRegisterInstances(p params) (any, error) {
+// clbInstancesParams reads the load balancer and the non-empty
+// Instances.member list that registering and deregistering both take.
+func (e *Emulator) clbInstancesParams(p params) (*classicLB, []string, error) {
 	lb, err := e.clbParam(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ids, err := clbInstanceIDs(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(ids) == 0 {
-		return nil, clbRequired("instances")
+		return nil, nil, clbRequired("instances")
+	}
+	return lb, ids, nil
+}
+
+// clbRegisterInstances adds running instances of the load balancer's VPC;
+// registering one twice is a no-op. All or none are registered.
+func (e *Emulator) clbRegisterInstances(p params) (any, error) {
+	lb, ids, err := e.clbInstancesParams(p)
+	if err != nil {
+		return nil, err
 	}
 	for _, id := range ids {
 		inst, ok := e.instances.Get(id)
@@ -157,16 +167,9 @@ func (e *Emulator) clbRegisterInstances(p params) (any, error) {
 // for one that is not registered, whether or not it exists, and then
 // removes none.
 func (e *Emulator) clbDeregisterInstances(p params) (any, error) {
-	lb, err := e.clbParam(p)
+	lb, ids, err := e.clbInstancesParams(p)
 	if err != nil {
 		return nil, err
-	}
-	ids, err := clbInstanceIDs(p)
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) == 0 {
-		return nil, clbRequired("instances")
 	}
 	members := e.clbMembers(lb)
 	for _, id := range ids {

@@ -4,19 +4,29 @@ import "slices"
 
 // A Classic ELB's place in the VPC: its security groups and subnets.
 
+// clbListParams reads the load balancer and a required, non-empty list
+// parameter (what names it in the error, as AWS spells the field).
+func (e *Emulator) clbListParams(p params, key, what string) (*classicLB, []string, error) {
+	lb, err := e.clbParam(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := p.list(key)
+	if len(ids) == 0 {
+		return nil, nil, clbRequired(what)
+	}
+	return lb, ids, nil
+}
+
 type clbSecurityGroupsResponse struct {
 	SecurityGroups []string `xml:"SecurityGroups>member"`
 }
 
 // clbApplySecurityGroups replaces the load balancer's security groups.
 func (e *Emulator) clbApplySecurityGroups(p params) (any, error) {
-	lb, err := e.clbParam(p)
+	lb, ids, err := e.clbListParams(p, "SecurityGroups.member", "securityGroups")
 	if err != nil {
 		return nil, err
-	}
-	ids := p.list("SecurityGroups.member")
-	if len(ids) == 0 {
-		return nil, clbRequired("securityGroups")
 	}
 	sgs, err := e.clbSecurityGroups(ids, lb.vpcID)
 	if err != nil {
@@ -34,13 +44,9 @@ type clbSubnetsResponse struct {
 // per zone counting the ones it has; attaching an attached subnet is a
 // no-op.
 func (e *Emulator) clbAttachSubnets(p params) (any, error) {
-	lb, err := e.clbParam(p)
+	lb, ids, err := e.clbListParams(p, "Subnets.member", "subnets")
 	if err != nil {
 		return nil, err
-	}
-	ids := p.list("Subnets.member")
-	if len(ids) == 0 {
-		return nil, clbRequired("subnets")
 	}
 	subnets, _, err := e.clbSubnets(slices.Concat(lb.subnets, ids), lb.vpcID, lb.scheme)
 	if err != nil {
@@ -53,13 +59,9 @@ func (e *Emulator) clbAttachSubnets(p params) (any, error) {
 // clbDetachSubnets removes subnets; a load balancer keeps at least one.
 // Subnets it is not attached to are ignored.
 func (e *Emulator) clbDetachSubnets(p params) (any, error) {
-	lb, err := e.clbParam(p)
+	lb, ids, err := e.clbListParams(p, "Subnets.member", "subnets")
 	if err != nil {
 		return nil, err
-	}
-	ids := p.list("Subnets.member")
-	if len(ids) == 0 {
-		return nil, clbRequired("subnets")
 	}
 	left := slices.DeleteFunc(slices.Clone(lb.subnets), func(id string) bool { return slices.Contains(ids, id) })
 	if len(left) == 0 {
