@@ -15,7 +15,8 @@ import (
 // delete removes what ensure created, found by name and tags. The order
 // keeps every remaining piece findable after a crash at any point:
 //
-//	listeners -> target groups -> load balancer -> node rules -> security group
+//	listeners -> target groups -> (CIDR node rules of an NLB without a
+//	security group) -> load balancer -> node rules -> security group
 //
 // Target groups go before the load balancer because the load balancer's
 // tags are the record of them; the security group goes last because AWS
@@ -95,6 +96,13 @@ func (l *loadBalancers) deleteELB(ctx context.Context, svc *v1.Service, st *lbSt
 	}
 	if err := l.deleteTargetGroups(ctx, st, names); err != nil {
 		return err
+	}
+	if st.sgless() {
+		// Its node rules are known by its name only: they go while it
+		// still exists, so a crash here cannot leave them unfindable.
+		if err := l.ensureUpstreamNodeRules(ctx, svc, upstreamRules{lbName: st.name}, aws.ToString(st.lb.VpcId), nil); err != nil {
+			return err
+		}
 	}
 	if _, err := l.api.elbv2.DeleteLoadBalancer(ctx, &elbv2.DeleteLoadBalancerInput{LoadBalancerArn: st.lb.LoadBalancerArn}); err != nil && !isAPIError(err, "LoadBalancerNotFound") {
 		return fmt.Errorf("delete load balancer %s: %w", st.name, err)

@@ -26,7 +26,13 @@ type lbRecord struct {
 	vpc string
 	// lbSG is the security group the node rules reference, "" if none.
 	lbSG string
-	// nodeRuleSig is nodeRuleSignature of the node rules confirmed for lbSG.
+	// upstream is the name of an NLB without a security group (upstream
+	// made it) whose node rules admit clients by CIDR, "" if none; then
+	// subnetCIDRs are its subnets', the sources of its health checks.
+	upstream    string
+	subnetCIDRs []string
+	// nodeRuleSig is nodeRuleSignature of the node rules confirmed for
+	// lbSG, or upstreamRules.signature of upstream's.
 	nodeRuleSig string
 	tgs         map[portKey]*tgRecord
 }

@@ -32,7 +32,13 @@ type lbState struct {
 	tgs map[string]elbv2types.TargetGroup
 	// record is the set of target group name suffixes recorded on lb.
 	record map[string]bool
+	// upstream says lb is one the upstream CCM made, under its name.
+	upstream bool
 }
+
+// sgless says the load balancer has no security group: one upstream made
+// in its default mode, whose node rules admit clients by CIDR.
+func (st *lbState) sgless() bool { return st.lb != nil && len(st.lb.SecurityGroups) == 0 }
 
 func (st *lbState) lbARN() string { return aws.ToString(st.lb.LoadBalancerArn) }
 
@@ -41,6 +47,12 @@ func (st *lbState) lbARN() string { return aws.ToString(st.lb.LoadBalancerArn) }
 func (l *loadBalancers) load(ctx context.Context, svc *v1.Service, withTGs bool) (*lbState, error) {
 	st := &lbState{name: loadBalancerName(l.clusterID, svc), tgs: map[string]elbv2types.TargetGroup{}}
 	lb, err := l.describeLoadBalancer(ctx, st.name)
+	if err == nil && lb == nil && (mayHaveUpstreamNLB(svc) || !svc.DeletionTimestamp.IsZero()) {
+		// Not ours by name: one the upstream CCM made, if any.
+		if lb, err = l.describeLoadBalancer(ctx, upstreamNLBName(svc)); lb != nil {
+			st.name, st.upstream = upstreamNLBName(svc), true
+		}
+	}
 	if err != nil || lb == nil {
 		return st, err
 	}
@@ -72,6 +84,7 @@ func (l *loadBalancers) load(ctx context.Context, svc *v1.Service, withTGs bool)
 		}
 		st.tgs[name] = tg
 	}
+	takeOverTargetGroups(l.clusterID, svc, st)
 	return st, nil
 }
 

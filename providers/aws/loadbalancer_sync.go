@@ -58,7 +58,9 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		if err := l.deleteELB(ctx, svc, st); err != nil {
 			return nil, nil, err
 		}
-		st = &lbState{name: st.name, tgs: map[string]elbv2types.TargetGroup{}}
+		// The new one is ours in name and shape, even if upstream made
+		// the old one.
+		st = &lbState{name: loadBalancerName(l.clusterID, svc), tgs: map[string]elbv2types.TargetGroup{}}
 	}
 	if st.lb != nil && !pins.matches(st.lb) {
 		return nil, nil, fmt.Errorf("the addresses in annotations %s / %s differ from those of load balancer %s, and an NLB's addresses are fixed when it is created; restore them, or delete and re-create the Service to move to the new ones",
@@ -84,9 +86,15 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 			return nil, nil, err
 		}
 	}
-	sgID, sgNew, err := l.ensureLBSecurityGroup(ctx, svc, opts, vpc)
-	if err != nil {
-		return nil, nil, err
+	// An NLB upstream made without a security group can never get one;
+	// its node rules admit clients by CIDR (loadbalancer_upstream.go).
+	sgless := st.sgless()
+	var sgID string
+	var sgNew bool
+	if !sgless {
+		if sgID, sgNew, err = l.ensureLBSecurityGroup(ctx, svc, opts, vpc); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	fresh := st.lb == nil
@@ -96,7 +104,7 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 			return nil, nil, err
 		}
 	} else {
-		if !slices.Contains(st.lb.SecurityGroups, sgID) {
+		if !sgless && !slices.Contains(st.lb.SecurityGroups, sgID) {
 			logger.Info("Load balancer does not use its security group; source ranges are not enforced", "securityGroup", sgID, "attached", st.lb.SecurityGroups)
 		}
 		if err := l.resolveRecorded(ctx, svc, st); err != nil {
@@ -135,10 +143,14 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 
 	// The nodes must accept the load balancer's traffic before targets
 	// are registered, or the first health checks fail.
-	if err := l.ensureNodeRules(ctx, svc, opts, sgID, sgNew, be); err != nil {
+	rec := &lbRecord{lbARN: st.lbARN(), vpc: aws.ToString(st.lb.VpcId), tgs: make(map[portKey]*tgRecord, len(opts.ports))}
+	if sgless {
+		if err := l.syncUpstreamRules(ctx, svc, opts, st, be, rec); err != nil {
+			return nil, nil, err
+		}
+	} else if err := l.ensureNodeRules(ctx, svc, opts, sgID, sgNew, be); err != nil {
 		return nil, nil, err
 	}
-	rec := &lbRecord{lbARN: st.lbARN(), vpc: aws.ToString(st.lb.VpcId), tgs: make(map[portKey]*tgRecord, len(opts.ports))}
 	for _, p := range opts.ports {
 		tg := tgs[p.key()]
 		registered, err := l.ensureTargets(ctx, tg, p.nodePort, be, created[p.key()])
@@ -146,6 +158,9 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 			return nil, nil, err
 		}
 		rec.tgs[p.key()] = &tgRecord{arn: aws.ToString(tg.TargetGroupArn), name: aws.ToString(tg.TargetGroupName), nodePort: p.nodePort, registered: registered}
+	}
+	if sgless {
+		return st.lb, rec, nil
 	}
 	// Updates keep node rules on the security group the load balancer
 	// uses; record only when that is the one just reconciled.
@@ -256,6 +271,15 @@ func (l *loadBalancers) updateFromRecord(ctx context.Context, svc *v1.Service, o
 	if err != nil {
 		return err
 	}
+	if rec.upstream != "" {
+		u := newUpstreamRules(rec.upstream, opts, rec.subnetCIDRs)
+		if sig := u.signature(be); sig != rec.nodeRuleSig {
+			if err := l.ensureUpstreamNodeRules(ctx, svc, u, rec.vpc, be); err != nil {
+				return err
+			}
+			rec.nodeRuleSig = sig
+		}
+	}
 	if rec.lbSG != "" {
 		if sig := nodeRuleSignature(rec.lbSG, nodePortRules(opts, rec.lbSG), be); sig != rec.nodeRuleSig {
 			if err := l.ensureNodeRules(ctx, svc, opts, rec.lbSG, false, be); err != nil {
@@ -299,8 +323,13 @@ func (l *loadBalancers) updateFull(ctx context.Context, svc *v1.Service, opts *l
 	if err != nil {
 		return nil, err
 	}
+	rec := &lbRecord{lbARN: st.lbARN(), vpc: aws.ToString(st.lb.VpcId), tgs: make(map[portKey]*tgRecord, len(opts.ports))}
 	var lbSG string
-	if len(st.lb.SecurityGroups) == 1 {
+	if st.sgless() {
+		if err := l.syncUpstreamRules(ctx, svc, opts, st, be, rec); err != nil {
+			return nil, err
+		}
+	} else if len(st.lb.SecurityGroups) == 1 {
 		lbSG = st.lb.SecurityGroups[0]
 	} else {
 		vpc, err := l.vpcFor(ctx, st.lb)
@@ -315,7 +344,6 @@ func (l *loadBalancers) updateFull(ctx context.Context, svc *v1.Service, opts *l
 			lbSG = aws.ToString(sg.GroupId)
 		}
 	}
-	rec := &lbRecord{lbARN: st.lbARN(), vpc: aws.ToString(st.lb.VpcId), tgs: make(map[portKey]*tgRecord, len(opts.ports))}
 	if lbSG != "" {
 		if err := l.ensureNodeRules(ctx, svc, opts, lbSG, false, be); err != nil {
 			return nil, err

@@ -44,6 +44,11 @@ type Features struct {
 	// balancer the upstream CCM made is taken over) does not run for
 	// this cloud yet; the scenario is skipped with this reason.
 	NoAdoption string
+	// AdoptionShapes names each kind of load balancer the upstream CCM
+	// makes, by the Service annotations that ask it for that kind; the
+	// adoption scenario adopts one Service of each. Nil is one Service
+	// without annotations.
+	AdoptionShapes map[string]map[string]string
 }
 
 // Options tune Start.
@@ -150,6 +155,10 @@ type UpstreamLoadBalancer struct {
 	// which adopting must make none: a new one would be a duplicate or a
 	// new address.
 	Exclusive []string
+	// Kept are the resource kinds (its parts) of which adopting alone,
+	// before the Service changes, must remove none: a part replaced
+	// could mean a moment without a backend.
+	Kept []string
 }
 
 // Cloud is one running emulator as seen through its adapter.

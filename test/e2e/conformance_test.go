@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -996,11 +997,12 @@ func crashSafety(t *testing.T, a conformance.Adapter) {
 
 // ---- switching from the upstream CCM ----
 
-// adoption is the in-place switch: a Service whose load balancer the
-// upstream CCM made (the adapter makes it through the emulator's API the
-// way upstream does, while no manager runs) keeps its address and its
-// load balancer when this manager starts, follows port and node changes
-// on it, and leaves nothing of either shape when deleted.
+// adoption is the in-place switch: Services whose load balancers the
+// upstream CCM made (the adapter makes them through the emulator's API
+// the way upstream does, one per shape it makes, while no manager runs)
+// keep their addresses and load balancers when this manager starts,
+// follow port and node changes on them, and leave nothing of either shape
+// when deleted.
 func adoption(t *testing.T, a conformance.Adapter) {
 	ctx := context.Background()
 	// The cloud-config import-config makes from the upstream file.
@@ -1019,82 +1021,122 @@ func adoption(t *testing.T, a conformance.Adapter) {
 	// The upstream CCM's turn: this manager is not running.
 	s.ccm.stop()
 
-	key := createService(t, lbService("conf-adopted", 80))
-	svc, err := getService(ctx, key)
-	if err != nil {
-		t.Fatal(err)
+	shapes := a.Features().AdoptionShapes
+	if shapes == nil {
+		shapes = map[string]map[string]string{"": nil}
 	}
-	up, err := s.cloud.MakeUpstreamLoadBalancer(svc, s.cfg.ClusterID, []conformance.Instance{n1, n2})
-	if err != nil {
-		t.Fatal(err)
+	type adopted struct {
+		key        types.NamespacedName
+		up         conformance.UpstreamLoadBalancer
+		wantStatus string
 	}
-	// What the upstream CCM leaves on the Service: its annotations, the
-	// cleanup finalizer and the status.
-	for k, v := range up.Annotations {
-		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
-	}
-	svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
-	if svc, err = env.admin.CoreV1().Services(key.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	svc.Status.LoadBalancer = up.Status
-	if _, err = env.admin.CoreV1().Services(key.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+	var svcs []adopted
+	for _, shape := range slices.Sorted(maps.Keys(shapes)) {
+		name := "conf-adopted"
+		if shape != "" {
+			name += "-" + shape
+		}
+		spec := lbService(name, 80)
+		for k, v := range shapes[shape] {
+			metav1.SetMetaDataAnnotation(&spec.ObjectMeta, k, v)
+		}
+		key := createService(t, spec)
+		svc, err := getService(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, err := s.cloud.MakeUpstreamLoadBalancer(svc, s.cfg.ClusterID, []conformance.Instance{n1, n2})
+		if err != nil {
+			t.Fatalf("%s: %v", shape, err)
+		}
+		// What the upstream CCM leaves on the Service: its annotations, the
+		// cleanup finalizer and the status.
+		for k, v := range up.Annotations {
+			metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
+		}
+		svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
+		if svc, err = env.admin.CoreV1().Services(key.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		svc.Status.LoadBalancer = up.Status
+		if _, err = env.admin.CoreV1().Services(key.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		svcs = append(svcs, adopted{key: key, up: up, wantStatus: ingressAddrs(up.Status)})
 	}
 	made := s.cloud.Inventory()
-	wantStatus := ingressAddrs(up.Status)
 
 	s.ccm = s.startCCM(t, "adopt-switched")
 	sameLB := func(t *testing.T, ports []int32, backends ...conformance.Instance) {
 		t.Helper()
-		lb := s.waitLB(t, key, ports, backends...)
-		if lb.ID != up.ID {
-			t.Errorf("load balancer %s serves the Service, not the upstream one %s", lb.ID, up.ID)
-		}
-		got, err := getService(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st := ingressAddrs(got.Status.LoadBalancer); st != wantStatus {
-			t.Errorf("the Service's address changed from %s to %s", wantStatus, st)
+		for _, sv := range svcs {
+			lb := s.waitLB(t, sv.key, ports, backends...)
+			if lb.ID != sv.up.ID {
+				t.Errorf("%s: load balancer %s serves the Service, not the upstream one %s", sv.key, lb.ID, sv.up.ID)
+			}
+			got, err := getService(ctx, sv.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := ingressAddrs(got.Status.LoadBalancer); st != sv.wantStatus {
+				t.Errorf("%s: the Service's address changed from %s to %s", sv.key, sv.wantStatus, st)
+			}
 		}
 		added, _ := cloudsim.DiffResources(made, s.cloud.Inventory())
 		for _, r := range added {
-			if slices.Contains(up.Exclusive, r.Kind) {
-				t.Errorf("a second %s appeared: %s (%s)", r.Kind, r.ID, r.Name)
+			for _, sv := range svcs {
+				if slices.Contains(sv.up.Exclusive, r.Kind) {
+					t.Errorf("a second %s appeared: %s (%s)", r.Kind, r.ID, r.Name)
+					break
+				}
 			}
 		}
 	}
 	t.Run("keeps its load balancer and address", func(t *testing.T) {
-		poll(t, converge, "the switched manager synced the Service", func(ctx context.Context) (bool, string, error) {
-			evs, err := env.admin.CoreV1().Events(key.Namespace).List(ctx, metav1.ListOptions{
-				FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + key.Name + ",reason=EnsuredLoadBalancer",
+		for _, sv := range svcs {
+			poll(t, converge, "the switched manager synced "+sv.key.String(), func(ctx context.Context) (bool, string, error) {
+				evs, err := env.admin.CoreV1().Events(sv.key.Namespace).List(ctx, metav1.ListOptions{
+					FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + sv.key.Name + ",reason=EnsuredLoadBalancer",
+				})
+				if err != nil {
+					return false, "", err
+				}
+				return len(evs.Items) > 0, fmt.Sprintf("%d EnsuredLoadBalancer events", len(evs.Items)), nil
 			})
-			if err != nil {
-				return false, "", err
-			}
-			return len(evs.Items) > 0, fmt.Sprintf("%d EnsuredLoadBalancer events", len(evs.Items)), nil
-		})
+		}
 		sameLB(t, []int32{80}, n1, n2)
-		if ws, err := warnings(ctx, key); err != nil || len(ws) != 0 {
-			t.Errorf("warnings on the adopted Service: %v %v", ws, err)
+		_, removed := cloudsim.DiffResources(made, s.cloud.Inventory())
+		for _, r := range removed {
+			for _, sv := range svcs {
+				if slices.Contains(sv.up.Kept, r.Kind) {
+					t.Errorf("adopting removed a part: %s %s (%s)", r.Kind, r.ID, r.Name)
+					break
+				}
+			}
+		}
+		for _, sv := range svcs {
+			if ws, err := warnings(ctx, sv.key); err != nil || len(ws) != 0 {
+				t.Errorf("warnings on the adopted Service %s: %v %v", sv.key, ws, err)
+			}
 		}
 	})
 	t.Run("a port change is applied to it", func(t *testing.T) {
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-			cur, err := getService(ctx, key)
+		for _, sv := range svcs {
+			err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+				cur, err := getService(ctx, sv.key)
+				if err != nil {
+					return false, err
+				}
+				cur.Spec.Ports = lbService(sv.key.Name, 8080).Spec.Ports
+				_, err = env.admin.CoreV1().Services(sv.key.Namespace).Update(ctx, cur, metav1.UpdateOptions{})
+				if apierrors.IsConflict(err) {
+					return false, nil
+				}
+				return err == nil, err
+			})
 			if err != nil {
-				return false, err
+				t.Fatal(err)
 			}
-			cur.Spec.Ports = lbService(key.Name, 8080).Spec.Ports
-			_, err = env.admin.CoreV1().Services(key.Namespace).Update(ctx, cur, metav1.UpdateOptions{})
-			if apierrors.IsConflict(err) {
-				return false, nil
-			}
-			return err == nil, err
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
 		sameLB(t, []int32{8080}, n1, n2)
 	})
@@ -1103,8 +1145,13 @@ func adoption(t *testing.T, a conformance.Adapter) {
 		sameLB(t, []int32{8080}, n1, n2, n3)
 	})
 	t.Run("deleting the service leaves nothing of either shape", func(t *testing.T) {
-		deleteServiceAndWait(t, key)
-		waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the upstream load balancer")
+		for _, sv := range svcs {
+			deleteService(t, sv.key)
+		}
+		for _, sv := range svcs {
+			deleteServiceAndWait(t, sv.key)
+		}
+		waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the upstream load balancers")
 	})
 	if s.ccm.exited() {
 		t.Fatalf("the switched manager exited: %v", s.ccm.Err())

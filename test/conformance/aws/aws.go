@@ -40,7 +40,13 @@ var _ conformance.Adapter = Adapter{}
 func (Adapter) Name() string { return "aws" }
 
 // Features implements conformance.Adapter: VPC route tables carry pod routes.
-func (Adapter) Features() conformance.Features { return conformance.Features{Routes: true} }
+func (Adapter) Features() conformance.Features {
+	return conformance.Features{Routes: true, AdoptionShapes: map[string]map[string]string{
+		// Upstream's default kind, and the NLB the type annotation asks for.
+		"classic": nil,
+		"nlb":     {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"},
+	}}
+}
 
 // Start implements conformance.Adapter.
 func (Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
