@@ -62,7 +62,6 @@ const (
 	keyRegion               = "[Global] Region"
 	keyVPC                  = "[Global] VPC"
 	keySubnetID             = "[Global] SubnetID"
-	keyRouteTableID         = "[Global] RouteTableID"
 	keySourceARN            = "[Global] SourceARN"
 	keyClusterTag           = "[Global] KubernetesClusterTag"
 	keyClusterID            = "[Global] KubernetesClusterID"
@@ -212,11 +211,13 @@ func (imp *importer) importNetwork() {
 			"there is no fallback subnet: load balancer subnets are discovered as upstream does (tagged for the cluster or no cluster; public ones for internet-facing load balancers); to pin them, list subnet IDs (one per zone) under subnets.public and subnets.internal")
 	}
 	// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws_routes.go:31-66
+	// uses RouteTableID, else the route table tagged with the cluster tag
+	// (and fails when there are several); routeTables.discover is that
+	// (and programs each of several).
 	if rtb := strings.TrimSpace(g.RouteTableID); rtb != "" {
 		imp.sec.RouteTables.IDs = []string{rtb}
 	} else {
-		imp.note(keyRouteTableID, "was not set, so pod-CIDR routes went into the one route table tagged with the cluster tag",
-			"routes are off unless routeTables.ids or routeTables.discover is set; set routeTables.discover: true if the cluster relies on cloud routes (--configure-cloud-routes)")
+		imp.sec.RouteTables.Discover = true
 	}
 }
 

@@ -195,17 +195,20 @@ func TestImportConfigSamples(t *testing.T) {
 		{
 			file:      "typical.conf",
 			clusterID: "shop-prod",
-			section:   Section{Region: "us-east-2", LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic}},
+			section: Section{Region: "us-east-2", LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic},
+				// No RouteTableID: the cluster-tagged table, as upstream.
+				RouteTables: RouteTableSelection{Discover: true}},
 			// DisableSecurityGroupIngress = false and NodeIPFamilies = ipv4
 			// are what this backend does: no Note.
-			notes: []string{"(default load balancer type)", "[Global] RouteTableID", "[Global] Zone"},
+			notes: []string{"(default load balancer type)", "[Global] Zone"},
 		},
 		{
 			file:      "unknown.conf",
 			clusterID: "shop-prod",
-			section:   Section{Region: "eu-west-1", Endpoints: Endpoints{EC2: "https://ec2.example.com"}, LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic}},
+			section: Section{Region: "eu-west-1", Endpoints: Endpoints{EC2: "https://ec2.example.com"}, LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic},
+				RouteTables: RouteTableSelection{Discover: true}},
 			notes: []string{
-				"(default load balancer type)", "[Global] Regoin", "[Global] RouteTableID", "[Global] VPCID",
+				"(default load balancer type)", "[Global] Regoin", "[Global] VPCID",
 				"[LoadBalancer]", `[ServiceOverride "1"] Endpoint`,
 			},
 		},
