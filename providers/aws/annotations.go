@@ -251,6 +251,9 @@ type lbOptions struct {
 	// tgAttributes are the target group attributes annotationTGAttributes
 	// sets.
 	tgAttributes map[string]string
+	// userSGs are the security groups the Service names
+	// (loadbalancer_usergroups.go).
+	userSGs userGroups
 }
 
 // implementedElsewhere reports whether the Service asks for a load balancer
@@ -297,6 +300,10 @@ func parseLBOptions(svc *v1.Service) (*lbOptions, error) {
 	if err != nil {
 		return nil, err
 	}
+	groups, err := parseUserGroups(svc)
+	if err != nil {
+		return nil, err
+	}
 	return &lbOptions{
 		internal:     internal,
 		subnets:      subnets,
@@ -305,6 +312,7 @@ func parseLBOptions(svc *v1.Service) (*lbOptions, error) {
 		healthCheck:  hc,
 		extraTags:    extraTags,
 		tgAttributes: tgAttrs,
+		userSGs:      groups,
 	}, nil
 }
 

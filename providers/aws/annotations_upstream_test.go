@@ -81,7 +81,7 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 			name:    "both kinds, in key order",
 			ann:     map[string]string{sslCert: "arn", idleTimeout: "120", backendProto: "https", secGroups: "sg-1", proxyProto: "*"},
 			ignored: []string{idleTimeout},
-			refused: []string{proxyProto, secGroups},
+			refused: []string{proxyProto},
 		},
 		{name: "external: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "external", sslCert: "arn", idleTimeout: "120"}},
 		{name: "nlb-ip: the AWS Load Balancer Controller's annotations", ann: map[string]string{string(annotationLBType): "nlb-ip", eips: "eipalloc-1"}},

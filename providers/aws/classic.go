@@ -183,19 +183,29 @@ func (c *classicLoadBalancers) ensure(ctx context.Context, svc *v1.Service, opts
 			return nil, fmt.Errorf("no subnets found in %s for a %s load balancer", vpc, clbScheme(opts.internal))
 		}
 	}
-	sgID, sgNew, err := c.ensureSecurityGroup(ctx, svc, opts, vpc)
-	if err != nil {
+	if err := l.checkUserGroups(ctx, opts.userSGs, vpc); err != nil {
 		return nil, err
 	}
-	if st.lb == nil {
-		if err := c.create(ctx, svc, opts, st, subnets, sgID); err != nil {
+	// Our own group (upstream's k8s-elb-<name>), unless the user's
+	// replace it.
+	var sgID string
+	var sgNew bool
+	if len(opts.userSGs.replace) == 0 {
+		if sgID, sgNew, err = c.ensureSecurityGroup(ctx, svc, opts, vpc); err != nil {
+			return nil, err
+		}
+	}
+	groups := opts.userSGs.groups(sgID)
+	fresh := st.lb == nil
+	if fresh {
+		if err := c.create(ctx, svc, opts, st, subnets, groups); err != nil {
 			return nil, err
 		}
 	} else {
 		if err := c.ensureListeners(ctx, st, opts); err != nil {
 			return nil, err
 		}
-		if err := c.ensureSecurityGroups(ctx, st, sgID); err != nil {
+		if err := c.ensureSecurityGroups(ctx, st, groups); err != nil {
 			return nil, err
 		}
 		if err := c.ensureExtraTags(ctx, st, opts); err != nil {
@@ -213,8 +223,18 @@ func (c *classicLoadBalancers) ensure(ctx context.Context, svc *v1.Service, opts
 	}
 	// The nodes must admit the load balancer before instances are
 	// registered, or the first health checks fail.
-	if err := l.ensureNodeRules(ctx, svc, opts.lbOptions, sgID, sgNew, be); err != nil {
+	if err := l.ensureNodeRules(ctx, svc, opts.lbOptions, opts.userSGs.ruleSource(sgID), sgNew && fresh, be); err != nil {
 		return nil, err
+	}
+	if len(opts.userSGs.replace) > 0 {
+		// The user's groups replaced ours: it goes, if it is left.
+		if sg, err := c.findSecurityGroup(ctx, svc, st.lb); err != nil {
+			return nil, err
+		} else if sg != nil && c.ownedSG(sg, svc) {
+			if err := l.deleteSecurityGroupWithRules(ctx, svc, sg, true); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := c.ensureInstances(ctx, st, be); err != nil {
 		return nil, err
@@ -226,13 +246,13 @@ func (c *classicLoadBalancers) ensure(ctx context.Context, svc *v1.Service, opts
 // subnets and tags in one call; what the create call cannot set (health
 // check, policies, attributes) follows, and is found missing again if a
 // crash cuts it short.
-func (c *classicLoadBalancers) create(ctx context.Context, svc *v1.Service, opts *clbOptions, st *clbState, subnets []string, sgID string) error {
+func (c *classicLoadBalancers) create(ctx context.Context, svc *v1.Service, opts *clbOptions, st *clbState, subnets, groups []string) error {
 	tags := c.tags(svc, opts)
 	in := &elb.CreateLoadBalancerInput{
 		LoadBalancerName: aws.String(st.name),
 		Listeners:        opts.listeners,
 		Subnets:          subnets,
-		SecurityGroups:   []string{sgID},
+		SecurityGroups:   groups,
 		Tags:             tags,
 	}
 	if opts.internal {
@@ -250,7 +270,7 @@ func (c *classicLoadBalancers) create(ctx context.Context, svc *v1.Service, opts
 		DNSName:          out.DNSName,
 		Scheme:           aws.String(clbScheme(opts.internal)),
 		Subnets:          subnets,
-		SecurityGroups:   []string{sgID},
+		SecurityGroups:   groups,
 		Policies:         &elbtypes.Policies{},
 	}
 	for _, li := range opts.listeners {
@@ -307,7 +327,7 @@ func (c *classicLoadBalancers) update(ctx context.Context, svc *v1.Service, opts
 	if err != nil {
 		return err
 	}
-	if sgID := c.ownSecurityGroup(st.lb); sgID != "" {
+	if sgID := c.ruleSource(st.lb, opts); sgID != "" {
 		if err := l.ensureNodeRules(ctx, svc, opts.lbOptions, sgID, false, be); err != nil {
 			return err
 		}
@@ -315,11 +335,21 @@ func (c *classicLoadBalancers) update(ctx context.Context, svc *v1.Service, opts
 	return c.ensureInstances(ctx, st, be)
 }
 
-// ownSecurityGroup is the security group node rules admit: the load
-// balancer's only one (ours, unless someone changed it by hand).
-func (c *classicLoadBalancers) ownSecurityGroup(lb *elbtypes.LoadBalancerDescription) string {
-	if len(lb.SecurityGroups) == 1 {
-		return lb.SecurityGroups[0]
+// ruleSource is the security group node rules admit: the first of the
+// user's, else the load balancer's one group that is not an extra one
+// (ours, unless someone changed it by hand).
+func (c *classicLoadBalancers) ruleSource(lb *elbtypes.LoadBalancerDescription, opts *clbOptions) string {
+	if len(opts.userSGs.replace) > 0 {
+		return opts.userSGs.replace[0]
+	}
+	var own []string
+	for _, id := range lb.SecurityGroups {
+		if !slices.Contains(opts.userSGs.extra, id) {
+			own = append(own, id)
+		}
+	}
+	if len(own) == 1 {
+		return own[0]
 	}
 	return ""
 }
@@ -335,6 +365,13 @@ func (c *classicLoadBalancers) delete(ctx context.Context, svc *v1.Service) erro
 	}
 	if st.lb != nil {
 		if st.owned {
+			if g, err := parseUserGroups(svc); err == nil && len(g.replace) > 0 {
+				// The user's group stays; the node rules admitting it
+				// are ours.
+				if err := c.nlb.revokeNodeRulesFrom(ctx, svc, g.replace[0], false); err != nil {
+					return err
+				}
+			}
 			if err := c.deleteELB(ctx, st); err != nil {
 				return err
 			}
@@ -445,16 +482,17 @@ func (c *classicLoadBalancers) ensureExtraTags(ctx context.Context, st *clbState
 	return nil
 }
 
-// ensureSecurityGroups makes sure the load balancer uses our group, next
-// to any a user added by hand.
-func (c *classicLoadBalancers) ensureSecurityGroups(ctx context.Context, st *clbState, sgID string) error {
-	if slices.Contains(st.lb.SecurityGroups, sgID) {
+// ensureSecurityGroups makes the load balancer's groups exactly groups,
+// as upstream keeps them (aws_loadbalancer.go ensureLoadBalancer: "This
+// call just replaces the security groups").
+func (c *classicLoadBalancers) ensureSecurityGroups(ctx context.Context, st *clbState, groups []string) error {
+	if sameGroups(st.lb.SecurityGroups, groups) {
 		return nil
 	}
-	groups := append(slices.Clone(st.lb.SecurityGroups), sgID)
 	if _, err := c.nlb.api.elb.ApplySecurityGroupsToLoadBalancer(ctx, &elb.ApplySecurityGroupsToLoadBalancerInput{LoadBalancerName: aws.String(st.name), SecurityGroups: groups}); err != nil {
-		return fmt.Errorf("attach security group %s to load balancer %s: %w", sgID, st.name, err)
+		return fmt.Errorf("set security groups %v on load balancer %s: %w", groups, st.name, err)
 	}
+	klog.FromContext(ctx).Info("Set load balancer security groups", "from", st.lb.SecurityGroups, "to", groups)
 	st.lb.SecurityGroups = groups
 	return nil
 }

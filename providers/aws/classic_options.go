@@ -83,7 +83,11 @@ func parseCLBOptions(svc *v1.Service) (*clbOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &clbOptions{lbOptions: &lbOptions{internal: internal, subnets: subnets, sourceRanges: ranges, extraTags: extraTags}}
+	groups, err := parseUserGroups(svc)
+	if err != nil {
+		return nil, err
+	}
+	o := &clbOptions{lbOptions: &lbOptions{internal: internal, subnets: subnets, sourceRanges: ranges, extraTags: extraTags, userSGs: groups}}
 	for _, p := range ports {
 		o.ports = append(o.ports, listenerSpec{port: p.Port, nodePort: p.NodePort, tcp: true})
 	}

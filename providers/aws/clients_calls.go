@@ -78,6 +78,7 @@ type elbv2Calls struct {
 	ModifyTargetGroupAttributes   op[elbv2.ModifyTargetGroupAttributesInput, elbv2.ModifyTargetGroupAttributesOutput, elbv2.Options]
 	RegisterTargets               op[elbv2.RegisterTargetsInput, elbv2.RegisterTargetsOutput, elbv2.Options]
 	RemoveTags                    op[elbv2.RemoveTagsInput, elbv2.RemoveTagsOutput, elbv2.Options]
+	SetSecurityGroups             op[elbv2.SetSecurityGroupsInput, elbv2.SetSecurityGroupsOutput, elbv2.Options]
 }
 
 func newELBv2Calls(c *elbv2.Client) *elbv2Calls {
@@ -102,6 +103,7 @@ func newELBv2Calls(c *elbv2.Client) *elbv2Calls {
 		ModifyTargetGroupAttributes:   c.ModifyTargetGroupAttributes,
 		RegisterTargets:               c.RegisterTargets,
 		RemoveTags:                    c.RemoveTags,
+		SetSecurityGroups:             c.SetSecurityGroups,
 	}
 }
 

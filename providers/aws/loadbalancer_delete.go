@@ -33,6 +33,14 @@ func (l *loadBalancers) delete(ctx context.Context, svc *v1.Service) error {
 	}
 	if st.lb != nil {
 		if st.owned {
+			if g, err := parseUserGroups(svc); err == nil && len(g.replace) > 0 {
+				// The user's group stays; the node rules admitting it
+				// are ours, and go while the load balancer still says
+				// there is something to clean.
+				if err := l.revokeNodeRulesFrom(ctx, svc, g.replace[0], false); err != nil {
+					return err
+				}
+			}
 			if err := l.deleteELB(ctx, svc, st); err != nil {
 				return err
 			}

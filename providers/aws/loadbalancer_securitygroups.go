@@ -372,6 +372,12 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 		} else {
 			_, remove = diffRules(nil, have)
 		}
+		if sg != nil {
+			// Rules from a source the Service no longer uses (its own
+			// group replaced by the user's, or back).
+			_, stale := diffRules(nil, otherSourceRules(sg.IpPermissions, lbSG, desc))
+			remove = append(remove, stale...)
+		}
 		if err := l.changeNodeRules(ctx, id, add, remove, desc); err != nil {
 			return err
 		}
@@ -492,23 +498,10 @@ func (l *loadBalancers) deleteLBSecurityGroup(ctx context.Context, svc *v1.Servi
 // the upstream CCM may have made with rules of its own).
 func (l *loadBalancers) deleteSecurityGroupWithRules(ctx context.Context, svc *v1.Service, sg *ec2types.SecurityGroup, anyRule bool) error {
 	id := aws.ToString(sg.GroupId)
-	desc := nodeRuleDescription(l.clusterID, svc)
-	match := desc
-	if anyRule {
-		match = ""
-	}
-	holders, err := l.groupsReferencing(ctx, id)
-	if err != nil {
+	if err := l.revokeNodeRulesFrom(ctx, svc, id, anyRule); err != nil {
 		return err
 	}
-	for _, h := range holders {
-		_, remove := diffRules(nil, groupRules(h.IpPermissions, id, match))
-		if err := l.changeNodeRules(ctx, aws.ToString(h.GroupId), nil, remove, desc); err != nil {
-			return err
-		}
-	}
-	l.nodeRules.Delete(serviceKey(svc))
-	_, err = l.api.ec2.DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(id)})
+	_, err := l.api.ec2.DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(id)})
 	switch {
 	case err == nil || isAPIError(err, "InvalidGroup.NotFound"):
 		klog.FromContext(ctx).Info("Deleted load balancer security group", "securityGroup", id)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -89,23 +88,36 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 	// An NLB upstream made without a security group can never get one;
 	// its node rules admit clients by CIDR (loadbalancer_upstream.go).
 	sgless := st.sgless()
+	if err := l.checkUserGroups(ctx, opts.userSGs, vpc); err != nil {
+		return nil, nil, err
+	}
+	// Our own group, unless the user's replace it.
 	var sgID string
 	var sgNew bool
-	if !sgless {
+	if !sgless && len(opts.userSGs.replace) == 0 {
 		if sgID, sgNew, err = l.ensureLBSecurityGroup(ctx, svc, opts, vpc); err != nil {
 			return nil, nil, err
 		}
 	}
+	groups := opts.userSGs.groups(sgID)
+	ruleSrc := opts.userSGs.ruleSource(sgID)
 
 	fresh := st.lb == nil
 	want := desiredRecord(opts)
 	if fresh {
-		if err := l.createLoadBalancer(ctx, svc, opts, st, mappings, sgID, want); err != nil {
+		if err := l.createLoadBalancer(ctx, svc, opts, st, mappings, groups, want); err != nil {
 			return nil, nil, err
 		}
 	} else {
-		if !sgless && !slices.Contains(st.lb.SecurityGroups, sgID) {
-			logger.Info("Load balancer does not use its security group; source ranges are not enforced", "securityGroup", sgID, "attached", st.lb.SecurityGroups)
+		if sgless && opts.userSGs.any() {
+			logger.Info("Load balancer was made without security groups, so it can never have any; the security group annotations do not apply to it", "annotations", []string{string(annotationSecurityGroups), string(annotationExtraSecurityGroups)})
+		}
+		if !sgless && !sameGroups(st.lb.SecurityGroups, groups) {
+			if _, err := l.api.elbv2.SetSecurityGroups(ctx, &elbv2.SetSecurityGroupsInput{LoadBalancerArn: st.lb.LoadBalancerArn, SecurityGroups: groups}); err != nil {
+				return nil, nil, fmt.Errorf("set security groups %v on load balancer %s: %w", groups, st.name, err)
+			}
+			logger.Info("Set load balancer security groups", "from", st.lb.SecurityGroups, "to", groups)
+			st.lb.SecurityGroups = groups
 		}
 		if err := l.resolveRecorded(ctx, svc, st); err != nil {
 			return nil, nil, err
@@ -148,8 +160,17 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		if err := l.syncUpstreamRules(ctx, svc, opts, st, be, rec); err != nil {
 			return nil, nil, err
 		}
-	} else if err := l.ensureNodeRules(ctx, svc, opts, sgID, sgNew, be); err != nil {
-		return nil, nil, err
+	} else {
+		// Only a group made for a new load balancer can have no rules yet.
+		if err := l.ensureNodeRules(ctx, svc, opts, ruleSrc, sgNew && fresh, be); err != nil {
+			return nil, nil, err
+		}
+		if len(opts.userSGs.replace) > 0 {
+			// The user's groups replaced ours: it goes, if it is left.
+			if err := l.deleteUnusedLBSecurityGroup(ctx, svc, vpc); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	for _, p := range opts.ports {
 		tg := tgs[p.key()]
@@ -162,24 +183,9 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 	if sgless {
 		return st.lb, rec, nil
 	}
-	// Updates keep node rules on the security group the load balancer
-	// uses; record only when that is the one just reconciled.
-	if updSG := updateSecurityGroup(st.lb, sgID); updSG != sgID {
-		logger.V(2).Info("Load balancer uses another security group; node set changes will read everything", "securityGroup", updSG)
-		return st.lb, nil, nil
-	}
-	rec.lbSG = sgID
-	rec.nodeRuleSig = nodeRuleSignature(sgID, nodePortRules(opts, sgID), be)
+	rec.lbSG = ruleSrc
+	rec.nodeRuleSig = nodeRuleSignature(ruleSrc, nodePortRules(opts, ruleSrc), be)
 	return st.lb, rec, nil
-}
-
-// updateSecurityGroup is the security group a full update keeps node
-// rules on: the load balancer's only one, else ours, found by name.
-func updateSecurityGroup(lb *elbv2types.LoadBalancer, ours string) string {
-	if len(lb.SecurityGroups) == 1 {
-		return lb.SecurityGroups[0]
-	}
-	return ours
 }
 
 func scheme(opts *lbOptions) elbv2types.LoadBalancerSchemeEnum {
@@ -203,7 +209,7 @@ func union(a, b map[string]bool) map[string]bool {
 // createLoadBalancer creates the NLB with its security group attached (an
 // NLB created without one can never get one) and the target group record
 // already in its tags.
-func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service, opts *lbOptions, st *lbState, mappings []elbv2types.SubnetMapping, sgID string, rec map[string]bool) error {
+func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service, opts *lbOptions, st *lbState, mappings []elbv2types.SubnetMapping, groups []string, rec map[string]bool) error {
 	recTags, _ := recordTags(rec, nil)
 	tags := append(l.elbTags(svc, opts), recTags...)
 	out, err := l.api.elbv2.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{
@@ -212,7 +218,7 @@ func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service,
 		Scheme:         scheme(opts),
 		IpAddressType:  elbv2types.IpAddressTypeIpv4,
 		SubnetMappings: mappings,
-		SecurityGroups: []string{sgID},
+		SecurityGroups: groups,
 		Tags:           tags,
 	})
 	if err != nil {
@@ -329,6 +335,8 @@ func (l *loadBalancers) updateFull(ctx context.Context, svc *v1.Service, opts *l
 		if err := l.syncUpstreamRules(ctx, svc, opts, st, be, rec); err != nil {
 			return nil, err
 		}
+	} else if len(opts.userSGs.replace) > 0 {
+		lbSG = opts.userSGs.replace[0]
 	} else if len(st.lb.SecurityGroups) == 1 {
 		lbSG = st.lb.SecurityGroups[0]
 	} else {

@@ -124,12 +124,12 @@ func (c *Cloud) MalformedAnnotation() (string, string) {
 }
 
 // UpstreamAnnotations: a Classic ELB's idle timeout has no effect on an
-// NLB (ignored); TLS is served on NLBs and Classic ELBs alike, so the
-// refused ask is the user's own security groups replacing the one the
-// NLB gets, which would change who may reach it.
+// NLB (ignored); TLS and the user's security groups are served on NLBs
+// and Classic ELBs alike, so the refused ask is a Classic ELB's PROXY
+// protocol on an NLB, whose backends would then get no PROXY header.
 func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
 	return map[string]string{"service.beta.kubernetes.io/aws-load-balancer-connection-idle-timeout": "120"},
-		map[string]string{"service.beta.kubernetes.io/aws-load-balancer-security-groups": "sg-0123456789abcdef0"}
+		map[string]string{"service.beta.kubernetes.io/aws-load-balancer-proxy-protocol": "*"}
 }
 
 func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {

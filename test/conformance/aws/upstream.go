@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing/types"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
+	"github.com/aws/smithy-go"
 	corev1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 
@@ -196,10 +198,16 @@ func (c *Cloud) makeUpstreamNLB(ctx context.Context, svc *corev1.Service, backen
 		perms = append(perms, ec2types.IpPermission{IpProtocol: aws.String("tcp"), FromPort: aws.Int32(p.NodePort), ToPort: aws.Int32(p.NodePort),
 			IpRanges: []ec2types.IpRange{{CidrIp: aws.String("0.0.0.0/0"), Description: aws.String("kubernetes.io/rule/nlb/client=" + name)}}})
 	}
-	perms = append(perms, ec2types.IpPermission{IpProtocol: aws.String("icmp"), FromPort: aws.Int32(3), ToPort: aws.Int32(4),
-		IpRanges: []ec2types.IpRange{{CidrIp: aws.String("0.0.0.0/0"), Description: aws.String("kubernetes.io/rule/nlb/mtu")}}})
 	if _, err := ec2c.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(c.fx.NodeSecurityGroupID), IpPermissions: perms}); err != nil {
 		return conformance.UpstreamLoadBalancer{}, fmt.Errorf("node security group rules: %w", err)
+	}
+	// One MTU rule per client CIDR serves every NLB: the first made it.
+	mtu := []ec2types.IpPermission{{IpProtocol: aws.String("icmp"), FromPort: aws.Int32(3), ToPort: aws.Int32(4),
+		IpRanges: []ec2types.IpRange{{CidrIp: aws.String("0.0.0.0/0"), Description: aws.String("kubernetes.io/rule/nlb/mtu")}}}}
+	var apiErr smithy.APIError
+	if _, err := ec2c.AuthorizeSecurityGroupIngress(ctx, &ec2.AuthorizeSecurityGroupIngressInput{GroupId: aws.String(c.fx.NodeSecurityGroupID), IpPermissions: mtu}); err != nil &&
+		!(errors.As(err, &apiErr) && apiErr.ErrorCode() == "InvalidPermission.Duplicate") {
+		return conformance.UpstreamLoadBalancer{}, fmt.Errorf("node security group MTU rule: %w", err)
 	}
 	return conformance.UpstreamLoadBalancer{
 		ID:     aws.ToString(lb.LoadBalancerArn),
