@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,8 +49,11 @@ const (
 
 // world is one control plane, one emulator and one CCM process.
 type world struct {
-	cp    *controlplane.ControlPlane
-	cloud conformance.Cloud
+	cp      *controlplane.ControlPlane
+	cloud   conformance.Cloud
+	adapter conformance.Adapter
+	ccmOpts ccmproc.Options
+	ccmRuns int
 	// cloudName is the adapter's name.
 	cloudName string
 	srv       *cloudsim.Server
@@ -67,6 +71,11 @@ func newWorld(b *testing.B, binary string, extraArgs ...string) *world {
 
 // newWorldWithEnv is newWorld with extra environment for the CCM.
 func newWorldWithEnv(b *testing.B, binary string, env []string, extraArgs ...string) *world {
+	return newWorldWith(b, binary, conformance.Options{ClusterID: clusterID}, env, extraArgs...)
+}
+
+// newWorldWith is newWorld with the cloud started with opts.
+func newWorldWith(b *testing.B, binary string, opts conformance.Options, env []string, extraArgs ...string) *world {
 	b.Helper()
 	w := &world{dir: b.TempDir(), ids: map[string]string{}}
 	var err error
@@ -86,7 +95,8 @@ func newWorldWithEnv(b *testing.B, binary string, env []string, extraArgs ...str
 		b.Fatal(err)
 	}
 	// Routes stay off: the benchmarks measure nodes and load balancers.
-	if w.cloud, err = adapter.Start(conformance.Options{ClusterID: clusterID}); err != nil {
+	w.adapter = adapter
+	if w.cloud, err = adapter.Start(opts); err != nil {
 		b.Fatal(err)
 	}
 	w.cloudName = adapter.Name()
@@ -101,16 +111,12 @@ func newWorldWithEnv(b *testing.B, binary string, env []string, extraArgs ...str
 	if err := os.WriteFile(cfg, []byte(w.cloud.Config().YAML()), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	logFile, _ := os.Create(filepath.Join(w.dir, "ccm.log"))
-	w.ccm, err = ccmproc.Start(ccmproc.Options{
+	w.ccmOpts = ccmproc.Options{
 		Binary: binary, CloudConfig: cfg, Kubeconfig: kubeconfig,
-		Args:   append(append([]string{"--configure-cloud-routes=false", "--v=1"}, w.cloud.ExtraArgs()...), extraArgs...),
-		Output: logFile,
-		Env:    env,
-	})
-	if err != nil {
-		b.Fatal(err)
+		Args: append(append([]string{"--configure-cloud-routes=false", "--v=1"}, w.cloud.ExtraArgs()...), extraArgs...),
+		Env:  env,
 	}
+	w.startCCM(b)
 	b.Cleanup(func() {
 		w.ccm.Stop()
 		if os.Getenv("BENCH_KEEP_LOGS") != "" {
@@ -118,6 +124,19 @@ func newWorldWithEnv(b *testing.B, binary string, env []string, extraArgs ...str
 		}
 	})
 	return w
+}
+
+// startCCM (re)starts the manager; each run logs to its own file.
+func (w *world) startCCM(b *testing.B) {
+	b.Helper()
+	w.ccmRuns++
+	logFile, _ := os.Create(filepath.Join(w.dir, fmt.Sprintf("ccm-%d.log", w.ccmRuns)))
+	o := w.ccmOpts
+	o.Output = logFile
+	var err error
+	if w.ccm, err = ccmproc.Start(o); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // launch starts n instances, spread over the zones, and returns the
@@ -246,12 +265,18 @@ func TestMain(m *testing.M) {
 }
 
 func callsByOp(calls map[string]int, filter func(string) bool) string {
+	// Operations are "<service>:<Action>"; the action reads best, unless
+	// two services have it (AWS's two ELB APIs).
+	services := map[string]int{}
+	for op := range calls {
+		_, action, _ := strings.Cut(op, ":")
+		services[action]++
+	}
 	var ops []string
 	for op, n := range calls {
 		if n > 0 && filter(op) {
-			// Operations are "<service>:<Action>"; the action reads best.
 			_, action, _ := strings.Cut(op, ":")
-			if action == "" {
+			if action == "" || services[action] > 1 {
 				action = op
 			}
 			ops = append(ops, fmt.Sprintf("%s %d", action, n))
@@ -397,12 +422,7 @@ func BenchmarkLoadBalancers(b *testing.B) {
 		names := w.launch(b, nodes)
 		w.register(b, names)
 		w.waitInitialized(b, nodes, 5*time.Minute)
-		if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "read", Latency: readDelay}); err != nil {
-			b.Fatal(err)
-		}
-		if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "mutating", Latency: writeDelay}); err != nil {
-			b.Fatal(err)
-		}
+		w.setLatency(b)
 		scenario := "200 LB Services at once (50 ms reads, 200 ms writes)"
 		// Clouds whose load balancers provision asynchronously (Octavia)
 		// take 2 s per change here, as a fast provider does.
@@ -509,6 +529,12 @@ func BenchmarkScale(b *testing.B) {
 
 // createServices creates n LoadBalancer Services at once.
 func (w *world) createServices(b *testing.B, n int) {
+	w.createServicesAs(b, n, "svc", nil)
+}
+
+// createServicesAs creates n LoadBalancer Services named <prefix>-NNNN
+// at once, the i-th with annotations(i) when annotations is set.
+func (w *world) createServicesAs(b *testing.B, n int, prefix string, annotations func(int) map[string]string) {
 	b.Helper()
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -521,12 +547,15 @@ func (w *world) createServices(b *testing.B, n int) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			svc := &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("svc-%04d", s), Namespace: "default"},
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%04d", prefix, s), Namespace: "default"},
 				Spec: corev1.ServiceSpec{
 					Type:     corev1.ServiceTypeLoadBalancer,
 					Selector: map[string]string{"app": "x"},
 					Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}},
 				},
+			}
+			if annotations != nil {
+				svc.Annotations = annotations(s)
 			}
 			if _, err := w.client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 				errs <- fmt.Errorf("create service %s: %w", svc.Name, err)
@@ -558,4 +587,155 @@ func (w *world) waitAddresses(b *testing.B, n int, timeout time.Duration) {
 		}
 		return done >= n, fmt.Sprintf("%d/%d have an address", done, n)
 	})
+}
+
+// BenchmarkAdoption: a cluster switched from the upstream CCM. 200
+// Services whose load balancers the upstream CCM made (its shapes in
+// turn: on AWS 100 Classic ELBs and 100 NLBs) exist when the manager
+// starts with the config import-config writes; then 200 new Services at
+// once with that config (on AWS, Classic ELBs).
+func BenchmarkAdoption(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		w := newWorldWith(b, buildBinary(b), conformance.Options{ClusterID: clusterID, Switched: true}, nil)
+		if why := w.adapter.Features().NoAdoption; why != "" {
+			b.Skip(why)
+		}
+		const nodes, services = 20, 200
+		names := w.launch(b, nodes)
+		w.register(b, names)
+		w.waitInitialized(b, nodes, 5*time.Minute)
+		var backends []conformance.Instance
+		for _, n := range names {
+			backends = append(backends, conformance.Instance{ID: w.ids[n], NodeName: n})
+		}
+		shapes := w.adapter.Features().AdoptionShapes
+		if shapes == nil {
+			shapes = map[string]map[string]string{"": nil}
+		}
+		kinds := slices.Sorted(maps.Keys(shapes))
+
+		// The upstream CCM's turn: this manager is not running.
+		w.ccm.Stop()
+		ctx := context.Background()
+		w.createServicesAs(b, services, "up", func(i int) map[string]string { return maps.Clone(shapes[kinds[i%len(kinds)]]) })
+		want := map[string]string{}
+		ids := map[string]string{}
+		for s := range services {
+			name := fmt.Sprintf("up-%04d", s)
+			svc, err := w.client.CoreV1().Services("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			up, err := w.cloud.MakeUpstreamLoadBalancer(svc, clusterID, backends)
+			if err != nil {
+				b.Fatalf("%s: %v", name, err)
+			}
+			for k, v := range up.Annotations {
+				metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
+			}
+			svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
+			if svc, err = w.client.CoreV1().Services("default").Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			svc.Status.LoadBalancer = up.Status
+			if _, err := w.client.CoreV1().Services("default").UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			want[name] = statusAddrs(up.Status)
+			ids[name] = up.ID
+		}
+		lbsBefore := len(w.cloud.Inventory())
+
+		w.setLatency(b)
+		scenario := fmt.Sprintf("%d upstream-made load balancers adopted (%s; 50 ms reads, 200 ms writes)", services, shapeCounts(kinds, services))
+		w.srv.ResetCalls()
+		start := time.Now()
+		w.startCCM(b)
+		w.waitFor(b, 30*time.Minute, func(ctx context.Context) (bool, string) {
+			evs, err := w.client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Service,reason=EnsuredLoadBalancer"})
+			if err != nil {
+				return false, err.Error()
+			}
+			synced := map[string]bool{}
+			for _, e := range evs.Items {
+				synced[e.InvolvedObject.Name] = true
+			}
+			return len(synced) >= services, fmt.Sprintf("%d/%d Services synced", len(synced), services)
+		})
+		elapsed := time.Since(start)
+		calls := w.srv.Calls()
+		changed, moved := 0, 0
+		list, err := w.client.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, svc := range list.Items {
+			if got := statusAddrs(svc.Status.LoadBalancer); got != want[svc.Name] {
+				changed++
+				b.Logf("%s: address %s, was %s", svc.Name, got, want[svc.Name])
+			}
+			key := types.NamespacedName{Namespace: "default", Name: svc.Name}
+			if lbs := w.cloud.LoadBalancers(key); len(lbs) != 1 || lbs[0].ID != ids[svc.Name] {
+				moved++
+				b.Logf("%s: load balancers %+v, upstream's %s", svc.Name, lbs, ids[svc.Name])
+			}
+		}
+		record(b, scenario, "time until every Service is synced", elapsed.Round(100*time.Millisecond).String(), "")
+		record(b, scenario, "mutating calls", callsByOp(calls, w.mutating), "")
+		record(b, scenario, "read calls", callsByOp(calls, func(op string) bool { return !w.mutating(op) }), "")
+		record(b, scenario, "changed addresses / Services not on their upstream load balancer", fmt.Sprintf("%d / %d", changed, moved), "0 / 0")
+		record(b, scenario, "cloud resources added", fmt.Sprint(len(w.cloud.Inventory())-lbsBefore), "")
+		if changed+moved > 0 {
+			b.Errorf("%d Services changed address and %d moved off their upstream load balancer", changed, moved)
+		}
+
+		// New Services with the switched config.
+		time.Sleep(5 * time.Second)
+		w.srv.ResetCalls()
+		start = time.Now()
+		w.createServicesAs(b, services, "svc", nil)
+		w.waitAddresses(b, 2*services, 30*time.Minute)
+		elapsed = time.Since(start)
+		calls = w.srv.Calls()
+		scenario = fmt.Sprintf("%d new LB Services at once, switched config (50 ms reads, 200 ms writes)", services)
+		record(b, scenario, "time until all have an address", elapsed.Round(100*time.Millisecond).String(), "")
+		record(b, scenario, "mutating calls", callsByOp(calls, w.mutating), "")
+		record(b, scenario, "read calls", callsByOp(calls, func(op string) bool { return !w.mutating(op) }), "")
+	}
+}
+
+// setLatency injects the cloud-wide latencies the load balancer rows use.
+func (w *world) setLatency(b *testing.B) {
+	b.Helper()
+	if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "read", Latency: readDelay}); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "mutating", Latency: writeDelay}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func statusAddrs(st corev1.LoadBalancerStatus) string {
+	var out []string
+	for _, in := range st.Ingress {
+		out = append(out, in.IP+in.Hostname)
+	}
+	return strings.Join(out, ",")
+}
+
+// shapeCounts says how many Services of each shape n Services in turn
+// make, e.g. "100 classic, 100 nlb".
+func shapeCounts(kinds []string, n int) string {
+	var out []string
+	for i, k := range kinds {
+		c := n / len(kinds)
+		if i < n%len(kinds) {
+			c++
+		}
+		if k == "" {
+			k = "default"
+		}
+		out = append(out, fmt.Sprintf("%d %s", c, k))
+	}
+	return strings.Join(out, ", ")
 }
