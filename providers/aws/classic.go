@@ -174,14 +174,14 @@ func (c *classicLoadBalancers) ensure(ctx context.Context, svc *v1.Service, opts
 	}
 	// Subnets are resolved before anything is created, so a bad subnet
 	// annotation leaves nothing behind.
-	var subnets []string
-	if st.lb == nil {
-		if subnets, err = l.lbSubnets(ctx, opts.lbOptions, vpc); err != nil {
-			return nil, err
-		}
-		if len(subnets) == 0 {
-			return nil, fmt.Errorf("no subnets found in %s for a %s load balancer", vpc, clbScheme(opts.internal))
-		}
+	// An existing load balancer follows them too (syncSubnets); discovery
+	// is cached, so that costs no call unless they changed.
+	subnets, err := l.lbSubnets(ctx, opts.lbOptions, vpc)
+	if err != nil {
+		return nil, err
+	}
+	if len(subnets) == 0 {
+		return nil, fmt.Errorf("no subnets found in %s for a %s load balancer", vpc, clbScheme(opts.internal))
 	}
 	if err := l.checkUserGroups(ctx, opts.userSGs, vpc); err != nil {
 		return nil, err
@@ -203,6 +203,9 @@ func (c *classicLoadBalancers) ensure(ctx context.Context, svc *v1.Service, opts
 		}
 	} else {
 		if err := c.ensureListeners(ctx, st, opts); err != nil {
+			return nil, err
+		}
+		if err := c.syncSubnets(ctx, st, subnets); err != nil {
 			return nil, err
 		}
 		if err := c.ensureSecurityGroups(ctx, st, groups); err != nil {

@@ -3,6 +3,7 @@ package aws
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -647,4 +648,42 @@ func TestClassicSchemeChange(t *testing.T) {
 	if got := sortedStrings(info.Instances); !reflect.DeepEqual(got, nodeIDs(nodes)) {
 		t.Errorf("instances %v", got)
 	}
+}
+
+// An existing Classic ELB follows its subnets, as upstream's: a zone
+// dropped is detached, one added attached, and a subnet replacing another
+// in its zone swapped.
+func TestClassicSubnetChanges(t *testing.T) {
+	e := newCLBEnv(t)
+	nodes := e.nodes(1, e.fx.NodeSecurityGroupID)
+	svc := lbService(nil)
+	e.ensure(svc, nodes)
+	zones := slices.Sorted(maps.Keys(e.fx.PublicSubnets))
+	var all []string
+	for _, z := range zones {
+		all = append(all, e.fx.PublicSubnets[z])
+	}
+	if got := e.clb(svc).Subnets; !sameGroups(got, all) {
+		t.Fatalf("subnets %v, want the public ones %v", got, all)
+	}
+	dns := e.clb(svc).DNSName
+	for _, step := range []struct {
+		name string
+		want []string
+	}{
+		{"a zone dropped", all[:2]},
+		{"a zone added back", all},
+		{"a zone's subnet replaced", append([]string{e.fx.PrivateSubnets[zones[0]]}, all[1:]...)},
+	} {
+		svc.Annotations = map[string]string{string(annotationSubnets): strings.Join(step.want, ",")}
+		e.ensure(svc, nodes)
+		info := e.clb(svc)
+		if !sameGroups(info.Subnets, step.want) {
+			t.Errorf("%s: subnets %v, want %v", step.name, info.Subnets, step.want)
+		}
+		if info.DNSName != dns {
+			t.Errorf("%s: DNS name changed", step.name)
+		}
+	}
+	e.deleteAll(svc)
 }

@@ -113,6 +113,8 @@ func newELBv2Calls(c *elbv2.Client) *elbv2Calls {
 type elbCalls struct {
 	AddTags                                 op[elb.AddTagsInput, elb.AddTagsOutput, elb.Options]
 	ApplySecurityGroupsToLoadBalancer       op[elb.ApplySecurityGroupsToLoadBalancerInput, elb.ApplySecurityGroupsToLoadBalancerOutput, elb.Options]
+	AttachLoadBalancerToSubnets             op[elb.AttachLoadBalancerToSubnetsInput, elb.AttachLoadBalancerToSubnetsOutput, elb.Options]
+	DetachLoadBalancerFromSubnets           op[elb.DetachLoadBalancerFromSubnetsInput, elb.DetachLoadBalancerFromSubnetsOutput, elb.Options]
 	ConfigureHealthCheck                    op[elb.ConfigureHealthCheckInput, elb.ConfigureHealthCheckOutput, elb.Options]
 	CreateLoadBalancer                      op[elb.CreateLoadBalancerInput, elb.CreateLoadBalancerOutput, elb.Options]
 	CreateLoadBalancerListeners             op[elb.CreateLoadBalancerListenersInput, elb.CreateLoadBalancerListenersOutput, elb.Options]
@@ -134,6 +136,8 @@ func newELBCalls(c *elb.Client) *elbCalls {
 	return &elbCalls{
 		AddTags:                                 c.AddTags,
 		ApplySecurityGroupsToLoadBalancer:       c.ApplySecurityGroupsToLoadBalancer,
+		AttachLoadBalancerToSubnets:             c.AttachLoadBalancerToSubnets,
+		DetachLoadBalancerFromSubnets:           c.DetachLoadBalancerFromSubnets,
 		ConfigureHealthCheck:                    c.ConfigureHealthCheck,
 		CreateLoadBalancer:                      c.CreateLoadBalancer,
 		CreateLoadBalancerListeners:             c.CreateLoadBalancerListeners,

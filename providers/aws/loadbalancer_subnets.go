@@ -18,7 +18,17 @@ import (
 // afterwards (AWS allows removing them only in limited cases).
 func (l *loadBalancers) lbSubnets(ctx context.Context, opts *lbOptions, vpc string) ([]string, error) {
 	if len(opts.subnets) > 0 {
-		return l.resolveSubnetAnnotation(ctx, opts.subnets, vpc)
+		// Cached like discovery: a Classic ELB checks its subnets on
+		// every sync.
+		key := vpc + "/annotation/" + strings.Join(opts.subnets, ",")
+		if ids, ok := l.subnets.Get(key); ok {
+			return ids, nil
+		}
+		ids, err := l.resolveSubnetAnnotation(ctx, opts.subnets, vpc)
+		if err == nil {
+			l.subnets.Set(key, ids)
+		}
+		return ids, err
 	}
 	if l.cfg != nil {
 		if opts.internal && len(l.cfg.Subnets.Internal) > 0 {
