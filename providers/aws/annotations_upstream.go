@@ -35,8 +35,9 @@ func upstreamAnnotations(defaultType string) *upstreamann.Table {
 	return &upstreamann.Table{
 		Upstream: "the upstream AWS CCM",
 		Elsewhere: func(svc *v1.Service) bool {
-			// Unknown types are rejected by the backend itself with a
-			// precise error; the gate only needs to step aside.
+			// Only the AWS Load Balancer Controller's types are another
+			// controller's: any other type is a Classic ELB here, as
+			// upstream (serviceLBKind), whose rows the gate applies.
 			elsewhere, _ := implementedElsewhere(svc)
 			return elsewhere
 		},
@@ -194,49 +195,49 @@ func upstreamAnnotations(defaultType string) *upstreamann.Table {
 				Key:      string(annotationHCProtocol),
 				Support:  upstreamann.Supported,
 				Upstream: "Sets the health check protocol (TCP, HTTP or HTTPS).",
-				Note:     "The same here, on Network Load Balancers.",
+				Note:     "The same here, on NLBs and Classic ELBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:190"),
 			},
 			{
 				Key:      string(annotationHCPort),
 				Support:  upstreamann.Supported,
 				Upstream: "Sets the health check port (a number or traffic-port).",
-				Note:     "The same here, on Network Load Balancers.",
+				Note:     "The same here, on NLBs and Classic ELBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:195"),
 			},
 			{
 				Key:      string(annotationHCPath),
 				Support:  upstreamann.Supported,
 				Upstream: "Sets the path of an HTTP or HTTPS health check.",
-				Note:     "The same here, on Network Load Balancers.",
+				Note:     "The same here, on NLBs and Classic ELBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:200"),
 			},
 			{
 				Key:      string(annotationHCHealthyThreshold),
 				Support:  upstreamann.Supported,
 				Upstream: "Sets how many passed checks make a target healthy.",
-				Note:     "The same here, on Network Load Balancers.",
+				Note:     "The same here, on NLBs and Classic ELBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:206"),
 			},
 			{
 				Key:      string(annotationHCUnhealthyThreshold),
 				Support:  upstreamann.Supported,
 				Upstream: "Sets how many failed checks make a target unhealthy.",
-				Note:     "The same here, on Network Load Balancers.",
+				Note:     "The same here, on NLBs and Classic ELBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:211"),
 			},
 			{
 				Key:      string(annotationHCTimeout),
 				Support:  upstreamann.Supported,
 				Upstream: "Sets the health check timeout in seconds.",
-				Note:     "The same here, on Network Load Balancers.",
+				Note:     "The same here, on NLBs and Classic ELBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:216"),
 			},
 			{
 				Key:      string(annotationHCInterval),
 				Support:  upstreamann.Supported,
 				Upstream: "Sets the interval between health checks in seconds.",
-				Note:     "The same here, on Network Load Balancers.",
+				Note:     "The same here, on NLBs and Classic ELBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:220"),
 			},
 			{
