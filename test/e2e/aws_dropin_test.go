@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	elb "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing"
 	elbtypes "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancing/types"
 	elbv2 "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2"
@@ -44,6 +45,8 @@ const (
 	annCrossZone       = "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled"
 	annDraining        = "service.beta.kubernetes.io/aws-load-balancer-connection-draining-enabled"
 	annDrainingTimeout = "service.beta.kubernetes.io/aws-load-balancer-connection-draining-timeout"
+	annSecurityGroups  = "service.beta.kubernetes.io/aws-load-balancer-security-groups"
+	annExtraSGs        = "service.beta.kubernetes.io/aws-load-balancer-extra-security-groups"
 
 	// typeClassic is any type but nlb, external and nlb-ip: upstream
 	// makes a Classic ELB for it, and so does ours whatever defaultType
@@ -345,6 +348,51 @@ func TestAWSDropIn(t *testing.T) {
 		}
 		checkExtraTags(t, aws.ToString(lb.LoadBalancerName), have, key, e.fx.ClusterTagKey)
 		deleteServiceAndWait(t, key)
+	})
+
+	t.Run("the user's security groups", func(t *testing.T) {
+		ctx := context.Background()
+		// Groups the user made; they are the user's to delete.
+		user, err := e.emu.CreateSecurityGroup(e.fx.VPCID, "dropin-user", "the user's load balancer group", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra, err := e.emu.CreateSecurityGroup(e.fx.VPCID, "dropin-extra", "the user's extra group", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			for _, id := range []string{user, extra} {
+				if _, err := e.ec2(t).DeleteSecurityGroup(ctx, &ec2.DeleteSecurityGroupInput{GroupId: aws.String(id)}); err != nil {
+					t.Errorf("delete the user's group %s: %v", id, err)
+				}
+			}
+		})
+		key, svc := e.provision(t, dropInService("user-sgs", map[string]string{
+			annLBType: typeClassic, annSecurityGroups: user, annExtraSGs: extra,
+		}, 80), i1, i2)
+		// Exactly the user's groups: no k8s-elb- group of ours.
+		if got := e.clbOf(t, key).SecurityGroups; !slices.Equal(got, []string{user, extra}) {
+			t.Errorf("Classic ELB security groups %v, want the user's %v", got, []string{user, extra})
+		}
+		if owned := e.resources(cloudsimaws.KindSecurityGroup, key.String()); len(owned) != 0 {
+			t.Errorf("a security group was made although the user's replace it: %v", owned)
+		}
+		// The nodes admit the first of them on the NodePort; the user's
+		// groups themselves are left as they were.
+		rule := fmt.Sprintf("ingress peer: %s, TCP, from port: %d, to port: %d, ALLOW", user, nodePort(svc, 80), nodePort(svc, 80))
+		if rules := e.rulesOf(e.fx.NodeSecurityGroupID); !strings.Contains(rules, rule) {
+			t.Errorf("node security group lacks %q:\n%s", rule, rules)
+		}
+		for _, id := range []string{user, extra} {
+			if rules := e.rulesOf(id); strings.Contains(rules, "ingress") {
+				t.Errorf("the user's group %s was changed:\n%s", id, rules)
+			}
+		}
+		deleteServiceAndWait(t, key)
+		if rules := e.rulesOf(e.fx.NodeSecurityGroupID); strings.Contains(rules, "peer: "+user) {
+			t.Errorf("a node rule admitting the user's group is left:\n%s", rules)
+		}
 	})
 
 	t.Run("subnets discovered as upstream", func(t *testing.T) {
