@@ -369,6 +369,13 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 		var add, remove []sgRule
 		if targets[id] {
 			add, remove = diffRules(want, have)
+			if sg != nil && admitsAll(sg.IpPermissions, lbSG) {
+				// Upstream's Classic ELB rule (all traffic from the load
+				// balancer's group, aws.go:3062-3080) already admits it:
+				// an adopted one needs no rule of ours, and its group's
+				// deletion revokes upstream's.
+				add = nil
+			}
 		} else {
 			_, remove = diffRules(nil, have)
 		}
@@ -511,4 +518,19 @@ func (l *loadBalancers) deleteSecurityGroupWithRules(ctx context.Context, svc *v
 	default:
 		return fmt.Errorf("delete security group %s: %w", id, err)
 	}
+}
+
+// admitsAll says perms hold a rule admitting all traffic from group src.
+func admitsAll(perms []ec2types.IpPermission, src string) bool {
+	for _, p := range perms {
+		if aws.ToString(p.IpProtocol) != "-1" {
+			continue
+		}
+		for _, pair := range p.UserIdGroupPairs {
+			if aws.ToString(pair.GroupId) == src {
+				return true
+			}
+		}
+	}
+	return false
 }

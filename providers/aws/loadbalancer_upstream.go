@@ -202,6 +202,13 @@ func (l *loadBalancers) lbSubnetCIDRs(ctx context.Context, lb *elbv2types.LoadBa
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("load balancer %s reports no subnets", aws.ToString(lb.LoadBalancerName))
 	}
+	// NLBs mostly share their subnets: one read serves them all, and a
+	// subnet's CIDR never changes.
+	sort.Strings(ids)
+	key := "cidrs/" + strings.Join(ids, ",")
+	if cidrs, ok := l.subnets.Get(key); ok {
+		return cidrs, nil
+	}
 	out, err := l.api.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{SubnetIds: ids})
 	if err != nil {
 		return nil, fmt.Errorf("describe subnets of load balancer %s: %w", aws.ToString(lb.LoadBalancerName), err)
@@ -211,6 +218,7 @@ func (l *loadBalancers) lbSubnetCIDRs(ctx context.Context, lb *elbv2types.LoadBa
 		cidrs = append(cidrs, aws.ToString(s.CidrBlock))
 	}
 	sort.Strings(cidrs)
+	l.subnets.Set(key, cidrs)
 	return cidrs, nil
 }
 
