@@ -254,6 +254,8 @@ type lbOptions struct {
 	// userSGs are the security groups the Service names
 	// (loadbalancer_usergroups.go).
 	userSGs userGroups
+	// lbAttributes are an NLB's attributes (loadbalancer_attributes.go).
+	lbAttributes nlbAttributes
 }
 
 // implementedElsewhere reports whether the Service asks for a load balancer
@@ -304,6 +306,10 @@ func parseLBOptions(svc *v1.Service) (*lbOptions, error) {
 	if err != nil {
 		return nil, err
 	}
+	attrs, err := parseNLBAttributes(svc)
+	if err != nil {
+		return nil, err
+	}
 	return &lbOptions{
 		internal:     internal,
 		subnets:      subnets,
@@ -313,6 +319,7 @@ func parseLBOptions(svc *v1.Service) (*lbOptions, error) {
 		extraTags:    extraTags,
 		tgAttributes: tgAttrs,
 		userSGs:      groups,
+		lbAttributes: attrs,
 	}, nil
 }
 

@@ -91,25 +91,24 @@ func upstreamAnnotations(defaultType string) *upstreamann.Table {
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:115"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-access-log-enabled",
-				Support:  upstreamann.Ignored,
-				ByValue:  supportedWhenBool(false),
-				Upstream: "Turns the Classic ELB's access logs on or off.",
-				Note:     "Served on Classic ELBs, as upstream; the NLB here writes no access logs (\"false\" is what it does anyway), so on NLBs remove the annotation.",
+				Key:      string(annotationAccessLogEnabled),
+				Support:  upstreamann.Supported,
+				Upstream: "Turns the load balancer's S3 access logs on or off (Classic ELBs and NLBs; off when absent).",
+				Note:     "The same here, on Classic ELBs and NLBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:119"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-access-log-s3-bucket-name",
-				Support:  upstreamann.Ignored,
-				Upstream: "Names the S3 bucket of the Classic ELB's access logs.",
-				Note:     "Served on Classic ELBs, as upstream; the NLB here writes no access logs, so on NLBs remove the annotation.",
+				Key:      string(annotationAccessLogBucket),
+				Support:  upstreamann.Supported,
+				Upstream: "Names the S3 bucket of the load balancer's access logs.",
+				Note:     "The same here, on Classic ELBs and NLBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:123"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-access-log-s3-bucket-prefix",
-				Support:  upstreamann.Ignored,
-				Upstream: "Sets the S3 key prefix of the Classic ELB's access logs.",
-				Note:     "Served on Classic ELBs, as upstream; the NLB here writes no access logs, so on NLBs remove the annotation.",
+				Key:      string(annotationAccessLogPrefix),
+				Support:  upstreamann.Supported,
+				Upstream: "Sets the S3 key prefix of the load balancer's access logs.",
+				Note:     "The same here, on Classic ELBs and NLBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:127"),
 			},
 			{
@@ -135,11 +134,10 @@ func upstreamAnnotations(defaultType string) *upstreamann.Table {
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:139"),
 			},
 			{
-				Key:      "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled",
-				Support:  upstreamann.Ignored,
-				ByValue:  supportedWhenBool(false),
-				Upstream: "Turns cross-zone load balancing of the Classic ELB on or off (default off).",
-				Note:     "Served on Classic ELBs, as upstream. On NLBs cross-zone load balancing stays off, the NLB default, so each zone's NLB node sends only to targets in its zone (\"false\" is what it does anyway); remove the annotation.",
+				Key:      string(annotationCrossZone),
+				Support:  upstreamann.Supported,
+				Upstream: "Turns cross-zone load balancing of the load balancer on or off (Classic ELBs and NLBs; off when absent).",
+				Note:     "The same here, on Classic ELBs and NLBs.",
 				Ref:      upstreamRef("pkg/providers/v1/aws.go:143"),
 			},
 			{
@@ -284,14 +282,10 @@ var nlbAnnotations = map[string]bool{
 // as upstream does (classic_options.go).
 var classicAnnotations = map[string]bool{
 	string(annotationProxyProtocol):     true,
-	string(annotationCrossZone):         true,
 	string(annotationIdleTimeout):       true,
 	string(annotationDrainingEnabled):   true,
 	string(annotationDrainingTimeout):   true,
-	string(annotationAccessLogEnabled):  true,
 	string(annotationAccessLogInterval): true,
-	string(annotationAccessLogBucket):   true,
-	string(annotationAccessLogPrefix):   true,
 }
 
 // unlessEmpty is for annotations the upstream CCM reads only when their

@@ -76,7 +76,8 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 		{name: "backend protocol http is served on an NLB (TCP, as upstream)", ann: map[string]string{backendProto: "http"}},
 		{name: "target group attributes, PROXY protocol v2 included, are served", ann: map[string]string{tgAttributes: "preserve_client_ip.enabled=true, proxy_protocol_v2.enabled=true"}},
 		{name: "cross-zone off is ours", ann: map[string]string{crossZone: "false"}},
-		{name: "cross-zone on is ignored", ann: map[string]string{crossZone: "true"}, ignored: []string{crossZone}},
+		{name: "cross-zone on is served on an NLB", ann: map[string]string{crossZone: "true"}},
+		{name: "a Classic ELB's access log interval is ignored on an NLB", ann: map[string]string{prefix + "aws-load-balancer-access-log-emit-interval": "5"}, ignored: []string{prefix + "aws-load-balancer-access-log-emit-interval"}},
 		{
 			name:    "both kinds, in key order",
 			ann:     map[string]string{sslCert: "arn", idleTimeout: "120", backendProto: "https", secGroups: "sg-1", proxyProto: "*"},

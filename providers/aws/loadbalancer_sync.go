@@ -131,6 +131,9 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		}
 	}
 
+	if err := l.ensureNLBAttributes(ctx, st, opts.lbAttributes, fresh); err != nil {
+		return nil, nil, err
+	}
 	tgs, created, err := l.ensureTargetGroups(ctx, svc, opts, st, vpc)
 	if err != nil {
 		return nil, nil, err
