@@ -186,24 +186,6 @@ func (l *loadBalancers) nsgOps() sharedOps[armnetwork.SecurityGroup] {
 	}
 }
 
-// serviceName is upstream's name for a Service's frontend, rules and
-// probes: "a" and its UID without dashes, so upstream-made parts are
-// found and updated, not duplicated.
-func serviceName(svc *v1.Service) string {
-	return "a" + strings.ReplaceAll(string(svc.UID), "-", "")
-}
-
-// publicIPName is the name of the public IP the manager makes for a
-// Service: <clusterID>-a<uid>, at most 80 characters.
-func (l *loadBalancers) publicIPName(svc *v1.Service) string {
-	n := l.clusterID + "-" + serviceName(svc)
-	if len(n) > 80 {
-		n = n[len(n)-80:]
-		n = strings.TrimLeft(n, "-._")
-	}
-	return n
-}
-
 func serviceKey(svc *v1.Service) string { return svc.Namespace + "/" + svc.Name }
 
 // writerFor is the Service's load balancer writer.
@@ -230,7 +212,7 @@ func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1
 // GetLoadBalancer reports the Service's frontend address, if the Service
 // has a frontend on either load balancer.
 func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
-	name := serviceName(svc)
+	names := []lbNames{upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)}
 	for _, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
 		lb, found, err := w.current(ctx, false)
 		if err != nil {
@@ -239,7 +221,12 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.S
 		if !found {
 			continue
 		}
-		fe := findFrontend(lb, name)
+		var fe *armnetwork.FrontendIPConfiguration
+		for _, n := range names {
+			if fe == nil {
+				fe = findFrontend(lb, n.frontend)
+			}
+		}
 		if fe == nil {
 			continue
 		}
@@ -286,23 +273,26 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	this, other := l.writerFor(sp)
-	name := serviceName(svc)
+	names, err := l.namesFor(ctx, svc)
+	if err != nil {
+		return nil, err
+	}
 	// previousPIP is the public IP the Service's frontend had, on either
 	// load balancer, before this sync.
 	var previousPIP string
 	notePIP := func(lb *armnetwork.LoadBalancer) {
-		if old := findFrontend(lb, name); old != nil && old.Properties != nil && old.Properties.PublicIPAddress != nil {
+		if old := findFrontend(lb, names.frontend); old != nil && old.Properties != nil && old.Properties.PublicIPAddress != nil {
 			previousPIP = deref(old.Properties.PublicIPAddress.ID)
 		}
 	}
 	// The Service may have moved between public and internal.
 	if _, err := other.submit(ctx, false, func(lb *armnetwork.LoadBalancer) (bool, error) {
 		notePIP(lb)
-		return removeService(name)(lb)
+		return removeService(names)(lb)
 	}); err != nil {
 		return nil, err
 	}
-	fe, pipAddress, err := l.frontendFor(ctx, svc, sp)
+	fe, pipAddress, err := l.frontendFor(ctx, svc, sp, names)
 	if err != nil {
 		return nil, err
 	}
@@ -315,28 +305,28 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		var err error
 		lb, err = this.submit(gctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
 			notePIP(lb)
-			changed := ensureService(lb, l.lbID(lbName), l.clusterID, name, fe, sp)
+			changed := ensureService(lb, l.lbID(lbName), l.clusterID, names, fe, sp)
 			return l.ensurePool(lb, backends) || changed, nil
 		})
 		return err
 	})
-	g.Go(func() error { return l.ensureRules(gctx, name, sp) })
+	g.Go(func() error { return l.ensureRules(gctx, names.base, sp) })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	// A Service that moved to a user's public IP, or to internal, no
 	// longer needs the one the manager made for it.
-	if ours := l.publicIPID(l.publicIPName(svc)); previousPIP != "" && strings.EqualFold(previousPIP, ours) && !strings.EqualFold(feIPID(fe), ours) {
-		if err := l.releasePublicIP(ctx, svc); err != nil {
+	if ours := l.publicIPID(names.pip); previousPIP != "" && strings.EqualFold(previousPIP, ours) && !strings.EqualFold(feIPID(fe), ours) {
+		if err := l.releasePublicIP(ctx, svc, names.pip); err != nil {
 			return nil, err
 		}
 	}
 	if pipAddress != "" {
 		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: pipAddress}}}, nil
 	}
-	got := findFrontend(lb, name)
+	got := findFrontend(lb, names.frontend)
 	if got == nil {
-		return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, name)
+		return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, names.frontend)
 	}
 	return l.frontendStatus(ctx, got)
 }
@@ -374,18 +364,23 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 // public IP if the manager made it. Anything already gone is fine, so a
 // deletion interrupted at any point completes on the next try.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
-	name := serviceName(svc)
+	// Both namings: a Service made before upstream's names may still
+	// have parts under the legacy ones.
+	up, legacy := upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)
 	if l.nsg != nil {
-		if _, err := l.nsg.submit(ctx, false, removeRules(name)); err != nil {
+		if _, err := l.nsg.submit(ctx, false, removeRules(up.base, legacy.base)); err != nil {
 			return err
 		}
 	}
 	for _, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
-		if _, err := w.submit(ctx, false, removeService(name)); err != nil {
+		if _, err := w.submit(ctx, false, removeService(up, legacy)); err != nil {
 			return err
 		}
 	}
-	return l.releasePublicIP(ctx, svc)
+	if err := l.releasePublicIP(ctx, svc, up.pip); err != nil {
+		return err
+	}
+	return l.releasePublicIP(ctx, svc, legacy.pip)
 }
 
 // backendAddresses are the pool's addresses: each Node's first InternalIP,

@@ -43,8 +43,8 @@ func findFrontend(lb *armnetwork.LoadBalancer, name string) *armnetwork.Frontend
 // frontendFor is the Service's desired frontend: a private address in its
 // subnet, or a public IP (the manager's own, created if missing, or the
 // user's); pipAddress is the public address.
-func (l *loadBalancers) frontendFor(ctx context.Context, svc *v1.Service, sp *lbSpec) (fe *armnetwork.FrontendIPConfiguration, pipAddress string, err error) {
-	name := serviceName(svc)
+func (l *loadBalancers) frontendFor(ctx context.Context, svc *v1.Service, sp *lbSpec, names lbNames) (fe *armnetwork.FrontendIPConfiguration, pipAddress string, err error) {
+	name := names.frontend
 	if sp.internal {
 		props := &armnetwork.FrontendIPConfigurationPropertiesFormat{
 			Subnet:                    &armnetwork.Subnet{ID: to.Ptr(l.subnetID(sp.subnet))},
@@ -56,7 +56,7 @@ func (l *loadBalancers) frontendFor(ctx context.Context, svc *v1.Service, sp *lb
 		}
 		return &armnetwork.FrontendIPConfiguration{Name: to.Ptr(name), Properties: props}, "", nil
 	}
-	id, addr, err := l.ensurePublicIP(ctx, svc, sp)
+	id, addr, err := l.ensurePublicIP(ctx, svc, sp, names)
 	if err != nil {
 		return nil, "", err
 	}
@@ -108,25 +108,25 @@ func sameFrontend(a, b *armnetwork.FrontendIPConfigurationPropertiesFormat) bool
 
 // ensureService makes lb hold the Service's frontend, and a rule and a
 // probe per port, and nothing else named after the Service.
-func ensureService(lb *armnetwork.LoadBalancer, lbID, pool, name string, fe *armnetwork.FrontendIPConfiguration, sp *lbSpec) bool {
+func ensureService(lb *armnetwork.LoadBalancer, lbID, pool string, names lbNames, fe *armnetwork.FrontendIPConfiguration, sp *lbSpec) bool {
 	if lb.Properties == nil {
 		lb.Properties = &armnetwork.LoadBalancerPropertiesFormat{}
 	}
 	p := lb.Properties
 	changed := false
-	if cur := findFrontend(lb, name); cur == nil {
-		p.FrontendIPConfigurations = append(p.FrontendIPConfigurations, &armnetwork.FrontendIPConfiguration{Name: to.Ptr(name), Properties: fe.Properties})
+	if cur := findFrontend(lb, names.frontend); cur == nil {
+		p.FrontendIPConfigurations = append(p.FrontendIPConfigurations, &armnetwork.FrontendIPConfiguration{Name: to.Ptr(names.frontend), Properties: fe.Properties})
 		changed = true
 	} else if !sameFrontend(cur.Properties, fe.Properties) {
 		cur.Properties = fe.Properties
 		changed = true
 	}
-	rules, probes := desiredRules(lbID, pool, name, sp)
+	rules, probes := desiredRules(lbID, pool, names, sp)
 	var rulesChanged, probesChanged bool
-	p.LoadBalancingRules, rulesChanged = reconcileOwned(p.LoadBalancingRules, rules, name,
+	p.LoadBalancingRules, rulesChanged = reconcileOwned(p.LoadBalancingRules, rules, names.base,
 		func(r *armnetwork.LoadBalancingRule) *string { return r.Name },
 		func(a, b *armnetwork.LoadBalancingRule) bool { return sameRule(a.Properties, b.Properties) })
-	p.Probes, probesChanged = reconcileOwned(p.Probes, probes, name,
+	p.Probes, probesChanged = reconcileOwned(p.Probes, probes, names.base,
 		func(r *armnetwork.Probe) *string { return r.Name },
 		func(a, b *armnetwork.Probe) bool { return sameProbe(a.Properties, b.Properties) })
 	return changed || rulesChanged || probesChanged
@@ -181,21 +181,16 @@ func ownedBy(part, name string) bool {
 	return len(part) > len(name) && strings.EqualFold(part[:len(name)+1], name+"-")
 }
 
-// ruleName is upstream's name of a Service port's rule and probe.
-func ruleName(name string, p v1.ServicePort) string {
-	return name + "-" + string(p.Protocol) + "-" + strconv.Itoa(int(p.Port))
-}
-
 // desiredRules are the Service's rules and probes by lower-cased name.
 // With floating IP off, the load balancer sends each port's traffic to
 // the nodes' NodePort.
-func desiredRules(lbID, pool, name string, sp *lbSpec) (map[string]*armnetwork.LoadBalancingRule, map[string]*armnetwork.Probe) {
+func desiredRules(lbID, pool string, names lbNames, sp *lbSpec) (map[string]*armnetwork.LoadBalancingRule, map[string]*armnetwork.Probe) {
 	rules := map[string]*armnetwork.LoadBalancingRule{}
 	probes := map[string]*armnetwork.Probe{}
 	for _, port := range sp.ports {
-		rn := ruleName(name, port)
+		rn := names.rule(port)
 		props := &armnetwork.LoadBalancingRulePropertiesFormat{
-			FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(lbID + "/frontendIPConfigurations/" + name)},
+			FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(lbID + "/frontendIPConfigurations/" + names.frontend)},
 			BackendAddressPool:      &armnetwork.SubResource{ID: to.Ptr(lbID + "/backendAddressPools/" + pool)},
 			Protocol:                to.Ptr(armnetwork.TransportProtocol(protocolName(port.Protocol))),
 			FrontendPort:            to.Ptr(port.Port),
@@ -320,22 +315,24 @@ func (l *loadBalancers) ensurePool(lb *armnetwork.LoadBalancer, backends []backe
 
 // removeService is the edit that takes the Service's frontend, rules and
 // probes out of a load balancer.
-func removeService(name string) func(lb *armnetwork.LoadBalancer) (bool, error) {
+func removeService(names ...lbNames) func(lb *armnetwork.LoadBalancer) (bool, error) {
 	return func(lb *armnetwork.LoadBalancer) (bool, error) {
 		if lb.Properties == nil {
 			return false, nil
 		}
 		p := lb.Properties
 		n := len(p.FrontendIPConfigurations) + len(p.LoadBalancingRules) + len(p.Probes)
-		p.FrontendIPConfigurations = slices.DeleteFunc(p.FrontendIPConfigurations, func(fe *armnetwork.FrontendIPConfiguration) bool {
-			return fe != nil && strings.EqualFold(deref(fe.Name), name)
-		})
-		p.LoadBalancingRules = slices.DeleteFunc(p.LoadBalancingRules, func(r *armnetwork.LoadBalancingRule) bool {
-			return r != nil && ownedBy(deref(r.Name), name)
-		})
-		p.Probes = slices.DeleteFunc(p.Probes, func(pr *armnetwork.Probe) bool {
-			return pr != nil && ownedBy(deref(pr.Name), name)
-		})
+		for _, nm := range names {
+			p.FrontendIPConfigurations = slices.DeleteFunc(p.FrontendIPConfigurations, func(fe *armnetwork.FrontendIPConfiguration) bool {
+				return fe != nil && strings.EqualFold(deref(fe.Name), nm.frontend)
+			})
+			p.LoadBalancingRules = slices.DeleteFunc(p.LoadBalancingRules, func(r *armnetwork.LoadBalancingRule) bool {
+				return r != nil && ownedBy(deref(r.Name), nm.base)
+			})
+			p.Probes = slices.DeleteFunc(p.Probes, func(pr *armnetwork.Probe) bool {
+				return pr != nil && ownedBy(deref(pr.Name), nm.base)
+			})
+		}
 		return len(p.FrontendIPConfigurations)+len(p.LoadBalancingRules)+len(p.Probes) != n, nil
 	}
 }
@@ -474,14 +471,14 @@ func (l *loadBalancers) ensureRules(ctx context.Context, name string, sp *lbSpec
 }
 
 // removeRules takes the Service's rules out of the security group.
-func removeRules(name string) func(g *armnetwork.SecurityGroup) (bool, error) {
+func removeRules(bases ...string) func(g *armnetwork.SecurityGroup) (bool, error) {
 	return func(g *armnetwork.SecurityGroup) (bool, error) {
 		if g.Properties == nil {
 			return false, nil
 		}
 		n := len(g.Properties.SecurityRules)
 		g.Properties.SecurityRules = slices.DeleteFunc(g.Properties.SecurityRules, func(r *armnetwork.SecurityRule) bool {
-			return r != nil && ownedBy(deref(r.Name), name)
+			return r != nil && slices.ContainsFunc(bases, func(b string) bool { return ownedBy(deref(r.Name), b) })
 		})
 		return len(g.Properties.SecurityRules) != n, nil
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // Public IPs. A Service gets its own Standard static public IP, named
-// <clusterID>-a<uid> and tagged with the cluster and the Service, unless
+// as upstream names it (naming.go) and tagged with the cluster and the Service, unless
 // it names an existing one (azure-pip-name, or spec.loadBalancerIP):
 // those are the user's and are never changed or deleted.
 
@@ -20,7 +20,7 @@ func (l *loadBalancers) publicIPID(name string) string {
 }
 
 // ensurePublicIP returns the Service's public IP's ID and address.
-func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp *lbSpec) (id, address string, err error) {
+func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp *lbSpec, names lbNames) (id, address string, err error) {
 	rg := l.cfg.LoadBalancerResourceGroup
 	switch {
 	case sp.pipName != "":
@@ -35,7 +35,7 @@ func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp 
 	case sp.staticIP != "":
 		return l.publicIPByAddress(ctx, sp.staticIP)
 	}
-	name := l.publicIPName(svc)
+	name := names.pip
 	resp, err := l.api.publicIPs.Get(ctx, rg, name, nil)
 	switch {
 	case isNotFound(err):
@@ -119,8 +119,8 @@ func (l *loadBalancers) publicIPByAddress(ctx context.Context, address string) (
 
 // releasePublicIP deletes the Service's own public IP, if the manager made
 // it; one that is gone, or not the manager's, is left alone.
-func (l *loadBalancers) releasePublicIP(ctx context.Context, svc *v1.Service) error {
-	rg, name := l.cfg.LoadBalancerResourceGroup, l.publicIPName(svc)
+func (l *loadBalancers) releasePublicIP(ctx context.Context, svc *v1.Service, name string) error {
+	rg := l.cfg.LoadBalancerResourceGroup
 	resp, err := l.api.publicIPs.Get(ctx, rg, name, nil)
 	if isNotFound(err) {
 		return nil

@@ -140,7 +140,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		if len(st.Ingress) != 1 || st.Ingress[0].IP == "" {
 			t.Fatalf("%s status %+v", svc.Name, st)
 		}
-		pip, ok := env.emu.PublicIP(env.fx.ResourceGroup, env.cloud.lb.publicIPName(svc))
+		pip, ok := env.emu.PublicIP(env.fx.ResourceGroup, upstreamNames(env.cloud.lb.clusterID, svc).pip)
 		if !ok || deref(pip.Properties.IPAddress) != st.Ingress[0].IP || deref(pip.Tags[tagService]) != "default/"+svc.Name {
 			t.Errorf("%s: public IP %+v for status %s", svc.Name, pip, st.Ingress[0].IP)
 		}
@@ -159,7 +159,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if *lb.SKU.Name != armnetwork.LoadBalancerSKUNameStandard {
 		t.Errorf("sku %v", *lb.SKU.Name)
 	}
-	wn, dn := serviceName(web), serviceName(dns)
+	wn, dn := upstreamNames("", web).base, upstreamNames("", dns).base
 	wantFE := []string{dn, wn}
 	slices.Sort(wantFE)
 	if got := names(lb.Properties.FrontendIPConfigurations, func(f *armnetwork.FrontendIPConfiguration) *string { return f.Name }); fmt.Sprint(got) != fmt.Sprint(wantFE) {
@@ -214,7 +214,7 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if len(lb.Properties.LoadBalancingRules) != 1 || len(lb.Properties.Probes) != 0 {
 		t.Errorf("after deleting web: %d rules %d probes", len(lb.Properties.LoadBalancingRules), len(lb.Properties.Probes))
 	}
-	if _, ok := env.emu.PublicIP(env.fx.ResourceGroup, env.cloud.lb.publicIPName(web)); ok {
+	if _, ok := env.emu.PublicIP(env.fx.ResourceGroup, upstreamNames(env.cloud.lb.clusterID, web).pip); ok {
 		t.Error("web's public IP outlived it")
 	}
 	for _, r := range env.nsgRules(t) {
@@ -505,7 +505,7 @@ func TestLoadBalancerInternal(t *testing.T) {
 	if _, ok := env.lb(t, "kubernetes-internal"); ok {
 		t.Error("the internal load balancer outlived its last frontend")
 	}
-	if _, ok := env.emu.PublicIP(env.fx.ResourceGroup, env.cloud.lb.publicIPName(svc)); !ok || strings.HasPrefix(st.Ingress[0].IP, "10.240.") {
+	if _, ok := env.emu.PublicIP(env.fx.ResourceGroup, upstreamNames(env.cloud.lb.clusterID, svc).pip); !ok || strings.HasPrefix(st.Ingress[0].IP, "10.240.") {
 		t.Errorf("public status %v", st)
 	}
 	if rules := env.nsgRules(t); len(rules) != 1 || !strings.HasSuffix(rules[0], "-Internet") {
@@ -571,7 +571,7 @@ func TestLoadBalancerOptions(t *testing.T) {
 	if want := []string{"", "198.51.100.0/24", "203.0.113.0/24", "AzureFrontDoor.Backend"}; fmt.Sprint(sources) != fmt.Sprint(want) {
 		t.Errorf("NSG sources %q, want %q", sources, want)
 	}
-	pip, _ := env.emu.PublicIP(env.fx.ResourceGroup, env.cloud.lb.publicIPName(svc))
+	pip, _ := env.emu.PublicIP(env.fx.ResourceGroup, upstreamNames(env.cloud.lb.clusterID, svc).pip)
 	if pip.Properties.DNSSettings == nil || deref(pip.Properties.DNSSettings.DomainNameLabel) != "my-app" {
 		t.Errorf("DNS label %+v", pip.Properties.DNSSettings)
 	}
@@ -627,7 +627,7 @@ func TestLoadBalancerCrashConverges(t *testing.T) {
 	if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err == nil {
 		t.Fatal("ensure succeeded with every load balancer write failing")
 	}
-	if _, ok := env.emu.PublicIP(env.fx.ResourceGroup, env.cloud.lb.publicIPName(svc)); !ok {
+	if _, ok := env.emu.PublicIP(env.fx.ResourceGroup, upstreamNames(env.cloud.lb.clusterID, svc).pip); !ok {
 		t.Fatal("the public IP should exist after the failed load balancer write")
 	}
 	env.setFault(t, cloudsim.FaultSpec{Op: "network:LoadBalancers_CreateOrUpdate"})
