@@ -271,11 +271,10 @@ func upstreamAnnotations() *upstreamann.Table {
 
 			// How the load balancer forwards, and what it is tagged with.
 			{
-				Key:      "service.beta.kubernetes.io/azure-disable-load-balancer-floating-ip",
-				Support:  upstreamann.Ignored,
-				ByValue:  supportedIfTrue,
+				Key:      string(annotationDisableFloatingIP),
+				Support:  upstreamann.Supported,
 				Upstream: `with "true", turns floating IP off so the rules send traffic to the Nodes' NodePorts (floating IP is on by default)`,
-				Note:     `floating IP is always off here: the rules send traffic to each port's NodePort, which clients do not notice; "true" is what happens anyway, so remove the annotation`,
+				Note:     `The same here: floating IP is on unless the annotation is "true"; a change moves the security rules to the new ports before the load balancer does, and removes the old ones after.`,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:331",
 			},
 			{

@@ -142,9 +142,8 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 			annotations: map[string]string{"service.beta.kubernetes.io/azure-disable-load-balancer-floating-ip": "true"},
 		},
 		{
-			name:        "floating IP on is not served",
+			name:        "floating IP on or off is served",
 			annotations: map[string]string{"service.beta.kubernetes.io/azure-disable-load-balancer-floating-ip": "false"},
-			ignored:     []string{"service.beta.kubernetes.io/azure-disable-load-balancer-floating-ip"},
 		},
 		{
 			name: "probe values we use anyway",

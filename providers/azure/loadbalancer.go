@@ -297,8 +297,21 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	lbName := l.lbNameFor(sp.internal)
-	// The load balancer and the security group are independent: their
-	// writes (each a long-running operation) go at once.
+	// When the Service's security rules change ports (its ports changed,
+	// floating IP turned on or off), the new rules go in before the load
+	// balancer sends traffic to the new ports, and the old ones go only
+	// after: no moment admits neither. Otherwise the load balancer and
+	// the security group are independent, and their writes (each a
+	// long-running operation) go at once.
+	stale, err := l.staleRules(ctx, names.base, sp)
+	if err != nil {
+		return nil, err
+	}
+	if stale {
+		if err := l.ensureRules(ctx, names.base, sp, true); err != nil {
+			return nil, err
+		}
+	}
 	var lb *armnetwork.LoadBalancer
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -310,9 +323,16 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		})
 		return err
 	})
-	g.Go(func() error { return l.ensureRules(gctx, names.base, sp) })
+	if !stale {
+		g.Go(func() error { return l.ensureRules(gctx, names.base, sp, false) })
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if stale {
+		if err := l.ensureRules(ctx, names.base, sp, false); err != nil {
+			return nil, err
+		}
 	}
 	// A Service that moved to a user's public IP, or to internal, no
 	// longer needs the one the manager made for it.

@@ -61,6 +61,15 @@ const (
 	// Type: integer, 4 to 100
 	// Default: 4
 	annotationIdleTimeout svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-tcp-idle-timeout"
+	// annotationDisableFloatingIP "true" (any case) turns floating IP off,
+	// as upstream (cloud-provider-azure pkg/consts/consts.go:331, read at
+	// provider/azure_loadbalancer.go:3356-3380): each rule then sends its
+	// port's traffic to the nodes' NodePort instead of the Service port
+	// on the frontend's address.
+	//
+	// Type: bool
+	// Default: false (floating IP on)
+	annotationDisableFloatingIP svcopts.Annotation = "service.beta.kubernetes.io/azure-disable-load-balancer-floating-ip"
 )
 
 // lbSpec is what a Service asks of its load balancer, read and checked
@@ -88,6 +97,18 @@ type lbSpec struct {
 	serviceTags []string
 	idleTimeout int32
 	sessionIP   bool
+	// floatingIP is upstream's default: rules keep the frontend address
+	// and the Service port, which kube-proxy serves on every node.
+	floatingIP bool
+}
+
+// backendPort is where a rule sends a port's traffic: the Service port
+// with floating IP, else the NodePort.
+func (sp *lbSpec) backendPort(p v1.ServicePort) int32 {
+	if sp.floatingIP {
+		return p.Port
+	}
+	return p.NodePort
 }
 
 var (
@@ -99,6 +120,8 @@ var (
 // what would be valid, and becomes a Warning Event on that Service.
 func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 	sp := &lbSpec{subnet: s.SubnetName, idleTimeout: 4}
+	v, _ := annotationDisableFloatingIP.Lookup(svc)
+	sp.floatingIP = !strings.EqualFold(strings.TrimSpace(v), "true")
 	var err error
 	if sp.internal, _, err = annotationInternal.Bool(svc); err != nil {
 		return nil, err

@@ -182,8 +182,10 @@ func ownedBy(part, name string) bool {
 }
 
 // desiredRules are the Service's rules and probes by lower-cased name.
-// With floating IP off, the load balancer sends each port's traffic to
-// the nodes' NodePort.
+// With floating IP on (upstream's default) a rule keeps the frontend's
+// address and the Service port, which kube-proxy answers on every node;
+// off, it sends the port's traffic to the nodes' NodePort. Probes go to
+// the NodePort either way, as upstream's.
 func desiredRules(lbID, pool string, names lbNames, sp *lbSpec) (map[string]*armnetwork.LoadBalancingRule, map[string]*armnetwork.Probe) {
 	rules := map[string]*armnetwork.LoadBalancingRule{}
 	probes := map[string]*armnetwork.Probe{}
@@ -194,8 +196,8 @@ func desiredRules(lbID, pool string, names lbNames, sp *lbSpec) (map[string]*arm
 			BackendAddressPool:      &armnetwork.SubResource{ID: to.Ptr(lbID + "/backendAddressPools/" + pool)},
 			Protocol:                to.Ptr(armnetwork.TransportProtocol(protocolName(port.Protocol))),
 			FrontendPort:            to.Ptr(port.Port),
-			BackendPort:             to.Ptr(port.NodePort),
-			EnableFloatingIP:        to.Ptr(false),
+			BackendPort:             to.Ptr(sp.backendPort(port)),
+			EnableFloatingIP:        to.Ptr(sp.floatingIP),
 			IdleTimeoutInMinutes:    to.Ptr(sp.idleTimeout),
 			LoadDistribution:        to.Ptr(armnetwork.LoadDistributionDefault),
 			EnableTCPReset:          to.Ptr(port.Protocol == v1.ProtocolTCP),
@@ -337,10 +339,11 @@ func removeService(names ...lbNames) func(lb *armnetwork.LoadBalancer) (bool, er
 	}
 }
 
-// NSG rules. With floating IP off, traffic reaches the nodes on the
-// NodePort from the client's address (Standard Load Balancer keeps it), so
-// each rule admits its sources to the NodePort; the destination is any
-// address, which keeps the rules independent of the node set (a node
+// NSG rules. Traffic reaches the nodes from the client's address
+// (Standard Load Balancer keeps it) on the rule's backend port: the
+// Service port with floating IP (upstream's default), the NodePort
+// without. Each rule admits its sources to that port; the destination is
+// any address, which keeps the rules independent of the node set (a node
 // joining costs no NSG write). Health probes come from the
 // AzureLoadBalancer tag, which Azure's default rules admit.
 
@@ -363,13 +366,13 @@ func desiredNSGRules(name string, sp *lbSpec) map[string]*armnetwork.SecurityRul
 		}
 	}
 	for _, port := range sp.ports {
-		base := name + "-" + string(port.Protocol) + "-" + strconv.Itoa(int(port.NodePort))
+		base := name + "-" + string(port.Protocol) + "-" + strconv.Itoa(int(sp.backendPort(port)))
 		mk := func(suffix string) *armnetwork.SecurityRule {
 			return &armnetwork.SecurityRule{Name: to.Ptr(base + "-" + suffix), Properties: &armnetwork.SecurityRulePropertiesFormat{
 				Protocol:                 to.Ptr(armnetwork.SecurityRuleProtocol(protocolName(port.Protocol))),
 				SourcePortRange:          to.Ptr("*"),
 				DestinationAddressPrefix: to.Ptr("*"),
-				DestinationPortRange:     to.Ptr(strconv.Itoa(int(port.NodePort))),
+				DestinationPortRange:     to.Ptr(strconv.Itoa(int(sp.backendPort(port)))),
 				Access:                   to.Ptr(armnetwork.SecurityRuleAccessAllow),
 				Direction:                to.Ptr(armnetwork.SecurityRuleDirectionInbound),
 			}}
@@ -409,7 +412,7 @@ func sameNSGRule(a, b *armnetwork.SecurityRulePropertiesFormat) bool {
 
 // ensureRules makes the network security group hold exactly the Service's
 // rules, each new one at the lowest inbound priority no other rule has.
-func (l *loadBalancers) ensureRules(ctx context.Context, name string, sp *lbSpec) error {
+func (l *loadBalancers) ensureRules(ctx context.Context, name string, sp *lbSpec, keepStale bool) error {
 	if l.nsg == nil {
 		return nil
 	}
@@ -434,6 +437,10 @@ func (l *loadBalancers) ensureRules(ctx context.Context, name string, sp *lbSpec
 			if ok && sameNSGRule(r.Properties, w.Properties) {
 				keep = append(keep, r)
 				delete(missing, strings.ToLower(deref(r.Name)))
+				continue
+			}
+			if !ok && keepStale {
+				keep = append(keep, r)
 				continue
 			}
 			changed = true
@@ -482,4 +489,24 @@ func removeRules(bases ...string) func(g *armnetwork.SecurityGroup) (bool, error
 		})
 		return len(g.Properties.SecurityRules) != n, nil
 	}
+}
+
+// staleRules says the security group, as last read, holds rules of the
+// Service that it no longer wants (its ports changed, or floating IP
+// was turned on or off).
+func (l *loadBalancers) staleRules(ctx context.Context, name string, sp *lbSpec) (bool, error) {
+	if l.nsg == nil {
+		return false, nil
+	}
+	g, found, err := l.nsg.current(ctx, false)
+	if err != nil || !found || g.Properties == nil {
+		return false, err
+	}
+	want := desiredNSGRules(name, sp)
+	for _, r := range g.Properties.SecurityRules {
+		if r != nil && ownedBy(deref(r.Name), name) && want[strings.ToLower(deref(r.Name))] == nil {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -171,8 +171,9 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		t.Errorf("rules %v, want %v", got, wantRules)
 	}
 	for _, r := range lb.Properties.LoadBalancingRules {
-		// A UDP port of a Cluster-policy Service has no probe.
-		if deref(r.Properties.EnableFloatingIP) || (r.Properties.Probe == nil) != strings.HasSuffix(*r.Name, "-UDP-53") || r.Properties.BackendAddressPool == nil {
+		// Floating IP is on, as upstream's default; a UDP port of a
+		// Cluster-policy Service has no probe.
+		if !deref(r.Properties.EnableFloatingIP) || deref(r.Properties.BackendPort) != deref(r.Properties.FrontendPort) || (r.Properties.Probe == nil) != strings.HasSuffix(*r.Name, "-UDP-53") || r.Properties.BackendAddressPool == nil {
 			t.Errorf("rule %s: floating %v probe %v pool %v", *r.Name, deref(r.Properties.EnableFloatingIP), r.Properties.Probe, r.Properties.BackendAddressPool)
 		}
 	}
@@ -183,7 +184,8 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 		t.Errorf("pool %v, want node IPs %v", got, want)
 	}
 	rules := env.nsgRules(t)
-	for _, want := range []string{wn + "-TCP-" + fmt.Sprint(web.Spec.Ports[0].NodePort) + "-Internet", wn + "-TCP-" + fmt.Sprint(web.Spec.Ports[1].NodePort) + "-Internet", dn + "-UDP-" + fmt.Sprint(dns.Spec.Ports[0].NodePort) + "-Internet"} {
+	// With floating IP, traffic reaches the nodes on the Service port.
+	for _, want := range []string{wn + "-TCP-80-Internet", wn + "-TCP-443-Internet", dn + "-UDP-53-Internet"} {
 		if !slices.Contains(rules, want) {
 			t.Errorf("NSG rules %v lack %s", rules, want)
 		}
@@ -756,4 +758,57 @@ func addForeignRoute(ctx context.Context, env *testEnv) error {
 	}
 	_, err = p.PollUntilDone(ctx, pollOptions)
 	return err
+}
+
+// Floating IP as upstream: on by default (rules to the Service port, NSG
+// rules for it); azure-disable-load-balancer-floating-ip "true" moves the
+// rules to the NodePorts. The security rules for the new ports go in
+// before the load balancer moves, and the old ones only after: a load
+// balancer write that fails leaves both admitted.
+func TestFloatingIPToggle(t *testing.T) {
+	env := newTestEnv(t, azemu.Config{}, nil)
+	nodes := env.lbNodes(t, 1)
+	ctx := t.Context()
+	svc := lbService("fip", 80)
+	n := upstreamNames(env.cloud.lb.clusterID, svc)
+	nodePortRule := fmt.Sprintf("%s-TCP-%d-Internet", n.base, svc.Spec.Ports[0].NodePort)
+	servicePortRule := n.base + "-TCP-80-Internet"
+	ruleOf := func() *armnetwork.LoadBalancingRulePropertiesFormat {
+		lb, _ := env.lb(t, "kubernetes")
+		return lb.Properties.LoadBalancingRules[0].Properties
+	}
+	if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if r := ruleOf(); !deref(r.EnableFloatingIP) || deref(r.BackendPort) != 80 {
+		t.Fatalf("default rule: floating %v backend port %d, want on and 80", deref(r.EnableFloatingIP), deref(r.BackendPort))
+	}
+	if got := env.nsgRules(t); !slices.Equal(got, []string{servicePortRule}) {
+		t.Fatalf("NSG rules %v, want %s", got, servicePortRule)
+	}
+
+	svc.Annotations = map[string]string{string(annotationDisableFloatingIP): "True"}
+	env.setFault(t, cloudsim.FaultSpec{Op: "network:LoadBalancers_CreateOrUpdate", FailNext: 10})
+	if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err == nil {
+		t.Fatal("ensure succeeded with the load balancer write failing")
+	}
+	if got := env.nsgRules(t); !slices.Contains(got, nodePortRule) || !slices.Contains(got, servicePortRule) {
+		t.Errorf("NSG rules %v while the load balancer still has the old rule: want both %s and %s", got, nodePortRule, servicePortRule)
+	}
+	env.setFault(t, cloudsim.FaultSpec{Op: "network:LoadBalancers_CreateOrUpdate"})
+	if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if r := ruleOf(); deref(r.EnableFloatingIP) || deref(r.BackendPort) != svc.Spec.Ports[0].NodePort {
+		t.Errorf("rule: floating %v backend port %d, want off and the NodePort", deref(r.EnableFloatingIP), deref(r.BackendPort))
+	}
+	if got := env.nsgRules(t); !slices.Equal(got, []string{nodePortRule}) {
+		t.Errorf("NSG rules %v, want only %s", got, nodePortRule)
+	}
+	if err := env.cloud.lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", svc); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.nsgRules(t); len(got) != 0 {
+		t.Errorf("NSG rules left: %v", got)
+	}
 }
