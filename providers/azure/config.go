@@ -75,10 +75,17 @@ type Section struct {
 	// LoadBalancerResourceGroup holds the load balancers and their public
 	// IPs (default resourceGroup).
 	LoadBalancerResourceGroup string `yaml:"loadBalancerResourceGroup"`
-	// VMType is standard (virtual machines, availability sets and
-	// flexible scale sets; the default) or vmss (uniform scale sets as
-	// well).
+	// VMType is vmss (virtual machines, availability sets, flexible and
+	// uniform scale sets; the default, as upstream's,
+	// cloud-provider-azure pkg/provider/azure.go:284-287) or standard
+	// (no uniform scale sets, and a few Nodes looked up by a GET each).
 	VMType string `yaml:"vmType"`
+	// ExcludeMasterFromStandardLB keeps control-plane Nodes (labelled
+	// node-role.kubernetes.io/control-plane or
+	// node-role.kubernetes.io/master, or kubernetes.io/role=master) out
+	// of the backend pool, as upstream (pkg/provider/azure.go:604-608,
+	// azure_standard.go:142-157). Default (unset): true.
+	ExcludeMasterFromStandardLB *bool `yaml:"excludeMasterFromStandardLB"`
 
 	// AADClientID is the service principal's application (client) ID,
 	// with aadClientSecret or aadClientCertPath; for workload identity, the
@@ -148,7 +155,7 @@ func (s *Section) SetDefaults() {
 		s.ResourceManagerAudience = s.ResourceManagerEndpoint
 	}
 	if s.VMType == "" {
-		s.VMType = VMTypeStandard
+		s.VMType = VMTypeVMSS
 	}
 	// Upstream writes locations either way ("West Europe", "westeurope");
 	// ARM answers with the short form.
@@ -353,3 +360,5 @@ func (s *Section) lbName(clusterID string) string {
 	}
 	return clusterID
 }
+
+func ptrTo[T any](v T) *T { return &v }

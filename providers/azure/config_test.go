@@ -62,7 +62,7 @@ func TestValidConfigs(t *testing.T) {
 		check   func(t *testing.T, s *Section)
 	}{
 		{"client secret, defaults", secretAuth, func(t *testing.T, s *Section) {
-			if s.Cloud != CloudPublic || s.VMType != VMTypeStandard || s.RequestTimeout != 30*time.Second || s.RoutesEnabled() {
+			if s.Cloud != CloudPublic || s.VMType != VMTypeVMSS || s.RequestTimeout != 30*time.Second || s.RoutesEnabled() {
 				t.Errorf("defaults: cloud %q vmType %q requestTimeout %v routes %v", s.Cloud, s.VMType, s.RequestTimeout, s.RoutesEnabled())
 			}
 			for _, rg := range []string{s.VnetResourceGroup, s.SecurityGroupResourceGroup, s.RouteTableResourceGroup, s.LoadBalancerResourceGroup} {

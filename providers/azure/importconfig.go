@@ -495,9 +495,8 @@ func (im *importer) credentials() {
 func (im *importer) vmType() {
 	switch v := strings.ToLower(strings.TrimSpace(im.up.VMType)); v {
 	case "":
+		// upstream: pkg/provider/azure.go:284-287, vmss when absent, as here.
 		im.s.VMType = VMTypeVMSS
-		im.note("vmType", "meant vmss when absent (upstream: pkg/provider/azure.go:284-287)",
-			"set to vmss to keep that, since an absent vmType means standard here, which serves no uniform scale set instance")
 	case VMTypeVMSS, VMTypeStandard:
 		im.s.VMType = v
 	case "vmssflex":
@@ -596,9 +595,10 @@ func (im *importer) loadBalancer() {
 		im.note("loadBalancerSku", "used Basic load balancers and public IPs",
 			"always Standard: Services get Standard public IPs, and a Basic public IP named by azure-pip-name or spec.loadBalancerIP must be upgraded to Standard first")
 	}
-	if up.ExcludeMasterFromStandardLB == nil || *up.ExcludeMasterFromStandardLB {
-		im.note("excludeMasterFromStandardLB", "kept Nodes labelled node-role.kubernetes.io/control-plane or node-role.kubernetes.io/master out of the load balancer (its default: true)",
-			"no such rule: label those Nodes node.kubernetes.io/exclude-from-external-load-balancers to keep them out")
+	// upstream: pkg/provider/azure.go:604-608; the same default (true)
+	// here, so only false is carried.
+	if up.ExcludeMasterFromStandardLB != nil && !*up.ExcludeMasterFromStandardLB {
+		im.s.ExcludeMasterFromStandardLB = ptrTo(false)
 	}
 	if up.DisableOutboundSNAT != nil && *up.DisableOutboundSNAT {
 		im.note("disableOutboundSNAT", "turned off outbound SNAT on the load-balancing rules, so Nodes' outbound traffic did not leave through Service addresses",

@@ -104,7 +104,7 @@ var fullSampleKeys = map[string]struct {
 	"useInstanceMetadata":                             {"", true},
 	"cloudProviderBackoffExponent":                    {"", true},
 	"cloudProviderBackoffJitter":                      {"", true},
-	"excludeMasterFromStandardLB":                     {"", true},
+	"excludeMasterFromStandardLB":                     {"ExcludeMasterFromStandardLB", false},
 	"disableOutboundSNAT":                             {"", true},
 	"maximumLoadBalancerRuleCount":                    {"", true},
 	"loadBalancerBackendPoolConfigurationType":        {"", true},
@@ -211,6 +211,7 @@ func TestImportConfigFullSampleCoversEveryUpstreamKey(t *testing.T) {
 		LoadBalancerName:                      "prod-lb",
 		LoadBalancerResourceGroup:             "prod-lb",
 		VMType:                                VMTypeStandard,
+		ExcludeMasterFromStandardLB:           ptrTo(false),
 		AADClientID:                           "00000003-0000-4000-8000-000000000003",
 		UseFederatedWorkloadIdentityExtension: true,
 		AADFederatedTokenFile:                 "/var/run/secrets/azure/tokens/azure-identity-token",
@@ -267,7 +268,7 @@ func TestImportConfigTypicalSamples(t *testing.T) {
 			},
 			// The defaults that differ from upstream's are reported even
 			// though the file does not name them.
-			notes: []string{"excludeMasterFromStandardLB", "loadBalancerBackendPoolConfigurationType", "maximumLoadBalancerRuleCount", "useInstanceMetadata"},
+			notes: []string{"loadBalancerBackendPoolConfigurationType", "maximumLoadBalancerRuleCount", "useInstanceMetadata"},
 		},
 		{
 			file: "managed-identity.yaml",
@@ -291,7 +292,7 @@ func TestImportConfigTypicalSamples(t *testing.T) {
 				"cloudProviderBackoff", "cloudProviderBackoffDuration", "cloudProviderBackoffMode", "cloudProviderBackoffRetries",
 				"cloudProviderRateLimit", "cloudProviderRateLimitBucket", "cloudProviderRateLimitBucketWrite",
 				"cloudProviderRateLimitQPS", "cloudProviderRateLimitQPSWrite",
-				"excludeMasterFromStandardLB", "loadBalancerBackendPoolConfigurationType", "maximumLoadBalancerRuleCount",
+				"loadBalancerBackendPoolConfigurationType", "maximumLoadBalancerRuleCount",
 				"providerKeyName", "providerKeyVersion", "providerVaultName", // not upstream keys
 				"useInstanceMetadata",
 			},
@@ -307,6 +308,7 @@ func TestImportConfigTypicalSamples(t *testing.T) {
 				VMType:                      VMTypeStandard,
 				VnetName:                    "prod-weu-1-vnet",
 				SubnetName:                  "node-subnet",
+				ExcludeMasterFromStandardLB: ptrTo(false),
 			},
 			notes: []string{"securityGroupNmae"},
 		},
@@ -382,6 +384,8 @@ func importCaseWant() Section {
 		VnetName:        "prod-vnet",
 		SubnetName:      "nodes",
 		VMType:          VMTypeVMSS,
+		// The cases' base keeps control-plane Nodes in the pool.
+		ExcludeMasterFromStandardLB: ptrTo(false),
 	}
 }
 
@@ -404,9 +408,8 @@ func TestImportConfigCases(t *testing.T) {
 	}{
 		{name: "base"},
 		{
-			name:  "vmType absent is upstream's vmss",
-			set:   map[string]any{"vmType": nil},
-			notes: []string{"vmType"},
+			name: "vmType absent is upstream's vmss, as here",
+			set:  map[string]any{"vmType": nil},
 		},
 		{
 			name: "vmType Standard",

@@ -406,10 +406,15 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 // backendAddresses are the pool's addresses: each Node's first InternalIP,
 // or, for a Node whose addresses are not in its status yet (the node
 // controller has not initialised it; the service controller does not sync
-// again when it does), its VM's private address.
+// again when it does), its VM's private address. Control-plane Nodes are
+// left out unless excludeMasterFromStandardLB is false.
 func (l *loadBalancers) backendAddresses(ctx context.Context, nodes []*v1.Node) ([]backend, error) {
 	out := make([]backend, 0, len(nodes))
+	exclude := l.cfg.ExcludeMasterFromStandardLB == nil || *l.cfg.ExcludeMasterFromStandardLB
 	for _, n := range nodes {
+		if exclude && controlPlaneNode(n) {
+			continue
+		}
 		ip := ""
 		for _, a := range n.Status.Addresses {
 			if a.Type == v1.NodeInternalIP && !strings.Contains(a.Address, ":") {
@@ -427,4 +432,18 @@ func (l *loadBalancers) backendAddresses(ctx context.Context, nodes []*v1.Node) 
 		out = append(out, backend{node: n.Name, ip: ip})
 	}
 	return out, nil
+}
+
+// controlPlaneNode is upstream's isControlPlaneNode
+// (cloud-provider-azure pkg/provider/azure_standard.go:142-157): the
+// node-role.kubernetes.io/control-plane or .../master label with any
+// value, or kubernetes.io/role=master.
+func controlPlaneNode(n *v1.Node) bool {
+	if _, ok := n.Labels["node-role.kubernetes.io/control-plane"]; ok {
+		return true
+	}
+	if _, ok := n.Labels["node-role.kubernetes.io/master"]; ok {
+		return true
+	}
+	return n.Labels["kubernetes.io/role"] == "master"
 }

@@ -812,3 +812,26 @@ func TestFloatingIPToggle(t *testing.T) {
 		t.Errorf("NSG rules left: %v", got)
 	}
 }
+
+// Control-plane Nodes stay out of the pool, as upstream's
+// excludeMasterFromStandardLB (default true) keeps them, unless the
+// config says false.
+func TestControlPlaneExcluded(t *testing.T) {
+	for _, exclude := range []*bool{nil, ptrTo(false)} {
+		env := newTestEnv(t, azemu.Config{}, func(s *Section) { s.ExcludeMasterFromStandardLB = exclude })
+		nodes := env.lbNodes(t, 3)
+		nodes[0].Labels = map[string]string{"node-role.kubernetes.io/control-plane": ""}
+		nodes[1].Labels = map[string]string{"kubernetes.io/role": "master"}
+		if _, err := env.cloud.lb.EnsureLoadBalancer(t.Context(), "kubernetes", lbService("cp", 80), nodes); err != nil {
+			t.Fatal(err)
+		}
+		lb, _ := env.lb(t, "kubernetes")
+		want := nodeIPs(nodes[2:])
+		if exclude != nil {
+			want = nodeIPs(nodes)
+		}
+		if got := poolAddresses(lb); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("excludeMasterFromStandardLB %v: pool %v, want %v", exclude, got, want)
+		}
+	}
+}
