@@ -57,7 +57,7 @@ func upstreamAnnotations() *upstreamann.Table {
 				Key:      annotationPIPName.String(),
 				Support:  upstreamann.Supported,
 				Upstream: "names the existing public IP the Service uses as its IPv4 address",
-				Note:     "here the public IP is looked up in loadBalancerResourceGroup (upstream: resourceGroup, or azure-load-balancer-resource-group)",
+				Note:     "The same here: looked up in resourceGroup, or azure-load-balancer-resource-group's group, as upstream.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:217",
 			},
 			{
@@ -129,10 +129,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRepo + "pkg/consts/consts.go:223",
 			},
 			{
-				Key:      "service.beta.kubernetes.io/azure-load-balancer-resource-group",
-				Support:  upstreamann.Refused,
+				Key:      annotationPIPResourceGroup.String(),
+				Support:  upstreamann.Supported,
 				Upstream: "is the resource group the Service's public IP is made or looked up in, instead of resourceGroup",
-				Note:     "public IPs here are made and looked up only in the config's loadBalancerResourceGroup, so the Service would not find its public IP or would get a new address; move the public IP there and remove the annotation",
+				Note:     "The same here, for the public IP the manager makes and for azure-pip-name and spec.loadBalancerIP.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:280",
 			},
 			{

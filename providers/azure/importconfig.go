@@ -387,11 +387,7 @@ func (im *importer) placement() {
 	}
 	// upstream: pkg/provider/azure_loadbalancer.go:4057-4066 makes and
 	// finds public IPs in resourceGroup, whatever loadBalancerResourceGroup
-	// says; ours keeps them beside the load balancer.
-	if rg := strings.TrimSpace(up.LoadBalancerResourceGroup); rg != "" && !strings.EqualFold(rg, strings.TrimSpace(up.ResourceGroup)) {
-		im.note("loadBalancerResourceGroup", "held the load balancer, while Services' public IPs were made and looked up in resourceGroup",
-			"carried over; it holds the public IPs too, so move the public IPs that spec.loadBalancerIP or azure-pip-name name into it")
-	}
+	// says; so does this manager, so the key means the same.
 	// Network resources in another subscription or tenant are one
 	// subscription's here; the same IDs again mean nothing different.
 	if id := up.NetworkResourceSubscriptionID; id != "" && !strings.EqualFold(id, up.SubscriptionID) {

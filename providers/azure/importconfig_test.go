@@ -97,7 +97,7 @@ var fullSampleKeys = map[string]struct {
 	"systemTags":                 {"", true},
 	"loadBalancerSku":            {"", true},
 	"loadBalancerName":           {"LoadBalancerName", false},
-	"loadBalancerResourceGroup":  {"LoadBalancerResourceGroup", true},
+	"loadBalancerResourceGroup":  {"LoadBalancerResourceGroup", false},
 	"preConfiguredBackendPoolLoadBalancerTypes":       {"", true},
 	"disableAvailabilitySetNodes":                     {"", true},
 	"enableVmssFlexNodes":                             {"", false}, // flexible scale sets are always served

@@ -49,6 +49,10 @@ var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 const (
 	tagCluster = "k8s-azure-cluster-name"
 	tagService = "k8s-azure-service"
+	// The keys upstream wrote before, which it still reads (cloud-provider-azure
+	// pkg/consts/consts.go:352,355); so does this manager, never writing them.
+	tagLegacyService = "service"
+	tagLegacyCluster = "kubernetes-cluster-name"
 )
 
 // pollEvery is how often long-running operations are polled when ARM
@@ -336,7 +340,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	}
 	// A Service that moved to a user's public IP, or to internal, no
 	// longer needs the one the manager made for it.
-	if ours := l.publicIPID(names.pip); previousPIP != "" && strings.EqualFold(previousPIP, ours) && !strings.EqualFold(feIPID(fe), ours) {
+	if previousPIP != "" && l.isOwnPIPID(svc, previousPIP, names.pip) && !strings.EqualFold(feIPID(fe), previousPIP) {
 		if err := l.releasePublicIP(ctx, svc, names.pip); err != nil {
 			return nil, err
 		}

@@ -70,6 +70,13 @@ const (
 	// Type: bool
 	// Default: false (floating IP on)
 	annotationDisableFloatingIP svcopts.Annotation = "service.beta.kubernetes.io/azure-disable-load-balancer-floating-ip"
+	// annotationPIPResourceGroup is the resource group of the Service's
+	// public IP (the one the manager makes, azure-pip-name's or
+	// spec.loadBalancerIP's), as upstream (pkg/consts/consts.go:280).
+	//
+	// Type: string (a resource group name)
+	// Default: the config's resourceGroup
+	annotationPIPResourceGroup svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-resource-group"
 )
 
 // lbSpec is what a Service asks of its load balancer, read and checked

@@ -3,6 +3,8 @@ package azure
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
@@ -14,14 +16,36 @@ import (
 // it names an existing one (azure-pip-name, or spec.loadBalancerIP):
 // those are the user's and are never changed or deleted.
 
-func (l *loadBalancers) publicIPID(name string) string {
-	return "/subscriptions/" + l.cfg.SubscriptionID + "/resourceGroups/" + l.cfg.LoadBalancerResourceGroup +
+func (l *loadBalancers) publicIPID(rg, name string) string {
+	return "/subscriptions/" + l.cfg.SubscriptionID + "/resourceGroups/" + rg +
 		"/providers/Microsoft.Network/publicIPAddresses/" + name
+}
+
+// pipResourceGroup is where the Service's public IP is, as upstream
+// keeps it (cloud-provider-azure pkg/provider/azure_loadbalancer.go:4057-4066):
+// the azure-load-balancer-resource-group annotation's group, else
+// resourceGroup.
+func (l *loadBalancers) pipResourceGroup(svc *v1.Service) string {
+	if v, _ := annotationPIPResourceGroup.Lookup(svc); strings.TrimSpace(v) != "" {
+		return strings.TrimSpace(v)
+	}
+	return l.cfg.ResourceGroup
+}
+
+// pipGroups are the groups the manager's own public IP for the Service
+// may be in: upstream's, then loadBalancerResourceGroup, where versions
+// of this manager before 2026-11-25 made it.
+func (l *loadBalancers) pipGroups(svc *v1.Service) []string {
+	rg := l.pipResourceGroup(svc)
+	if strings.EqualFold(rg, l.cfg.LoadBalancerResourceGroup) {
+		return []string{rg}
+	}
+	return []string{rg, l.cfg.LoadBalancerResourceGroup}
 }
 
 // ensurePublicIP returns the Service's public IP's ID and address.
 func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp *lbSpec, names lbNames) (id, address string, err error) {
-	rg := l.cfg.LoadBalancerResourceGroup
+	rg := l.pipResourceGroup(svc)
 	switch {
 	case sp.pipName != "":
 		resp, err := l.api.publicIPs.Get(ctx, rg, sp.pipName, nil)
@@ -33,22 +57,29 @@ func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp 
 		}
 		return deref(resp.ID), addressOf(&resp.PublicIPAddress), nil
 	case sp.staticIP != "":
-		return l.publicIPByAddress(ctx, sp.staticIP)
+		return l.publicIPByAddress(ctx, rg, sp.staticIP)
 	}
 	name := names.pip
-	resp, err := l.api.publicIPs.Get(ctx, rg, name, nil)
-	switch {
-	case isNotFound(err):
-		return l.createPublicIP(ctx, svc, name, sp.dnsLabel, "")
-	case err != nil:
-		return "", "", fmt.Errorf("get public IP %s/%s: %w", rg, name, err)
+	var pip *armnetwork.PublicIPAddress
+	for _, g := range l.pipGroups(svc) {
+		resp, err := l.api.publicIPs.Get(ctx, g, name, nil)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("get public IP %s/%s: %w", g, name, err)
+		}
+		pip, rg = &resp.PublicIPAddress, g
+		break
 	}
-	pip := &resp.PublicIPAddress
+	if pip == nil {
+		return l.createPublicIP(ctx, svc, rg, name, sp.dnsLabel, "")
+	}
 	if !l.ownsPublicIP(pip, svc) {
 		return "", "", fmt.Errorf("public IP %s/%s exists but is not tagged %s=%s, %s=%s; it is not this Service's to use", rg, name, tagCluster, l.clusterID, tagService, serviceKey(svc))
 	}
 	if dnsLabelOf(pip) != sp.dnsLabel {
-		return l.createPublicIP(ctx, svc, name, sp.dnsLabel, deref(pip.Etag))
+		return l.createPublicIP(ctx, svc, rg, name, sp.dnsLabel, deref(pip.Etag))
 	}
 	return deref(pip.ID), addressOf(pip), nil
 }
@@ -67,14 +98,44 @@ func dnsLabelOf(p *armnetwork.PublicIPAddress) string {
 	return deref(p.Properties.DNSSettings.DomainNameLabel)
 }
 
-// ownsPublicIP says the manager made pip for svc.
+// ownsPublicIP says pip was made for svc, by this manager or the upstream
+// CCM, whose test this is (azure_loadbalancer.go:4153-4209
+// serviceOwnsPublicIP): the service tag (k8s-azure-service, or the legacy
+// "service") lists the Service, comma-separated when Services share it,
+// and the cluster tag (k8s-azure-cluster-name, or the legacy
+// "kubernetes-cluster-name") is absent or this cluster's. A public IP
+// without a service tag is a user's.
 func (l *loadBalancers) ownsPublicIP(pip *armnetwork.PublicIPAddress, svc *v1.Service) bool {
-	return deref(pip.Tags[tagCluster]) == l.clusterID && deref(pip.Tags[tagService]) == serviceKey(svc)
+	return len(pipServices(pip)) > 0 && slices.ContainsFunc(pipServices(pip), func(s string) bool { return strings.EqualFold(s, serviceKey(svc)) }) &&
+		l.pipClusterMatches(pip)
 }
 
-// createPublicIP creates (etag "") or updates the Service's own public IP.
-func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, name, dnsLabel, etag string) (id, address string, err error) {
-	rg := l.cfg.LoadBalancerResourceGroup
+// pipServices are the Services the public IP's service tag names.
+func pipServices(pip *armnetwork.PublicIPAddress) []string {
+	v, ok := pip.Tags[tagService]
+	if !ok {
+		v = pip.Tags[tagLegacyService]
+	}
+	var out []string
+	for _, s := range strings.Split(deref(v), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (l *loadBalancers) pipClusterMatches(pip *armnetwork.PublicIPAddress) bool {
+	v, ok := pip.Tags[tagCluster]
+	if !ok {
+		v, ok = pip.Tags[tagLegacyCluster]
+	}
+	return !ok || strings.EqualFold(deref(v), l.clusterID)
+}
+
+// createPublicIP creates (etag "") or updates the Service's own public IP
+// in resource group rg.
+func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, rg, name, dnsLabel, etag string) (id, address string, err error) {
 	pip := armnetwork.PublicIPAddress{
 		Location: to.Ptr(l.cfg.Location),
 		SKU:      &armnetwork.PublicIPAddressSKU{Name: to.Ptr(armnetwork.PublicIPAddressSKUNameStandard), Tier: to.Ptr(armnetwork.PublicIPAddressSKUTierRegional)},
@@ -98,10 +159,9 @@ func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, nam
 	return deref(resp.ID), addressOf(&resp.PublicIPAddress), nil
 }
 
-// publicIPByAddress finds the existing public IP with address in the load
-// balancer's resource group (spec.loadBalancerIP).
-func (l *loadBalancers) publicIPByAddress(ctx context.Context, address string) (id, addr string, err error) {
-	rg := l.cfg.LoadBalancerResourceGroup
+// publicIPByAddress finds the existing public IP with address in resource
+// group rg (spec.loadBalancerIP).
+func (l *loadBalancers) publicIPByAddress(ctx context.Context, rg, address string) (id, addr string, err error) {
 	p := l.api.publicIPs.NewListPager(rg, nil)
 	for p.More() {
 		page, err := p.NextPage(ctx)
@@ -120,7 +180,15 @@ func (l *loadBalancers) publicIPByAddress(ctx context.Context, address string) (
 // releasePublicIP deletes the Service's own public IP, if the manager made
 // it; one that is gone, or not the manager's, is left alone.
 func (l *loadBalancers) releasePublicIP(ctx context.Context, svc *v1.Service, name string) error {
-	rg := l.cfg.LoadBalancerResourceGroup
+	for _, rg := range l.pipGroups(svc) {
+		if err := l.releasePublicIPIn(ctx, svc, rg, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *loadBalancers) releasePublicIPIn(ctx context.Context, svc *v1.Service, rg, name string) error {
 	resp, err := l.api.publicIPs.Get(ctx, rg, name, nil)
 	if isNotFound(err) {
 		return nil
@@ -128,7 +196,9 @@ func (l *loadBalancers) releasePublicIP(ctx context.Context, svc *v1.Service, na
 	if err != nil {
 		return fmt.Errorf("get public IP %s/%s: %w", rg, name, err)
 	}
-	if !l.ownsPublicIP(&resp.PublicIPAddress, svc) {
+	// Only one this Service alone owns: one shared with other Services
+	// (upstream lists them all in its tag) stays theirs.
+	if !l.ownsPublicIP(&resp.PublicIPAddress, svc) || len(pipServices(&resp.PublicIPAddress)) > 1 {
 		return nil
 	}
 	p, err := l.api.publicIPs.BeginDelete(withPrecondition(ctx, deref(resp.Etag)), rg, name, nil)
@@ -139,4 +209,15 @@ func (l *loadBalancers) releasePublicIP(ctx context.Context, svc *v1.Service, na
 		return fmt.Errorf("delete public IP %s/%s: %w", rg, name, err)
 	}
 	return nil
+}
+
+// isOwnPIPID says id is the manager's own public IP of the Service, by
+// name, in one of the groups it may be in.
+func (l *loadBalancers) isOwnPIPID(svc *v1.Service, id, name string) bool {
+	for _, rg := range l.pipGroups(svc) {
+		if strings.EqualFold(id, l.publicIPID(rg, name)) {
+			return true
+		}
+	}
+	return false
 }

@@ -835,3 +835,72 @@ func TestControlPlaneExcluded(t *testing.T) {
 		}
 	}
 }
+
+// Public IPs where upstream keeps them: in resourceGroup, or the group
+// azure-load-balancer-resource-group names; one an earlier version of
+// this manager made in a separate loadBalancerResourceGroup is still
+// found there; and one upstream tagged (a comma list of Services, no
+// cluster tag) is the Service's own.
+func TestPublicIPGroups(t *testing.T) {
+	env := newTestEnv(t, azemu.Config{}, func(s *Section) { s.LoadBalancerResourceGroup = "lb-group" })
+	env.emu.AddResourceGroup("lb-group")
+	env.emu.AddResourceGroup("ips")
+	nodes := env.lbNodes(t, 1)
+	ctx := t.Context()
+	l := env.cloud.lb
+	rg := env.fx.ResourceGroup
+
+	plain := lbService("plain", 80)
+	if _, err := l.EnsureLoadBalancer(ctx, "kubernetes", plain, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := env.emu.PublicIP(rg, upstreamNames(l.clusterID, plain).pip); !ok {
+		t.Errorf("public IP not in resourceGroup %s", rg)
+	}
+
+	annotated := lbService("annotated", 80)
+	annotated.Annotations = map[string]string{string(annotationPIPResourceGroup): "ips"}
+	if _, err := l.EnsureLoadBalancer(ctx, "kubernetes", annotated, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := env.emu.PublicIP("ips", upstreamNames(l.clusterID, annotated).pip); !ok {
+		t.Error("public IP not in the annotation's group")
+	}
+
+	// Made by an earlier version, in loadBalancerResourceGroup.
+	earlier := lbService("earlier", 80)
+	n := upstreamNames(l.clusterID, earlier)
+	_, addr, err := l.createPublicIP(ctx, earlier, "lb-group", n.pip, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := l.EnsureLoadBalancer(ctx, "kubernetes", earlier, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Ingress[0].IP != addr {
+		t.Errorf("address %s, want the earlier public IP's %s", st.Ingress[0].IP, addr)
+	}
+	if _, ok := env.emu.PublicIP(rg, n.pip); ok {
+		t.Error("a second public IP was made in resourceGroup")
+	}
+
+	// Upstream's tags: the Service in a comma list, the legacy key.
+	shared := &armnetwork.PublicIPAddress{Tags: map[string]*string{tagLegacyService: to.Ptr("other/a, default/plain")}}
+	if !l.ownsPublicIP(shared, plain) || l.ownsPublicIP(shared, earlier) {
+		t.Error("ownership of an upstream-tagged public IP")
+	}
+	foreign := &armnetwork.PublicIPAddress{Tags: map[string]*string{tagService: to.Ptr("default/plain"), tagCluster: to.Ptr("other-cluster")}}
+	if l.ownsPublicIP(foreign, plain) {
+		t.Error("another cluster's public IP taken as ours")
+	}
+
+	for _, svc := range []*v1.Service{plain, annotated, earlier} {
+		if err := l.EnsureLoadBalancerDeleted(ctx, "kubernetes", svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(env.emu.ListNetwork("publicIPAddresses")); n != 0 {
+		t.Errorf("%d public IPs left", n)
+	}
+}

@@ -202,3 +202,12 @@ func (e *Emulator) ListNetwork(typ string) []string {
 	}
 	return out
 }
+
+// AddResourceGroup makes an empty resource group, as a user's
+// `az group create` would: public IPs and other resources may then be
+// created in it.
+func (e *Emulator) AddResourceGroup(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.addGroup(name)
+}
