@@ -18,7 +18,7 @@ const upstreamRepo = "kubernetes-sigs/cloud-provider-azure "
 
 // Texts several rows share.
 const (
-	probeHere   = "the probe here is TCP on each port's NodePort (HTTP /healthz on healthCheckNodePort for externalTrafficPolicy: Local), every 5 s, 2 failures to mark a Node down"
+	probeSame   = "The same here, with upstream's precedence (the port's annotation, then appProtocol for the protocol, then the Service's) and defaults (TCP on the NodePort, or HTTP /healthz on healthCheckNodePort shared by every rule for externalTrafficPolicy: Local; every 5 s; 2 failures)."
 	onlyWithPLS = "it only configures the Private Link Service that azure-pls-create asks for, which is refused here; remove it"
 	oneLB       = "every Service here is a frontend of the cluster's one Standard load balancer (loadBalancerName, default the clusterID, or <name>-internal)"
 )
@@ -162,10 +162,9 @@ func upstreamAnnotations() *upstreamann.Table {
 			},
 			{
 				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_no_lb_rule",
-				Support:  upstreamann.Refused,
-				ByValue:  refusedIfTrue,
+				Support:  upstreamann.Supported,
 				Upstream: `with "true", makes no load-balancing rule for that Service port (a port kept for health probes)`,
-				Note:     "here every Service port gets a load-balancing rule, so that port would be reachable through the load balancer; remove the port from the Service (probe it with externalTrafficPolicy: Local instead)",
+				Note:     "The same here.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:473",
 			},
 
@@ -188,84 +187,76 @@ func upstreamAnnotations() *upstreamann.Table {
 			{Key: "service.beta.kubernetes.io/azure-pls-visibility", Support: upstreamann.Ignored, Upstream: "lists the subscriptions the Private Link Service is visible to", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:541"},
 			{Key: "service.beta.kubernetes.io/azure-pls-auto-approval", Support: upstreamann.Ignored, Upstream: "lists the subscriptions whose connections to the Private Link Service are approved automatically", Note: onlyWithPLS, Ref: upstreamRepo + "pkg/consts/consts.go:545"},
 
-			// Health probes: ignoring them changes when a Node gets
-			// traffic, never who can connect. Values that ask for what
-			// the probe here does anyway are Supported.
+			// Health probes, built as upstream builds them
+			// (loadbalancer_probes.go).
 			{
 				Key:      "service.beta.kubernetes.io/azure-load-balancer-health-probe-protocol",
-				Support:  upstreamann.Ignored,
-				ByValue:  supportedIf(isTCP),
+				Support:  upstreamann.Supported,
 				Upstream: "sets the health probe protocol of every port (Tcp, Http or Https)",
-				Note:     probeHere + `; "Tcp" is what happens anyway, other values are not served, so remove the annotation`,
+				Note:     probeSame,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:309",
 			},
 			{
 				Key:      "service.beta.kubernetes.io/azure-load-balancer-health-probe-interval",
-				Support:  upstreamann.Ignored,
-				ByValue:  supportedIf(isInt(probeInterval)),
+				Support:  upstreamann.Supported,
 				Upstream: "sets the health probe interval in seconds (default 5)",
-				Note:     probeHere + "; remove the annotation",
+				Note:     probeSame,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:313",
 			},
 			{
 				Key:      "service.beta.kubernetes.io/azure-load-balancer-health-probe-num-of-probe",
-				Support:  upstreamann.Ignored,
-				ByValue:  supportedIf(isInt(probeCount)),
+				Support:  upstreamann.Supported,
 				Upstream: "sets how many failed probes mark a Node down (default 2)",
-				Note:     probeHere + "; remove the annotation",
+				Note:     probeSame,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:317",
 			},
 			{
 				Key:      "service.beta.kubernetes.io/azure-load-balancer-health-probe-request-path",
-				Support:  upstreamann.Ignored,
+				Support:  upstreamann.Supported,
 				Upstream: "sets the path of HTTP and HTTPS health probes (default /)",
-				Note:     probeHere + "; remove the annotation",
+				Note:     probeSame,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:322",
 			},
 			{
 				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_health-probe_protocol",
-				Support:  upstreamann.Ignored,
-				ByValue:  supportedIf(isTCP),
+				Support:  upstreamann.Supported,
 				Upstream: "sets the health probe protocol of that Service port",
-				Note:     probeHere + `; "Tcp" is what happens anyway, other values are not served, so remove the annotation`,
+				Note:     probeSame,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:486",
 			},
 			{
 				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_health-probe_port",
-				Support:  upstreamann.Ignored,
+				Support:  upstreamann.Supported,
 				Upstream: "probes another port (a Service port's NodePort, or a port number) for that Service port",
-				Note:     probeHere + "; remove the annotation",
+				Note:     probeSame,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:490",
 			},
 			{
 				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_health-probe_interval",
-				Support:  upstreamann.Ignored,
-				ByValue:  supportedIf(isInt(probeInterval)),
+				Support:  upstreamann.Supported,
 				Upstream: "sets the health probe interval of that Service port in seconds",
-				Note:     probeHere + "; remove the annotation",
+				Note:     probeSame,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:494",
 			},
 			{
 				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_health-probe_num-of-probe",
-				Support:  upstreamann.Ignored,
-				ByValue:  supportedIf(isInt(probeCount)),
+				Support:  upstreamann.Supported,
 				Upstream: "sets how many failed probes of that Service port mark a Node down",
-				Note:     probeHere + "; remove the annotation",
+				Note:     probeSame,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:499",
 			},
 			{
 				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_health-probe_request-path",
-				Support:  upstreamann.Ignored,
+				Support:  upstreamann.Supported,
 				Upstream: "sets the HTTP health probe path of that Service port",
-				Note:     probeHere + "; remove the annotation",
+				Note:     probeSame,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:505",
 			},
 			{
 				Key:      "service.beta.kubernetes.io/port_" + upstreamann.PortPlaceholder + "_no_probe_rule",
-				Support:  upstreamann.Ignored,
-				ByValue:  ignoredIfTrue,
+				Support:  upstreamann.Supported,
 				Upstream: `with "true", makes no health probe for that Service port`,
-				Note:     probeHere + "; that port is probed too, so remove the annotation",
+				Note:     probeSame,
 				Ref:      upstreamRepo + "pkg/consts/consts.go:475",
 			},
 

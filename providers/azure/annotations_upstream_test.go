@@ -155,27 +155,20 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 			},
 		},
 		{
-			name: "other probe values are ignored",
+			name: "probe settings are served",
 			annotations: map[string]string{
 				"service.beta.kubernetes.io/azure-load-balancer-health-probe-protocol": "Https",
 				"service.beta.kubernetes.io/port_80_health-probe_interval":             "10",
 				"service.beta.kubernetes.io/port_80_health-probe_request-path":         "/healthz",
 			},
-			ignored: []string{
-				"service.beta.kubernetes.io/azure-load-balancer-health-probe-protocol",
-				"service.beta.kubernetes.io/port_80_health-probe_interval",
-				"service.beta.kubernetes.io/port_80_health-probe_request-path",
-			},
 		},
 		{
-			name: "a port kept off the load balancer is refused",
+			name: "ports kept off the load balancer or its probes are served",
 			annotations: map[string]string{
 				"service.beta.kubernetes.io/port_10256_no_lb_rule":  "true",
 				"service.beta.kubernetes.io/port_443_no_probe_rule": "true",
 				"service.beta.kubernetes.io/port_80_no_lb_rule":     "false",
 			},
-			ignored: []string{"service.beta.kubernetes.io/port_443_no_probe_rule"},
-			refused: []string{"service.beta.kubernetes.io/port_10256_no_lb_rule"},
 		},
 		{
 			name:        "source ranges enforced by a deny rule are refused",

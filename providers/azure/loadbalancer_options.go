@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
@@ -107,6 +108,11 @@ type lbSpec struct {
 	// floatingIP is upstream's default: rules keep the frontend address
 	// and the Service port, which kube-proxy serves on every node.
 	floatingIP bool
+	// probes are the ports' probes and rules, by index of ports, and
+	// localProbe the externalTrafficPolicy Local probe
+	// (loadbalancer_probes.go).
+	probes     []portProbe
+	localProbe *armnetwork.ProbePropertiesFormat
 }
 
 // backendPort is where a rule sends a port's traffic: the Service port
@@ -188,6 +194,9 @@ func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 	sp.healthPath, sp.healthPort, sp.local = svcopts.HealthCheck(svc)
 	sp.sessionIP = svc.Spec.SessionAffinity == v1.ServiceAffinityClientIP
 	if err := sp.readSources(svc); err != nil {
+		return nil, err
+	}
+	if sp.probes, sp.localProbe, err = probeSettings(svc, sp); err != nil {
 		return nil, err
 	}
 	return sp, nil

@@ -189,7 +189,7 @@ func ownedBy(part, name string) bool {
 func desiredRules(lbID, pool string, names lbNames, sp *lbSpec) (map[string]*armnetwork.LoadBalancingRule, map[string]*armnetwork.Probe) {
 	rules := map[string]*armnetwork.LoadBalancingRule{}
 	probes := map[string]*armnetwork.Probe{}
-	for _, port := range sp.ports {
+	for i, port := range sp.ports {
 		rn := names.rule(port)
 		props := &armnetwork.LoadBalancingRulePropertiesFormat{
 			FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(lbID + "/frontendIPConfigurations/" + names.frontend)},
@@ -206,20 +206,24 @@ func desiredRules(lbID, pool string, names lbNames, sp *lbSpec) (map[string]*arm
 		if sp.sessionIP {
 			props.LoadDistribution = to.Ptr(armnetwork.LoadDistributionSourceIP)
 		}
-		var probe *armnetwork.ProbePropertiesFormat
-		switch {
-		case sp.local:
-			probe = &armnetwork.ProbePropertiesFormat{Protocol: to.Ptr(armnetwork.ProbeProtocolHTTP), Port: to.Ptr(sp.healthPort), RequestPath: to.Ptr(sp.healthPath)}
-		case port.Protocol == v1.ProtocolTCP:
-			probe = &armnetwork.ProbePropertiesFormat{Protocol: to.Ptr(armnetwork.ProbeProtocolTCP), Port: to.Ptr(port.NodePort)}
-		}
 		// A UDP port of a Cluster-policy Service has nothing to probe:
 		// without a probe every node in the pool receives traffic.
+		pp := portProbe{}
+		if i < len(sp.probes) {
+			pp = sp.probes[i]
+		}
+		if pp.noRule {
+			continue
+		}
+		probeName, probe := rn, pp.probe
+		if probe == nil && pp.useLocal {
+			// One probe of kube-proxy's health check for all the rules.
+			probeName, probe = names.rule(v1.ServicePort{Protocol: v1.ProtocolTCP, Port: deref(sp.localProbe.Port)}), sp.localProbe
+		}
 		if probe != nil {
-			probe.IntervalInSeconds = to.Ptr[int32](probeInterval)
-			probe.NumberOfProbes = to.Ptr[int32](probeCount)
-			probes[strings.ToLower(rn)] = &armnetwork.Probe{Name: to.Ptr(rn), Properties: probe}
-			props.Probe = &armnetwork.SubResource{ID: to.Ptr(lbID + "/probes/" + rn)}
+			cp := *probe
+			probes[strings.ToLower(probeName)] = &armnetwork.Probe{Name: to.Ptr(probeName), Properties: &cp}
+			props.Probe = &armnetwork.SubResource{ID: to.Ptr(lbID + "/probes/" + probeName)}
 		}
 		rules[strings.ToLower(rn)] = &armnetwork.LoadBalancingRule{Name: to.Ptr(rn), Properties: props}
 	}
@@ -261,7 +265,7 @@ func sameProbe(a, b *armnetwork.ProbePropertiesFormat) bool {
 	}
 	return strings.EqualFold(string(deref(a.Protocol)), string(deref(b.Protocol))) &&
 		deref(a.Port) == deref(b.Port) && deref(a.RequestPath) == deref(b.RequestPath) &&
-		deref(a.IntervalInSeconds) == deref(b.IntervalInSeconds) && deref(a.NumberOfProbes) == deref(b.NumberOfProbes)
+		deref(a.IntervalInSeconds) == deref(b.IntervalInSeconds) && deref(a.ProbeThreshold) == deref(b.ProbeThreshold)
 }
 
 // ensurePool makes the cluster's backend pool list exactly backends
