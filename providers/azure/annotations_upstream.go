@@ -94,10 +94,10 @@ func upstreamAnnotations() *upstreamann.Table {
 
 			// The address, and the IP family.
 			{
-				Key:      "service.beta.kubernetes.io/azure-load-balancer-ipv4",
-				Support:  upstreamann.Refused,
+				Key:      annotationIPv4.String(),
+				Support:  upstreamann.Supported,
 				Upstream: "pins the Service's IPv4 address (an existing public IP's, or the private address of an internal Service), replacing spec.loadBalancerIP",
-				Note:     "the Service would get another address here; set spec.loadBalancerIP to the same address instead, which is read with that meaning",
+				Note:     "The same here, ahead of spec.loadBalancerIP.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:212",
 			},
 			{
@@ -269,11 +269,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRepo + "pkg/consts/consts.go:331",
 			},
 			{
-				Key:      "service.beta.kubernetes.io/azure-load-balancer-disable-tcp-reset",
-				Support:  upstreamann.Ignored,
-				ByValue:  ignoredIfTrue,
+				Key:      annotationDisableTCPReset.String(),
+				Support:  upstreamann.Supported,
 				Upstream: `with "true", turns off TCP reset on idle timeout for the Service's rules`,
-				Note:     "TCP reset on idle timeout is always on here for TCP rules; remove the annotation",
+				Note:     "The same here.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:348",
 			},
 			{
@@ -299,10 +298,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRepo + "pkg/consts/consts.go:345",
 			},
 			{
-				Key:      "service.beta.kubernetes.io/azure-pip-tags",
-				Support:  upstreamann.Ignored,
+				Key:      annotationPIPTags.String(),
+				Support:  upstreamann.Supported,
 				Upstream: "adds tags (a=b,c=d) to the Service's public IP",
-				Note:     "the public IP here carries only the manager's tags (k8s-azure-cluster-name, k8s-azure-service); tag it with Azure Policy instead and remove the annotation",
+				Note:     "The same here, on the public IP the manager makes (the manager's own tag keys are refused); tags dropped from the annotation stay, as upstream.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:327",
 			},
 			{

@@ -118,14 +118,13 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 			annotations: map[string]string{"example.com/owner": "web"},
 		},
 		{
-			name:        "tags are ignored",
+			name:        "public IP tags are served",
 			annotations: map[string]string{"service.beta.kubernetes.io/azure-pip-tags": "team=web"},
-			ignored:     []string{"service.beta.kubernetes.io/azure-pip-tags"},
 		},
 		{
-			name:        "a pinned IPv4 address is refused",
-			annotations: map[string]string{"service.beta.kubernetes.io/azure-load-balancer-ipv4": "20.1.2.3"},
-			refused:     []string{"service.beta.kubernetes.io/azure-load-balancer-ipv4"},
+			name:        "a pinned IPv4 address is served, an IPv6 one refused",
+			annotations: map[string]string{"service.beta.kubernetes.io/azure-load-balancer-ipv4": "20.1.2.3", "service.beta.kubernetes.io/azure-load-balancer-ipv6": "2001:db8::1"},
+			refused:     []string{"service.beta.kubernetes.io/azure-load-balancer-ipv6"},
 		},
 		{
 			name:        "a Private Link Service is refused",

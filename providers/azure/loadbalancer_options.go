@@ -78,6 +78,29 @@ const (
 	// Type: string (a resource group name)
 	// Default: the config's resourceGroup
 	annotationPIPResourceGroup svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-resource-group"
+	// annotationIPv4 pins the Service's IPv4 address, as
+	// spec.loadBalancerIP does and ahead of it, as upstream
+	// (pkg/consts/consts.go:212, azure_utils.go:318-334): an existing
+	// public IP's address, or an internal Service's private address.
+	//
+	// Type: string (an IPv4 address)
+	// Default: spec.loadBalancerIP
+	annotationIPv4 svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-ipv4"
+	// annotationDisableTCPReset "true" (any case) turns off TCP reset on
+	// idle timeout for the Service's TCP rules, as upstream
+	// (pkg/consts/consts.go:348, azure_loadbalancer.go:3371-3373).
+	//
+	// Type: bool
+	// Default: false (reset on)
+	annotationDisableTCPReset svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-disable-tcp-reset"
+	// annotationPIPTags adds tags, "k1=v1,k2=v2", to the public IP the
+	// manager makes for the Service, as upstream (pkg/consts/consts.go:327,
+	// ensurePIPTagged azure_loadbalancer.go:3607-3648); tags it no longer
+	// lists stay, as upstream leaves them.
+	//
+	// Type: string
+	// Default: none
+	annotationPIPTags svcopts.Annotation = "service.beta.kubernetes.io/azure-pip-tags"
 )
 
 // lbSpec is what a Service asks of its load balancer, read and checked
@@ -113,6 +136,10 @@ type lbSpec struct {
 	// (loadbalancer_probes.go).
 	probes     []portProbe
 	localProbe *armnetwork.ProbePropertiesFormat
+	// tcpReset is upstream's default, off with annotationDisableTCPReset.
+	tcpReset bool
+	// pipTags are annotationPIPTags' tags for the manager's public IP.
+	pipTags map[string]string
 }
 
 // backendPort is where a rule sends a port's traffic: the Service port
@@ -166,15 +193,37 @@ func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 		}
 		sp.dnsLabel = v
 	}
-	if ip := svc.Spec.LoadBalancerIP; ip != "" {
+	ip, field := svc.Spec.LoadBalancerIP, "spec.loadBalancerIP"
+	if v, ok := annotationIPv4.Lookup(svc); ok && strings.TrimSpace(v) != "" {
+		ip, field = strings.TrimSpace(v), "annotation "+string(annotationIPv4)
+	}
+	if ip != "" {
 		a, perr := netip.ParseAddr(ip)
 		if perr != nil || !a.Is4() {
-			return nil, fmt.Errorf("spec.loadBalancerIP %q: want an IPv4 address", ip)
+			return nil, fmt.Errorf("%s %q: want an IPv4 address", field, ip)
 		}
 		if sp.pipName != "" {
-			return nil, fmt.Errorf("spec.loadBalancerIP and annotation %s both choose the public IP; set one", annotationPIPName)
+			return nil, fmt.Errorf("%s and annotation %s both choose the public IP; set one", field, annotationPIPName)
 		}
 		sp.staticIP = a.String()
+	}
+	v, _ = annotationDisableTCPReset.Lookup(svc)
+	sp.tcpReset = !strings.EqualFold(strings.TrimSpace(v), "true")
+	if v, ok := annotationPIPTags.Lookup(svc); ok {
+		sp.pipTags = map[string]string{}
+		for _, kv := range strings.Split(v, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			if k = strings.TrimSpace(k); k == "" {
+				if strings.TrimSpace(kv) != "" {
+					return nil, annotationPIPTags.Invalid(v, "comma-separated key=value pairs such as \"team=web,env=prod\"")
+				}
+				continue
+			}
+			if k == tagService || k == tagCluster || k == tagLegacyService || k == tagLegacyCluster {
+				return nil, fmt.Errorf("annotation %s: tag %q is the manager's own", annotationPIPTags, k)
+			}
+			sp.pipTags[k] = strings.TrimSpace(val)
+		}
 	}
 	if v, ok := annotationIdleTimeout.Lookup(svc); ok {
 		n, perr := strconv.Atoi(strings.TrimSpace(v))

@@ -200,7 +200,7 @@ func desiredRules(lbID, pool string, names lbNames, sp *lbSpec) (map[string]*arm
 			EnableFloatingIP:        to.Ptr(sp.floatingIP),
 			IdleTimeoutInMinutes:    to.Ptr(sp.idleTimeout),
 			LoadDistribution:        to.Ptr(armnetwork.LoadDistributionDefault),
-			EnableTCPReset:          to.Ptr(port.Protocol == v1.ProtocolTCP),
+			EnableTCPReset:          to.Ptr(port.Protocol == v1.ProtocolTCP && sp.tcpReset),
 			DisableOutboundSnat:     to.Ptr(false),
 		}
 		if sp.sessionIP {

@@ -73,15 +73,59 @@ func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp 
 		break
 	}
 	if pip == nil {
-		return l.createPublicIP(ctx, svc, rg, name, sp.dnsLabel, "")
+		return l.createPublicIP(ctx, svc, rg, name, sp, "")
 	}
 	if !l.ownsPublicIP(pip, svc) {
 		return "", "", fmt.Errorf("public IP %s/%s exists but is not tagged %s=%s, %s=%s; it is not this Service's to use", rg, name, tagCluster, l.clusterID, tagService, serviceKey(svc))
 	}
-	if dnsLabelOf(pip) != sp.dnsLabel {
-		return l.createPublicIP(ctx, svc, rg, name, sp.dnsLabel, deref(pip.Etag))
+	if dnsLabelOf(pip) != sp.dnsLabel || !hasTags(pip, sp.pipTags) {
+		return l.updatePublicIP(ctx, rg, pip, sp)
 	}
 	return deref(pip.ID), addressOf(pip), nil
+}
+
+// hasTags says pip carries every tag of want with its value.
+func hasTags(pip *armnetwork.PublicIPAddress, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := pip.Tags[k]; !ok || deref(got) != v {
+			return false
+		}
+	}
+	return true
+}
+
+// updatePublicIP writes the Service's DNS label and tags onto the public
+// IP as read, so what the manager does not set (zones, IP tags, other
+// tags, upstream's too) is kept.
+func (l *loadBalancers) updatePublicIP(ctx context.Context, rg string, pip *armnetwork.PublicIPAddress, sp *lbSpec) (id, address string, err error) {
+	name := deref(pip.Name)
+	if pip.Properties == nil {
+		pip.Properties = &armnetwork.PublicIPAddressPropertiesFormat{}
+	}
+	switch {
+	case sp.dnsLabel != "":
+		if pip.Properties.DNSSettings == nil {
+			pip.Properties.DNSSettings = &armnetwork.PublicIPAddressDNSSettings{}
+		}
+		pip.Properties.DNSSettings.DomainNameLabel = to.Ptr(sp.dnsLabel)
+	default:
+		pip.Properties.DNSSettings = nil
+	}
+	if pip.Tags == nil {
+		pip.Tags = map[string]*string{}
+	}
+	for k, v := range sp.pipTags {
+		pip.Tags[k] = to.Ptr(v)
+	}
+	p, err := l.api.publicIPs.BeginCreateOrUpdate(withPrecondition(ctx, deref(pip.Etag)), rg, name, *pip, nil)
+	if err != nil {
+		return "", "", fmt.Errorf("update public IP %s/%s: %w", rg, name, err)
+	}
+	resp, err := p.PollUntilDone(ctx, pollOptions)
+	if err != nil {
+		return "", "", fmt.Errorf("update public IP %s/%s: %w", rg, name, err)
+	}
+	return deref(resp.ID), addressOf(&resp.PublicIPAddress), nil
 }
 
 func addressOf(p *armnetwork.PublicIPAddress) string {
@@ -135,11 +179,19 @@ func (l *loadBalancers) pipClusterMatches(pip *armnetwork.PublicIPAddress) bool 
 
 // createPublicIP creates (etag "") or updates the Service's own public IP
 // in resource group rg.
-func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, rg, name, dnsLabel, etag string) (id, address string, err error) {
+func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, rg, name string, sp *lbSpec, etag string) (id, address string, err error) {
+	tags := map[string]*string{tagCluster: to.Ptr(l.clusterID), tagService: to.Ptr(serviceKey(svc))}
+	dnsLabel := ""
+	if sp != nil {
+		for k, v := range sp.pipTags {
+			tags[k] = to.Ptr(v)
+		}
+		dnsLabel = sp.dnsLabel
+	}
 	pip := armnetwork.PublicIPAddress{
 		Location: to.Ptr(l.cfg.Location),
 		SKU:      &armnetwork.PublicIPAddressSKU{Name: to.Ptr(armnetwork.PublicIPAddressSKUNameStandard), Tier: to.Ptr(armnetwork.PublicIPAddressSKUTierRegional)},
-		Tags:     map[string]*string{tagCluster: to.Ptr(l.clusterID), tagService: to.Ptr(serviceKey(svc))},
+		Tags:     tags,
 		Properties: &armnetwork.PublicIPAddressPropertiesFormat{
 			PublicIPAllocationMethod: to.Ptr(armnetwork.IPAllocationMethodStatic),
 			PublicIPAddressVersion:   to.Ptr(armnetwork.IPVersionIPv4),

@@ -870,7 +870,7 @@ func TestPublicIPGroups(t *testing.T) {
 	// Made by an earlier version, in loadBalancerResourceGroup.
 	earlier := lbService("earlier", 80)
 	n := upstreamNames(l.clusterID, earlier)
-	_, addr, err := l.createPublicIP(ctx, earlier, "lb-group", n.pip, "", "")
+	_, addr, err := l.createPublicIP(ctx, earlier, "lb-group", n.pip, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -902,5 +902,68 @@ func TestPublicIPGroups(t *testing.T) {
 	}
 	if n := len(env.emu.ListNetwork("publicIPAddresses")); n != 0 {
 		t.Errorf("%d public IPs left", n)
+	}
+}
+
+// azure-load-balancer-ipv4, -disable-tcp-reset and azure-pip-tags as
+// upstream: the pinned address ahead of spec.loadBalancerIP, TCP reset
+// off, and the user's tags on our public IP, added to one that exists
+// without dropping the tags someone else put there.
+func TestAddressResetAndTagAnnotations(t *testing.T) {
+	env := newTestEnv(t, azemu.Config{}, nil)
+	nodes := env.lbNodes(t, 1)
+	ctx := t.Context()
+	l := env.cloud.lb
+
+	internal := lbService("pinned", 80)
+	internal.Spec.LoadBalancerIP = "10.240.0.200"
+	internal.Annotations = map[string]string{
+		string(annotationInternal): "true", string(annotationIPv4): "10.240.0.100", string(annotationDisableTCPReset): "TRUE",
+	}
+	st, err := l.EnsureLoadBalancer(ctx, "kubernetes", internal, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Ingress[0].IP != "10.240.0.100" {
+		t.Errorf("address %s, want the annotation's 10.240.0.100", st.Ingress[0].IP)
+	}
+	lb, _ := env.lb(t, "kubernetes-internal")
+	if r := lb.Properties.LoadBalancingRules[0].Properties; deref(r.EnableTCPReset) {
+		t.Error("TCP reset still on")
+	}
+
+	tagged := lbService("tagged", 80)
+	tagged.Annotations = map[string]string{string(annotationPIPTags): "team=web, env = prod"}
+	if _, err := l.EnsureLoadBalancer(ctx, "kubernetes", tagged, nodes); err != nil {
+		t.Fatal(err)
+	}
+	name := upstreamNames(l.clusterID, tagged).pip
+	pip, _ := env.emu.PublicIP(env.fx.ResourceGroup, name)
+	if deref(pip.Tags["team"]) != "web" || deref(pip.Tags["env"]) != "prod" || deref(pip.Tags[tagService]) != "default/tagged" {
+		t.Errorf("tags %v", pip.Tags)
+	}
+	// Someone else's tag stays when the annotation adds one.
+	pip.Tags["owner"] = to.Ptr("ops")
+	pip.Properties.IPAddress = nil
+	p, err := l.api.publicIPs.BeginCreateOrUpdate(ctx, env.fx.ResourceGroup, name, pip, nil)
+	if err == nil {
+		_, err = p.PollUntilDone(ctx, pollOptions)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tagged.Annotations[string(annotationPIPTags)] = "team=web,env=prod,tier=front"
+	if _, err := l.EnsureLoadBalancer(ctx, "kubernetes", tagged, nodes); err != nil {
+		t.Fatal(err)
+	}
+	pip, _ = env.emu.PublicIP(env.fx.ResourceGroup, name)
+	if deref(pip.Tags["tier"]) != "front" || deref(pip.Tags["owner"]) != "ops" {
+		t.Errorf("tags after the update %v", pip.Tags)
+	}
+
+	bad := lbService("bad", 80)
+	bad.Annotations = map[string]string{string(annotationPIPTags): "k8s-azure-service=x"}
+	if _, err := serviceSpec(l.cfg, bad); err == nil || !strings.Contains(err.Error(), string(annotationPIPTags)) {
+		t.Errorf("the manager's own tag key: %v", err)
 	}
 }

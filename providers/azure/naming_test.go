@@ -94,7 +94,7 @@ func TestLegacyNamesKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipID, addr, err := l.createPublicIP(ctx, svc, l.cfg.LoadBalancerResourceGroup, old.pip, "", "")
+	pipID, addr, err := l.createPublicIP(ctx, svc, l.cfg.LoadBalancerResourceGroup, old.pip, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

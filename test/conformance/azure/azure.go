@@ -166,10 +166,14 @@ func (c *Cloud) MalformedAnnotation() (string, string) {
 	return "service.beta.kubernetes.io/azure-load-balancer-internal", "maybe"
 }
 
-// UpstreamAnnotations: the upstream Azure CCM terminates no TLS (its load balancers are layer 4), so the refused ask is a pinned frontend address, which changes what clients connect to.
+// UpstreamAnnotations: a Private Link Service's name without its
+// creation asks for nothing served here (ignored); the upstream Azure
+// CCM terminates no TLS (its load balancers are layer 4), so the refused
+// ask is a pinned IPv6 address, which Services here (IPv4 only) would
+// not get.
 func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
-	return map[string]string{"service.beta.kubernetes.io/azure-pip-tags": "team=payments"}, map[string]string{
-		"service.beta.kubernetes.io/azure-load-balancer-ipv4": "20.30.40.50",
+	return map[string]string{"service.beta.kubernetes.io/azure-pls-name": "web-pls"}, map[string]string{
+		"service.beta.kubernetes.io/azure-load-balancer-ipv6": "2001:db8::10",
 	}
 }
 
