@@ -41,7 +41,7 @@ const (
 var (
 	// computeAPIVersions: armcompute v6.4.0 sends 2024-11-01 for virtual
 	// machines and scale sets; the two before it are still served.
-	computeAPIVersions = []string{"2024-11-01", "2024-07-01", "2024-03-01"}
+	computeAPIVersions = []string{"2025-04-01", "2024-11-01", "2024-07-01", "2024-03-01"}
 	// scaleSetNetworkAPIVersions: armnetwork sends 2018-10-01 for the
 	// network resources under Microsoft.Compute paths.
 	scaleSetNetworkAPIVersions = []string{"2018-10-01", "2017-03-30"}

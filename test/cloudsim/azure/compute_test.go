@@ -512,7 +512,8 @@ func TestComputeAPIVersions(t *testing.T) {
 	}
 	tok := env.emu.IssueToken()
 	path := env.rgPath() + "/providers/Microsoft.Compute/virtualMachines/v"
-	for _, v := range []string{"2024-11-01", "2024-07-01"} {
+	// 2025-04-01 is what the current armcompute generation sends.
+	for _, v := range []string{"2025-04-01", "2024-11-01", "2024-07-01"} {
 		status, body := env.raw(t, http.MethodGet, path, url.Values{"api-version": {v}}, tok)
 		if status != http.StatusOK {
 			t.Errorf("api-version %s: %d %v", v, status, body)

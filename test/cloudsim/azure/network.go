@@ -41,7 +41,9 @@ const networkNS = "Microsoft.Network"
 
 // networkAPIVersions are the api-versions the emulated provider accepts:
 // armnetwork/v6's and two older ones.
-var networkAPIVersions = []string{"2024-05-01", "2024-03-01", "2023-09-01"}
+// networkAPIVersions include what the current armnetwork generation
+// sends (2025-05-01), which ARM serves.
+var networkAPIVersions = []string{"2025-05-01", "2024-05-01", "2024-03-01", "2023-09-01"}
 
 func registerNetwork(t *kindTable) {
 	add := func(k *kind) {
@@ -75,6 +77,10 @@ func registerNetwork(t *kindTable) {
 		put: putSubnet, del: delSubnet, removed: removedSubnet, view: viewSubnet})
 	add(&kind{typ: "networkInterfaces", group: "NetworkInterfaces",
 		put: putNetworkInterface, del: delNetworkInterface, removed: removedNetworkInterface, view: viewNetworkInterface})
+	// Private Link Services are served only as far as other clients look
+	// for them (the upstream Azure CCM lists them at start): a listing is
+	// empty, a GET is ResourceNotFound, and none can be made here.
+	add(&kind{typ: "privateLinkServices", group: "PrivateLinkServices", readOnly: true, view: viewChild})
 }
 
 // netKind returns a Microsoft.Network kind by type path.
