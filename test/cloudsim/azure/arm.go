@@ -48,6 +48,11 @@ func parseARMPath(path string) (armPath, error) {
 	if len(segs) >= 2 && strings.EqualFold(segs[0], "resourceGroups") {
 		p.RG, segs = segs[1], segs[2:]
 	}
+	if len(segs) == 2 && p.RG == "" && strings.EqualFold(segs[0], "providers") && segs[1] != "" {
+		// /subscriptions/{id}/providers/{namespace}: the provider itself.
+		p.NS = segs[1]
+		return p, nil
+	}
 	if len(segs) < 3 || !strings.EqualFold(segs[0], "providers") {
 		return p, fmt.Errorf("not an ARM resource path: %s", path)
 	}
@@ -313,6 +318,9 @@ func serviceOf(ns string) string {
 
 // operation names the API operation of a request.
 func (t *kindTable) operation(method string, p armPath) string {
+	if len(p.Types) == 0 {
+		return "arm:Providers_Get"
+	}
 	if isAsyncOpPath(p) {
 		if strings.EqualFold(p.Types[1], "operations") {
 			return serviceOf(p.NS) + ":AsyncOperation_Get"
@@ -390,6 +398,10 @@ func (e *Emulator) serveARM(w http.ResponseWriter, r *http.Request, op string) {
 	q := r.URL.Query()
 	if q.Get("api-version") == "" {
 		writeARMError(w, &armError{Status: http.StatusBadRequest, Code: "MissingApiVersionParameter", Message: "The api-version query parameter (?api-version=) is required for all requests."})
+		return
+	}
+	if len(p.Types) == 0 {
+		e.serveProvider(w, r, p)
 		return
 	}
 	if isAsyncOpPath(p) {

@@ -45,3 +45,32 @@ func TestNetworkAPIVersionCurrent(t *testing.T) {
 		t.Errorf("api-version 2025-05-01: %d %v", status, body)
 	}
 }
+
+// GET /subscriptions/{id}/providers/Microsoft.Compute answers the
+// provider's registration and types, virtual machines with the zones.
+func TestProviderGet(t *testing.T) {
+	env := newTestEnv(t, Config{})
+	tok := env.emu.IssueToken()
+	path := "/subscriptions/" + env.emu.Config().SubscriptionID + "/providers/Microsoft.Compute"
+	status, body := env.raw(t, http.MethodGet, path, url.Values{"api-version": {"2021-04-01"}}, tok)
+	if status != http.StatusOK || body["namespace"] != "Microsoft.Compute" || body["registrationState"] != "Registered" {
+		t.Fatalf("%d %v", status, body)
+	}
+	var vmZones []any
+	for _, rt := range body["resourceTypes"].([]any) {
+		m := rt.(map[string]any)
+		if m["resourceType"] == "virtualMachines" {
+			vmZones = m["zoneMappings"].([]any)[0].(map[string]any)["zones"].([]any)
+		}
+	}
+	if len(vmZones) != 3 {
+		t.Errorf("virtual machine zones %v", vmZones)
+	}
+	if status, body := env.raw(t, http.MethodGet, path, url.Values{"api-version": {"1999-01-01"}}, tok); status != http.StatusBadRequest || errorCode(body) != "InvalidApiVersionParameter" {
+		t.Errorf("bogus api-version: %d %v", status, body)
+	}
+	other := "/subscriptions/" + env.emu.Config().SubscriptionID + "/providers/Microsoft.Nope"
+	if status, body := env.raw(t, http.MethodGet, other, url.Values{"api-version": {"2021-04-01"}}, tok); status != http.StatusNotFound || errorCode(body) != "InvalidResourceNamespace" {
+		t.Errorf("unknown namespace: %d %v", status, body)
+	}
+}
