@@ -35,6 +35,10 @@ import (
 // azidentity parses them); ARM accepts exactly the ones issued here that
 // have not expired.
 
+// adfsTenant is the tenant of an AD FS authority (Azure Stack Hub's
+// identity system): configure the emulator's TenantID as "adfs".
+const adfsTenant = "adfs"
+
 // Azure AD operation names.
 const (
 	opAADToken             = "aad:Token"
@@ -311,7 +315,11 @@ func (e *Emulator) serveOpenIDConfig(w http.ResponseWriter, r *http.Request) {
 	base, tid := aadBaseURL(r), e.cfg.TenantID
 	v1 := !strings.Contains(r.URL.Path, "/v2.0/")
 	oauth, issuer := base+"/"+tid+"/oauth2/v2.0/", base+"/"+tid+"/v2.0"
-	if v1 {
+	switch {
+	case strings.EqualFold(tid, adfsTenant):
+		// AD FS: one authority, its own issuer.
+		oauth, issuer = base+"/adfs/oauth2/", base+"/adfs"
+	case v1:
 		oauth, issuer = base+"/"+tid+"/oauth2/", "https://sts.windows.net/"+tid+"/"
 	}
 	writeAADJSON(w, map[string]any{
@@ -400,7 +408,10 @@ func (e *Emulator) serveToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var audience string
-	if v1 {
+	// AD FS (tenant "adfs", Azure Stack Hub's identity system) serves
+	// its v1-shaped token endpoint with either form: MSAL sends scope=.
+	adfsScope := v1 && strings.EqualFold(tenant, adfsTenant) && f.Get("resource") == "" && f.Get("scope") != ""
+	if v1 && !adfsScope {
 		audience = f.Get("resource")
 		if audience == "" {
 			writeAADError(w, http.StatusBadRequest, "invalid_request", 900144, "The request body must contain the following parameter: 'resource'.")

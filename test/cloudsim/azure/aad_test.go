@@ -374,3 +374,20 @@ func TestAADEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// AD FS (tenantId "adfs", what Azure Stack Hub uses): MSAL reads
+// /adfs/.well-known/openid-configuration and sends its scope= form to
+// /adfs/oauth2/token, which AD FS accepts; the v1 resource= form still
+// works.
+func TestADFSClientSecret(t *testing.T) {
+	env := newTestEnv(t, Config{TenantID: "adfs"})
+	cfg := env.emu.Config()
+	opts := &azidentity.ClientSecretCredentialOptions{ClientOptions: env.clientOptions(), DisableInstanceDiscovery: true}
+	cred, err := azidentity.NewClientSecretCredential("adfs", cfg.ClientID, cfg.ClientSecret, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.listAllWith(cred); err != nil {
+		t.Fatalf("ARM call with an AD FS token: %v", err)
+	}
+}
