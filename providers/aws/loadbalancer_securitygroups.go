@@ -328,25 +328,8 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 	for i := range holders {
 		known[aws.ToString(holders[i].GroupId)] = &holders[i]
 	}
-	var unknown []string
-	for _, groups := range be.groups {
-		for _, g := range groups {
-			gid := aws.ToString(g.GroupId)
-			if _, ok := known[gid]; !ok && gid != "" {
-				known[gid] = nil
-				unknown = append(unknown, gid)
-			}
-		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		out, err := l.api.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: unknown})
-		if err != nil {
-			return fmt.Errorf("describe node security groups %v: %w", unknown, err)
-		}
-		for i := range out.SecurityGroups {
-			known[aws.ToString(out.SecurityGroups[i].GroupId)] = &out.SecurityGroups[i]
-		}
+	if err := l.readBackendGroups(ctx, be, known); err != nil {
+		return err
 	}
 	targets := l.nodeSecurityGroups(be, known)
 	chosen := make([]string, 0, len(targets))
@@ -390,6 +373,33 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 		}
 	}
 	l.nodeRules.Set(key, sig)
+	return nil
+}
+
+// readBackendGroups adds to known the backends' security groups it lacks,
+// in one read; a group that is gone stays known as nil.
+func (l *loadBalancers) readBackendGroups(ctx context.Context, be *backendSet, known map[string]*ec2types.SecurityGroup) error {
+	var unknown []string
+	for _, groups := range be.groups {
+		for _, g := range groups {
+			gid := aws.ToString(g.GroupId)
+			if _, ok := known[gid]; !ok && gid != "" {
+				known[gid] = nil
+				unknown = append(unknown, gid)
+			}
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	out, err := l.api.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: unknown})
+	if err != nil {
+		return fmt.Errorf("describe node security groups %v: %w", unknown, err)
+	}
+	for i := range out.SecurityGroups {
+		known[aws.ToString(out.SecurityGroups[i].GroupId)] = &out.SecurityGroups[i]
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package aws
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -119,7 +120,7 @@ func newUpstreamRules(lbName string, opts *lbOptions, subnetCIDRs []string) upst
 		}
 	}
 	open := len(opts.sourceRanges) == 1 && opts.sourceRanges[0].String() == "0.0.0.0/0"
-	if open && allTCP && samePorts(clientPorts, healthPorts) {
+	if open && allTCP && maps.Equal(clientPorts, healthPorts) {
 		return u
 	}
 	for port := range healthPorts {
@@ -128,18 +129,6 @@ func newUpstreamRules(lbName string, opts *lbOptions, subnetCIDRs []string) upst
 		}
 	}
 	return u
-}
-
-func samePorts(a, b map[int32]bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for p := range a {
-		if !b[p] {
-			return false
-		}
-	}
-	return true
 }
 
 // signature identifies the rules and the backends' groups they were
@@ -265,26 +254,8 @@ func (l *loadBalancers) ensureUpstreamNodeRules(ctx context.Context, svc *v1.Ser
 	}
 	targets := map[string]bool{}
 	if be != nil {
-		var unknown []string
-		seen := map[string]bool{}
-		for _, groups := range be.groups {
-			for _, g := range groups {
-				gid := aws.ToString(g.GroupId)
-				if _, ok := known[gid]; !ok && gid != "" && !seen[gid] {
-					seen[gid] = true
-					unknown = append(unknown, gid)
-				}
-			}
-		}
-		if len(unknown) > 0 {
-			sort.Strings(unknown)
-			out, err := l.api.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: unknown})
-			if err != nil {
-				return fmt.Errorf("describe node security groups %v: %w", unknown, err)
-			}
-			for i := range out.SecurityGroups {
-				known[aws.ToString(out.SecurityGroups[i].GroupId)] = &out.SecurityGroups[i]
-			}
+		if err := l.readBackendGroups(ctx, be, known); err != nil {
+			return err
 		}
 		targets = l.nodeSecurityGroups(be, known)
 	}

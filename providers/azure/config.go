@@ -360,5 +360,3 @@ func (s *Section) lbName(clusterID string) string {
 	}
 	return clusterID
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"go.yaml.in/yaml/v3"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -594,7 +595,7 @@ func (im *importer) loadBalancer() {
 	// upstream: pkg/provider/azure.go:604-608; the same default (true)
 	// here, so only false is carried.
 	if up.ExcludeMasterFromStandardLB != nil && !*up.ExcludeMasterFromStandardLB {
-		im.s.ExcludeMasterFromStandardLB = ptrTo(false)
+		im.s.ExcludeMasterFromStandardLB = to.Ptr(false)
 	}
 	if up.DisableOutboundSNAT != nil && *up.DisableOutboundSNAT {
 		im.note("disableOutboundSNAT", "turned off outbound SNAT on the load-balancing rules, so Nodes' outbound traffic did not leave through Service addresses",

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/clientopts"
@@ -211,7 +213,7 @@ func TestImportConfigFullSampleCoversEveryUpstreamKey(t *testing.T) {
 		LoadBalancerName:                      "prod-lb",
 		LoadBalancerResourceGroup:             "prod-lb",
 		VMType:                                VMTypeStandard,
-		ExcludeMasterFromStandardLB:           ptrTo(false),
+		ExcludeMasterFromStandardLB:           to.Ptr(false),
 		AADClientID:                           "00000003-0000-4000-8000-000000000003",
 		UseFederatedWorkloadIdentityExtension: true,
 		AADFederatedTokenFile:                 "/var/run/secrets/azure/tokens/azure-identity-token",
@@ -308,7 +310,7 @@ func TestImportConfigTypicalSamples(t *testing.T) {
 				VMType:                      VMTypeStandard,
 				VnetName:                    "prod-weu-1-vnet",
 				SubnetName:                  "node-subnet",
-				ExcludeMasterFromStandardLB: ptrTo(false),
+				ExcludeMasterFromStandardLB: to.Ptr(false),
 			},
 			notes: []string{"securityGroupNmae"},
 		},
@@ -385,7 +387,7 @@ func importCaseWant() Section {
 		SubnetName:      "nodes",
 		VMType:          VMTypeVMSS,
 		// The cases' base keeps control-plane Nodes in the pool.
-		ExcludeMasterFromStandardLB: ptrTo(false),
+		ExcludeMasterFromStandardLB: to.Ptr(false),
 	}
 }
 

@@ -117,11 +117,7 @@ type lbSpec struct {
 	pipName  string
 	dnsLabel string
 	ports    []v1.ServicePort
-	// healthPath and healthPort: externalTrafficPolicy Local probes
-	// HTTP healthPath on healthPort instead of TCP on each NodePort.
-	healthPath string
-	healthPort int32
-	local      bool
+	local    bool
 	// sources are the NSG rule sources: CIDRs (one rule per port for
 	// all of them) and service tags (a rule each).
 	cidrs       []string
@@ -240,7 +236,7 @@ func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 			return nil, fmt.Errorf("port %d has no nodePort yet", p.Port)
 		}
 	}
-	sp.healthPath, sp.healthPort, sp.local = svcopts.HealthCheck(svc)
+	_, _, sp.local = svcopts.HealthCheck(svc)
 	sp.sessionIP = svc.Spec.SessionAffinity == v1.ServiceAffinityClientIP
 	if err := sp.readSources(svc); err != nil {
 		return nil, err

@@ -817,7 +817,7 @@ func TestFloatingIPToggle(t *testing.T) {
 // excludeMasterFromStandardLB (default true) keeps them, unless the
 // config says false.
 func TestControlPlaneExcluded(t *testing.T) {
-	for _, exclude := range []*bool{nil, ptrTo(false)} {
+	for _, exclude := range []*bool{nil, to.Ptr(false)} {
 		env := newTestEnv(t, azemu.Config{}, func(s *Section) { s.ExcludeMasterFromStandardLB = exclude })
 		nodes := env.lbNodes(t, 3)
 		nodes[0].Labels = map[string]string{"node-role.kubernetes.io/control-plane": ""}

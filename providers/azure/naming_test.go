@@ -66,6 +66,14 @@ func TestUpstreamNamesGolden(t *testing.T) {
 		t.Errorf("long public IP name %q", n.pip)
 	}
 
+	// The tag keys upstream writes and reads on public IPs
+	// (pkg/consts/consts.go:351-358), which ownership depends on.
+	for got, want := range map[string]string{tagService: "k8s-azure-service", tagCluster: "k8s-azure-cluster-name", tagLegacyService: "service", tagLegacyCluster: "kubernetes-cluster-name"} {
+		if got != want {
+			t.Errorf("tag key %q, want upstream's %q", got, want)
+		}
+	}
+
 	// This manager's names before upstream's: the whole UID.
 	old := legacyNames("kubernetes", svc)
 	if old.base != "a6f2b1c3d12344abc8def0123456789ab" || old.pip != "kubernetes-a6f2b1c3d12344abc8def0123456789ab" || old.rule(tcp80) != "a6f2b1c3d12344abc8def0123456789ab-TCP-80" {
