@@ -145,19 +145,17 @@ func upstreamAnnotations() *upstreamann.Table {
 
 			// Who may reach the load balancer, and on which ports.
 			{
-				Key:      "service.beta.kubernetes.io/azure-deny-all-except-load-balancer-source-ranges",
-				Support:  upstreamann.Refused,
-				ByValue:  refusedIfTrue,
+				Key:      annotationDenyAllExceptSourceRanges.String(),
+				Support:  upstreamann.Supported,
 				Upstream: `with "true", adds a security rule denying every source but the Service's source ranges, also from inside the virtual network`,
-				Note:     "here only allow rules are added, so clients in the virtual network outside the source ranges could still connect; deny them in the security group yourself and remove the annotation",
+				Note:     "The same here: the shared k8s-azure-lb_deny-all_IPv4 rule, at upstream's priority.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:297",
 			},
 			{
-				Key:      "service.beta.kubernetes.io/azure-disable-load-balancer-nsg-rule",
-				Support:  upstreamann.Refused,
-				ByValue:  refusedIfTrue,
+				Key:      annotationDisableNSGRule.String(),
+				Support:  upstreamann.Supported,
 				Upstream: `with "true", leaves the Service's network security group rules to the operator`,
-				Note:     "here the manager adds a rule for every load-balanced port of every Service (Internet, or the source ranges), which would open what the operator keeps closed; leave securityGroupName out of the cloud-config to manage every rule yourself",
+				Note:     "The same here: no rule is added for the Service, and its addresses still leave the rules they were in.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:336",
 			},
 			{

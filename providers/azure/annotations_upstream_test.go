@@ -170,9 +170,9 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 			},
 		},
 		{
-			name:        "source ranges enforced by a deny rule are refused",
-			annotations: map[string]string{"service.beta.kubernetes.io/azure-deny-all-except-load-balancer-source-ranges": "true"},
-			refused:     []string{"service.beta.kubernetes.io/azure-deny-all-except-load-balancer-source-ranges"},
+			name:        "a cross-region load balancer's extra addresses are refused",
+			annotations: map[string]string{"service.beta.kubernetes.io/azure-additional-public-ips": "20.1.2.3", "service.beta.kubernetes.io/azure-deny-all-except-load-balancer-source-ranges": "true"},
+			refused:     []string{"service.beta.kubernetes.io/azure-additional-public-ips"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -69,8 +69,12 @@ func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Clou
 func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
 
 // SetInformers implements cloudprovider.InformerUser: the Node informer
-// maps Node names to VMs through their providerIDs.
-func (c *Cloud) SetInformers(f informers.SharedInformerFactory) { c.nodes.SetInformers(f) }
+// maps Node names to VMs through their providerIDs; the Service informer
+// tells the security group which addresses still have a Service.
+func (c *Cloud) SetInformers(f informers.SharedInformerFactory) {
+	c.nodes.SetInformers(f)
+	c.lb.setInformers(f)
+}
 
 // ProviderName implements cloudprovider.Interface.
 func (c *Cloud) ProviderName() string { return ProviderName }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -39,6 +41,14 @@ type loadBalancers struct {
 	public, internal *shared[armnetwork.LoadBalancer]
 	// nsg is nil when no securityGroupName is configured.
 	nsg *shared[armnetwork.SecurityGroup]
+
+	// services lists the cluster's Services (the informer's cache), nil
+	// until SetInformers.
+	services func() ([]*v1.Service, error)
+	// mu guards dests and backendIPs (loadbalancer_nsg.go).
+	mu         sync.Mutex
+	dests      map[string]svcDests
+	backendIPs []string
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -60,7 +70,7 @@ const (
 var pollOptions = &runtime.PollUntilDoneOptions{Frequency: time.Second}
 
 func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances, clk clock.Clock) *loadBalancers {
-	l := &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: in, clk: clk}
+	l := &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: in, clk: clk, dests: map[string]svcDests{}}
 	name := s.lbName(clusterID)
 	l.public = newShared("load balancer "+name, l.lbOps(name), clk)
 	l.internal = newShared("load balancer "+name+"-internal", l.lbOps(name+"-internal"), clk)
@@ -301,23 +311,51 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	lbName := l.lbNameFor(sp.internal)
-	// When the Service's security rules change ports (its ports changed,
-	// floating IP turned on or off), the new rules go in before the load
-	// balancer sends traffic to the new ports, and the old ones go only
-	// after: no moment admits neither. Otherwise the load balancer and
-	// the security group are independent, and their writes (each a
-	// long-running operation) go at once.
-	stale, err := l.staleRules(ctx, names.base, sp)
-	if err != nil {
-		return nil, err
+	backendIPs := l.noteBackends(backends)
+	// The security rules' destinations: the Service's address with
+	// floating IP, else the nodes'. An internal Service's new dynamic
+	// address is known only once the load balancer has it.
+	dsts := backendIPs
+	if sp.floatingIP {
+		dsts = nil
+		switch {
+		case pipAddress != "":
+			dsts = []string{pipAddress}
+		case sp.internal && sp.staticIP != "":
+			dsts = []string{sp.staticIP}
+		case sp.internal:
+			if cur, _, err := this.current(ctx, false); err == nil {
+				if old := findFrontend(cur, names.frontend); old != nil && old.Properties != nil && deref(old.Properties.PrivateIPAddress) != "" && sameFrontend(old.Properties, fe.Properties) {
+					dsts = []string{*old.Properties.PrivateIPAddress}
+				}
+			}
+		}
 	}
-	if stale {
-		if err := l.ensureRules(ctx, names.base, sp, true); err != nil {
-			return nil, err
+	// A live Service's new rules (its ports changed, floating IP turned
+	// on or off) go into the security group before the load balancer
+	// sends traffic to the new ports, and the old go only after: no moment
+	// admits neither. A new Service's rules and load balancer parts are
+	// independent, and their writes (each a long-running operation) go at
+	// once.
+	live := false
+	for _, w := range []*shared[armnetwork.LoadBalancer]{this, other} {
+		if cur, _, err := w.current(ctx, false); err == nil && findFrontend(cur, names.frontend) != nil {
+			live = true
 		}
 	}
 	var lb *armnetwork.LoadBalancer
 	g, gctx := errgroup.WithContext(ctx)
+	if len(dsts) > 0 {
+		l.noteDests(svc, dsts, sp, false)
+		first := &nsgEdit{add: sp.access.rules(dsts)}
+		if live {
+			if err := l.writeSecurity(ctx, first); err != nil {
+				return nil, err
+			}
+		} else {
+			g.Go(func() error { return l.writeSecurity(gctx, first) })
+		}
+	}
 	g.Go(func() error {
 		var err error
 		lb, err = this.submit(gctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
@@ -327,17 +365,25 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		})
 		return err
 	})
-	if !stale {
-		g.Go(func() error { return l.ensureRules(gctx, names.base, sp, false) })
-	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if stale {
-		if err := l.ensureRules(ctx, names.base, sp, false); err != nil {
-			return nil, err
-		}
+	got := findFrontend(lb, names.frontend)
+	if got == nil {
+		return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, names.frontend)
 	}
+	if len(dsts) == 0 && got.Properties != nil && deref(got.Properties.PrivateIPAddress) != "" {
+		dsts = []string{*got.Properties.PrivateIPAddress}
+		l.noteDests(svc, dsts, sp, false)
+	}
+	edit, err := l.securityEdit(svc, []lbNames{upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)}, dsts, sp.access, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.writeSecurity(ctx, edit); err != nil {
+		return nil, err
+	}
+	l.noteDests(svc, dsts, sp, true)
 	// A Service that moved to a user's public IP, or to internal, no
 	// longer needs the one the manager made for it.
 	if previousPIP != "" && l.isOwnPIPID(svc, previousPIP, names.pip) && !strings.EqualFold(feIPID(fe), previousPIP) {
@@ -347,10 +393,6 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	}
 	if pipAddress != "" {
 		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: pipAddress}}}, nil
-	}
-	got := findFrontend(lb, names.frontend)
-	if got == nil {
-		return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, names.frontend)
 	}
 	return l.frontendStatus(ctx, got)
 }
@@ -375,12 +417,31 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 		return err
 	}
 	this, _ := l.writerFor(sp)
+	backendIPs := l.noteBackends(backends)
 	// An update never creates the load balancer: a Service being deleted
 	// must not bring it back.
-	_, err = this.submit(ctx, false, func(lb *armnetwork.LoadBalancer) (bool, error) {
+	lb, err := this.submit(ctx, false, func(lb *armnetwork.LoadBalancer) (bool, error) {
 		return l.ensurePool(lb, backends), nil
 	})
-	return err
+	if err != nil || lb == nil || sp.floatingIP {
+		return err
+	}
+	// Without floating IP the Service's security rules admit clients to
+	// the nodes themselves: they follow the node set.
+	names, err := l.namesFor(ctx, svc)
+	if err != nil || findFrontend(lb, names.frontend) == nil {
+		return err
+	}
+	l.noteDests(svc, backendIPs, sp, false)
+	edit, err := l.securityEdit(svc, []lbNames{upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)}, backendIPs, sp.access, nil)
+	if err != nil {
+		return err
+	}
+	if err := l.writeSecurity(ctx, edit); err != nil {
+		return err
+	}
+	l.noteDests(svc, backendIPs, sp, true)
+	return nil
 }
 
 // EnsureLoadBalancerDeleted removes the Service's NSG rules, its frontend,
@@ -392,10 +453,37 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	// have parts under the legacy ones.
 	up, legacy := upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)
 	if l.nsg != nil {
-		if _, err := l.nsg.submit(ctx, false, removeRules(up.base, legacy.base)); err != nil {
+		// The Service's destinations leave every rule. Without floating
+		// IP they are the nodes', shared with other such Services; the
+		// rules of the Service's own NodePorts are its alone, so all
+		// their destinations go even when the nodes' addresses are not
+		// known yet (the first sync after a restart).
+		var extra []string
+		if sp, err := serviceSpec(l.cfg, svc); err == nil && !sp.floatingIP {
+			l.mu.Lock()
+			extra = slices.Clone(l.backendIPs)
+			l.mu.Unlock()
+			if g, found, err := l.nsg.current(ctx, false); err == nil && found && g.Properties != nil {
+				own := map[string]bool{}
+				for _, r := range sp.access.rules([]string{"0.0.0.0"}) {
+					own[deref(r.Name)] = r.Properties.Access != nil && *r.Properties.Access == armnetwork.SecurityRuleAccessAllow
+				}
+				for _, r := range g.Properties.SecurityRules {
+					if r != nil && r.Properties != nil && own[deref(r.Name)] {
+						extra = append(extra, destinations(r.Properties)...)
+					}
+				}
+			}
+		}
+		edit, err := l.securityEdit(svc, []lbNames{up, legacy}, nil, nil, extra)
+		if err != nil {
+			return err
+		}
+		if err := l.writeSecurity(ctx, edit); err != nil {
 			return err
 		}
 	}
+	l.dropDests(svc)
 	for _, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
 		if _, err := w.submit(ctx, false, removeService(up, legacy)); err != nil {
 			return err

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -101,6 +100,23 @@ const (
 	// Type: string
 	// Default: none
 	annotationPIPTags svcopts.Annotation = "service.beta.kubernetes.io/azure-pip-tags"
+	// annotationDisableNSGRule "true" (any case) adds no security rule for
+	// the Service, as upstream (pkg/consts/consts.go:336,
+	// azure_loadbalancer.go:3490-3497): the operator admits its traffic;
+	// the manager still takes the Service's addresses out of its rules.
+	//
+	// Type: bool
+	// Default: false
+	annotationDisableNSGRule svcopts.Annotation = "service.beta.kubernetes.io/azure-disable-load-balancer-nsg-rule"
+	// annotationDenyAllExceptSourceRanges "true" (any case), on a Service
+	// with source ranges, adds the k8s-azure-lb_deny-all_IPv4 rule for its
+	// addresses, so clients in the virtual network outside the ranges are
+	// refused too, as upstream (pkg/consts/consts.go:297,
+	// loadbalancer/accesscontrol.go:156-163).
+	//
+	// Type: bool
+	// Default: false
+	annotationDenyAllExceptSourceRanges svcopts.Annotation = "service.beta.kubernetes.io/azure-deny-all-except-load-balancer-source-ranges"
 )
 
 // lbSpec is what a Service asks of its load balancer, read and checked
@@ -118,10 +134,9 @@ type lbSpec struct {
 	dnsLabel string
 	ports    []v1.ServicePort
 	local    bool
-	// sources are the NSG rule sources: CIDRs (one rule per port for
-	// all of them) and service tags (a rule each).
-	cidrs       []string
-	serviceTags []string
+	// access is what the Service asks of the network security group
+	// (loadbalancer_nsg.go).
+	access      *access
 	idleTimeout int32
 	sessionIP   bool
 	// floatingIP is upstream's default: rules keep the frontend address
@@ -238,53 +253,11 @@ func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 	}
 	_, _, sp.local = svcopts.HealthCheck(svc)
 	sp.sessionIP = svc.Spec.SessionAffinity == v1.ServiceAffinityClientIP
-	if err := sp.readSources(svc); err != nil {
+	if sp.access, err = readAccess(svc, sp.internal, sp.ports, sp.floatingIP); err != nil {
 		return nil, err
 	}
 	if sp.probes, sp.localProbe, err = probeSettings(svc, sp); err != nil {
 		return nil, err
 	}
 	return sp, nil
-}
-
-// readSources collects the NSG rule sources: spec.loadBalancerSourceRanges
-// (or the generic source-ranges annotation), azure-allowed-ip-ranges and
-// azure-allowed-service-tags. With none, the rules admit Internet (a
-// public Service) or VirtualNetwork (an internal one).
-func (sp *lbSpec) readSources(svc *v1.Service) error {
-	ranges, err := svcopts.SourceRanges(svc)
-	if err != nil {
-		return err
-	}
-	for _, r := range ranges {
-		if r.Bits() != 0 {
-			sp.cidrs = append(sp.cidrs, r.String())
-		}
-	}
-	extra, _, err := annotationAllowedIPRanges.List(svc)
-	if err != nil {
-		return err
-	}
-	for _, v := range extra {
-		p, perr := netip.ParsePrefix(v)
-		if perr != nil || !p.Addr().Is4() {
-			return annotationAllowedIPRanges.Invalid(v, "IPv4 CIDRs such as 203.0.113.0/24")
-		}
-		if p.Bits() != 0 && !slices.Contains(sp.cidrs, p.Masked().String()) {
-			sp.cidrs = append(sp.cidrs, p.Masked().String())
-		}
-	}
-	slices.Sort(sp.cidrs)
-	tags, _, err := annotationAllowedServiceTags.List(svc)
-	if err != nil {
-		return err
-	}
-	for _, t := range tags {
-		if !serviceTagRE.MatchString(t) || len(t) > 80 {
-			return annotationAllowedServiceTags.Invalid(t, "Azure service tags such as AzureFrontDoor.Backend or Storage.WestEurope")
-		}
-	}
-	sp.serviceTags = tags
-	slices.Sort(sp.serviceTags)
-	return nil
 }

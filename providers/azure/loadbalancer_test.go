@@ -88,6 +88,27 @@ func (e *testEnv) nsgRules(t *testing.T) []string {
 	return out
 }
 
+// nsgRule is a security rule as tests compare it: "<protocol>
+// <sources>-><destinations>:<ports> <access>".
+func (e *testEnv) nsgRule(t *testing.T, name string) string {
+	t.Helper()
+	g, _ := e.emu.SecurityGroup(e.fx.SecurityGroupResourceGroup, e.fx.SecurityGroupName)
+	for _, r := range g.Properties.SecurityRules {
+		if deref(r.Name) == name {
+			p := r.Properties
+			ports := []string{}
+			for _, v := range p.DestinationPortRanges {
+				ports = append(ports, *v)
+			}
+			if p.DestinationPortRange != nil {
+				ports = append(ports, *p.DestinationPortRange)
+			}
+			return fmt.Sprintf("%s %s->%s:%s %s", deref(p.Protocol), strings.Join(sources(p), ","), strings.Join(destinations(p), ","), strings.Join(ports, ","), deref(p.Access))
+		}
+	}
+	return ""
+}
+
 func names[T any](items []*T, name func(*T) *string) []string {
 	var out []string
 	for _, it := range items {
@@ -183,12 +204,18 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if got, want := poolAddresses(lb), nodeIPs(nodes); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("pool %v, want node IPs %v", got, want)
 	}
-	rules := env.nsgRules(t)
-	// With floating IP, traffic reaches the nodes on the Service port.
-	for _, want := range []string{wn + "-TCP-80-Internet", wn + "-TCP-443-Internet", dn + "-UDP-53-Internet"} {
-		if !slices.Contains(rules, want) {
-			t.Errorf("NSG rules %v lack %s", rules, want)
-		}
+	// Upstream's shared rules: one per protocol, sources and ports, to
+	// the Service's address (floating IP: the Service port).
+	tcpRule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{80, 443})
+	udpRule := allowRuleName(armnetwork.SecurityRuleProtocolUDP, []string{"Internet"}, []int32{53})
+	if got := env.nsgRules(t); !slices.Equal(got, sortedStrings(tcpRule, udpRule)) {
+		t.Errorf("NSG rules %v, want %s and %s", got, tcpRule, udpRule)
+	}
+	if got, want := env.nsgRule(t, tcpRule), "Tcp Internet->"+addrs[0]+":443,80 Allow"; got != want {
+		t.Errorf("rule %s is %q, want %q", tcpRule, got, want)
+	}
+	if got, want := env.nsgRule(t, udpRule), "Udp Internet->"+addrs[1]+":53 Allow"; got != want {
+		t.Errorf("rule %s is %q, want %q", udpRule, got, want)
 	}
 
 	// GetLoadBalancer reads the address back.
@@ -219,10 +246,8 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	if _, ok := env.emu.PublicIP(env.fx.ResourceGroup, upstreamNames(env.cloud.lb.clusterID, web).pip); ok {
 		t.Error("web's public IP outlived it")
 	}
-	for _, r := range env.nsgRules(t) {
-		if strings.HasPrefix(r, wn) {
-			t.Errorf("NSG rule %s outlived web", r)
-		}
+	if got := env.nsgRules(t); !slices.Equal(got, []string{udpRule}) {
+		t.Errorf("NSG rules %v after deleting web, want only %s", got, udpRule)
 	}
 	if _, found, _ := env.cloud.lb.GetLoadBalancer(ctx, "kubernetes", web); found {
 		t.Error("GetLoadBalancer still finds web")
@@ -322,9 +347,11 @@ func TestLoadBalancerConcurrentServices(t *testing.T) {
 	if n := len(lb.Properties.LoadBalancingRules); n != 100 {
 		t.Errorf("%d rules, want 100", n)
 	}
-	rules := env.nsgRules(t)
-	if len(rules) != 100 {
-		t.Errorf("%d NSG rules, want 100", len(rules))
+	// One rule for all: the same sources and ports, 50 destinations.
+	if rules := env.nsgRules(t); len(rules) != 1 {
+		t.Errorf("NSG rules %v, want the one shared rule", rules)
+	} else if dsts := strings.Split(strings.Split(strings.Split(env.nsgRule(t, rules[0]), "->")[1], ":")[0], ","); len(dsts) != 50 {
+		t.Errorf("shared rule has %d destinations, want 50", len(dsts))
 	}
 	g, _ := env.emu.SecurityGroup(env.fx.SecurityGroupResourceGroup, env.fx.SecurityGroupName)
 	prio := map[int32]string{}
@@ -466,7 +493,7 @@ func TestLoadBalancerUserPublicIP(t *testing.T) {
 }
 
 // TestLoadBalancerInternal: an internal Service gets a private address on
-// <name>-internal in the nodes' subnet and VirtualNetwork NSG rules; moving
+// <name>-internal in the nodes' subnet and no NSG rule; moving
 // it to public takes it off the internal load balancer (deleted with its
 // last frontend) and moving it back releases the public IP it had.
 func TestLoadBalancerInternal(t *testing.T) {
@@ -493,9 +520,10 @@ func TestLoadBalancerInternal(t *testing.T) {
 	if _, ok := env.lb(t, "kubernetes"); ok {
 		t.Error("an internal Service created the public load balancer")
 	}
-	rules := env.nsgRules(t)
-	if len(rules) != 1 || !strings.HasSuffix(rules[0], "-VirtualNetwork") {
-		t.Errorf("internal NSG rules %v", rules)
+	// As upstream: the group's AllowVnetInBound admits an internal
+	// Service with no source ranges; no rule of its own.
+	if rules := env.nsgRules(t); len(rules) != 0 {
+		t.Errorf("internal NSG rules %v, want none", rules)
 	}
 
 	// Internal -> public.
@@ -510,7 +538,7 @@ func TestLoadBalancerInternal(t *testing.T) {
 	if _, ok := env.emu.PublicIP(env.fx.ResourceGroup, upstreamNames(env.cloud.lb.clusterID, svc).pip); !ok || strings.HasPrefix(st.Ingress[0].IP, "10.240.") {
 		t.Errorf("public status %v", st)
 	}
-	if rules := env.nsgRules(t); len(rules) != 1 || !strings.HasSuffix(rules[0], "-Internet") {
+	if rules := env.nsgRules(t); len(rules) != 1 || env.nsgRule(t, rules[0]) != "Tcp Internet->"+st.Ingress[0].IP+":80 Allow" {
 		t.Errorf("public NSG rules %v", rules)
 	}
 
@@ -543,9 +571,8 @@ func TestLoadBalancerOptions(t *testing.T) {
 	svc := lbService("opts", 80)
 	svc.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
 	svc.Spec.HealthCheckNodePort = 32100
-	svc.Spec.LoadBalancerSourceRanges = []string{"203.0.113.0/24"}
 	svc.Annotations = map[string]string{
-		string(annotationAllowedIPRanges):    "198.51.100.0/24",
+		string(annotationAllowedIPRanges):    "198.51.100.0/24,203.0.113.0/25,203.0.113.128/25",
 		string(annotationAllowedServiceTags): "AzureFrontDoor.Backend",
 		string(annotationDNSLabel):           "my-app",
 		string(annotationIdleTimeout):        "15",
@@ -570,6 +597,8 @@ func TestLoadBalancerOptions(t *testing.T) {
 		}
 	}
 	slices.Sort(sources)
+	// The ranges aggregated into one rule, the tag in its own; no
+	// Internet rule, as upstream.
 	if want := []string{"", "198.51.100.0/24", "203.0.113.0/24", "AzureFrontDoor.Backend"}; fmt.Sprint(sources) != fmt.Sprint(want) {
 		t.Errorf("NSG sources %q, want %q", sources, want)
 	}
@@ -579,14 +608,21 @@ func TestLoadBalancerOptions(t *testing.T) {
 	}
 
 	// Dropping the source ranges falls back to Internet and drops the rest.
-	svc.Spec.LoadBalancerSourceRanges = nil
 	delete(svc.Annotations, string(annotationAllowedIPRanges))
 	delete(svc.Annotations, string(annotationAllowedServiceTags))
 	if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err != nil {
 		t.Fatal(err)
 	}
-	if rules := env.nsgRules(t); len(rules) != 1 || !strings.HasSuffix(rules[0], "-Internet") {
+	if rules := env.nsgRules(t); len(rules) != 1 || rules[0] != allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{80}) {
 		t.Errorf("rules after dropping ranges: %v", rules)
+	}
+
+	// Both spec.loadBalancerSourceRanges and azure-allowed-ip-ranges is
+	// upstream's error, before any call.
+	svc.Spec.LoadBalancerSourceRanges = []string{"203.0.113.0/24"}
+	svc.Annotations[string(annotationAllowedIPRanges)] = "198.51.100.0/24"
+	if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err == nil || !strings.Contains(err.Error(), "set one") {
+		t.Errorf("both range sources: %v", err)
 	}
 }
 
@@ -770,9 +806,8 @@ func TestFloatingIPToggle(t *testing.T) {
 	nodes := env.lbNodes(t, 1)
 	ctx := t.Context()
 	svc := lbService("fip", 80)
-	n := upstreamNames(env.cloud.lb.clusterID, svc)
-	nodePortRule := fmt.Sprintf("%s-TCP-%d-Internet", n.base, svc.Spec.Ports[0].NodePort)
-	servicePortRule := n.base + "-TCP-80-Internet"
+	nodePortRule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{svc.Spec.Ports[0].NodePort})
+	servicePortRule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{80})
 	ruleOf := func() *armnetwork.LoadBalancingRulePropertiesFormat {
 		lb, _ := env.lb(t, "kubernetes")
 		return lb.Properties.LoadBalancingRules[0].Properties
@@ -804,6 +839,10 @@ func TestFloatingIPToggle(t *testing.T) {
 	}
 	if got := env.nsgRules(t); !slices.Equal(got, []string{nodePortRule}) {
 		t.Errorf("NSG rules %v, want only %s", got, nodePortRule)
+	}
+	// Without floating IP the rule admits clients to the nodes.
+	if got, want := env.nsgRule(t, nodePortRule), fmt.Sprintf("Tcp Internet->%s:%d Allow", strings.Join(nodeIPs(nodes), ","), svc.Spec.Ports[0].NodePort); got != want {
+		t.Errorf("rule %q, want %q", got, want)
 	}
 	if err := env.cloud.lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", svc); err != nil {
 		t.Fatal(err)
@@ -966,4 +1005,9 @@ func TestAddressResetAndTagAnnotations(t *testing.T) {
 	if _, err := serviceSpec(l.cfg, bad); err == nil || !strings.Contains(err.Error(), string(annotationPIPTags)) {
 		t.Errorf("the manager's own tag key: %v", err)
 	}
+}
+
+func sortedStrings(v ...string) []string {
+	slices.Sort(v)
+	return v
 }

@@ -78,8 +78,12 @@ func TestAzure(t *testing.T) {
 		if n := len(lb.Properties.FrontendIPConfigurations); n != 50 {
 			t.Errorf("%d frontends, want 50", n)
 		}
-		if n := len(g.Properties.SecurityRules); n != 50 {
-			t.Errorf("%d security rules, want 50", n)
+		// Upstream's shared rule: one for the 50 (same sources and port),
+		// their 50 addresses its destinations.
+		if n := len(g.Properties.SecurityRules); n != 1 {
+			t.Errorf("%d security rules, want the one shared rule", n)
+		} else if d := len(g.Properties.SecurityRules[0].Properties.DestinationAddressPrefixes); d != 50 {
+			t.Errorf("the shared rule has %d destinations, want 50", d)
 		}
 		calls := srv.Calls()
 		t.Logf("50 Services: %d load balancer writes, %d security group writes, %d public IP writes",
