@@ -89,6 +89,10 @@ type VMInfo struct {
 	PublicIP   string `json:"publicIp,omitempty"`
 	NICID      string `json:"nicId,omitempty"`
 	PublicIPID string `json:"publicIpId,omitempty"`
+	// BackendPools are the load balancer backend address pools the
+	// primary network interface's primary IP configuration is in, as
+	// its loadBalancerBackendAddressPools name them.
+	BackendPools []string `json:"backendPools,omitempty"`
 	// AvailabilitySet is the availability set's name, if any.
 	AvailabilitySet string `json:"availabilitySet,omitempty"`
 	// ScaleSet is the scale set's name for its VMs, and InstanceID the
@@ -392,6 +396,7 @@ func (e *Emulator) vmInfo(o *object) VMInfo {
 	if nic := e.lookup(info.NICID); nic != nil {
 		info.NICID = nic.id
 		info.PrivateIP, info.PublicIPID = nicAddresses(nic)
+		info.BackendPools = nicPools(nic)
 		if pip := e.lookup(info.PublicIPID); pip != nil {
 			info.PublicIP = jsonStr(pip.props(), "ipAddress")
 		}
@@ -402,6 +407,26 @@ func (e *Emulator) vmInfo(o *object) VMInfo {
 // nicAddresses are a NIC's primary IP configuration's private address
 // and public IP ID.
 func nicAddresses(nic *object) (private, publicIPID string) {
+	chosen := nicPrimaryIPConfig(nic)
+	if chosen == nil {
+		return "", ""
+	}
+	p := propsOf(chosen)
+	return jsonStr(p, "privateIPAddress"), idOfRef(p["publicIPAddress"])
+}
+
+// nicPools are the backend pools of a NIC's primary IP configuration.
+func nicPools(nic *object) []string {
+	chosen := nicPrimaryIPConfig(nic)
+	if chosen == nil {
+		return nil
+	}
+	return refIDs(propsOf(chosen)["loadBalancerBackendAddressPools"])
+}
+
+// nicPrimaryIPConfig is a NIC's primary IP configuration (its first if
+// none says it is primary).
+func nicPrimaryIPConfig(nic *object) map[string]any {
 	cfgs, _ := nic.props()["ipConfigurations"].([]any)
 	var chosen map[string]any
 	for _, c := range cfgs {
@@ -413,15 +438,38 @@ func nicAddresses(nic *object) (private, publicIPID string) {
 			chosen = m
 		}
 		if primary, _ := propsOf(m)["primary"].(bool); primary {
-			chosen = m
-			break
+			return m
 		}
 	}
-	if chosen == nil {
-		return "", ""
+	return chosen
+}
+
+// BackendPools reports the load balancer backend address pools a VM is
+// in through its primary network interface's primary IP configuration
+// (the membership the upstream CCM's nodeIPConfiguration pools write):
+// a standalone or Flexible scale set VM by name, or a Uniform scale set
+// instance as "<scale set>_<instance ID>" (its VMInfo.Name). ok is false
+// for a name that is neither. Over HTTP, VMInfo.BackendPools carries
+// the same.
+func (e *Emulator) BackendPools(name string) (pools []string, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.settle(e.cfg.Now())
+	rg := e.fixture().ResourceGroup
+	vm := e.lookup(resourceID(e.cfg.SubscriptionID, rg, e.kindOf(computeNS, typeVM), []string{name}))
+	if vm == nil {
+		if i := strings.LastIndex(name, "_"); i > 0 {
+			vm = e.lookup(resourceID(e.cfg.SubscriptionID, rg, e.kindOf(computeNS, typeVMSSVM), []string{name[:i], name[i+1:]}))
+		}
 	}
-	p := propsOf(chosen)
-	return jsonStr(p, "privateIPAddress"), idOfRef(p["publicIPAddress"])
+	if vm == nil {
+		return nil, false
+	}
+	nicID, _ := vm.body["_nic"].(string)
+	if nic := e.lookup(nicID); nic != nil {
+		pools = nicPools(nic)
+	}
+	return pools, true
 }
 
 // jsonStr reads a string at a path of keys.
@@ -746,6 +794,8 @@ func (e *Emulator) CreateScaleSet(spec ScaleSetSpec) (ScaleSetInfo, error) {
 		e.deleteScaleSet(ss)
 		return ScaleSetInfo{}, err
 	}
+	// Made in one go: the first ETag, whatever the scale out did to it.
+	ss.body["etag"] = e.firstETag(sk)
 	return e.scaleSetInfo(ss), nil
 }
 
@@ -925,9 +975,16 @@ func (e *Emulator) scaleSetInstances(ss *object) []*object {
 	return out
 }
 
+// updateCapacity sets a scale set's capacity to its number of
+// instances; a change is a change of the scale set, which gets a new
+// ETag.
 func (e *Emulator) updateCapacity(ss *object) {
 	if sku, ok := ss.body["sku"].(map[string]any); ok {
-		sku["capacity"] = len(e.scaleSetInstances(ss))
+		n := len(e.scaleSetInstances(ss))
+		if jsonInt(sku["capacity"]) != n {
+			sku["capacity"] = n
+			e.renewETag(ss)
+		}
 	}
 }
 
@@ -1084,7 +1141,8 @@ func (e *Emulator) newScaleSetVM(fx Fixture, ss *object, zone string) (*object, 
 			"timeCreated":                 now.UTC().Format(time.RFC3339Nano),
 			"instanceView":                newInstanceView(computerName, fd, ud, PowerRunning, now),
 		},
-		"_nic": nicID,
+		// The instance starts with the scale set's model (compute_write.go).
+		"_nic": nicID, "_modelSeq": jsonInt(ss.body["_modelSeq"]),
 	}
 	if zone != "" {
 		body["zones"] = []any{zone}

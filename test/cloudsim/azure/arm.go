@@ -162,12 +162,28 @@ type kind struct {
 	lro bool
 	// etag: the resource carries an etag and honours If-Match.
 	etag bool
+	// etagSeq: the ETag is a quoted counter ("1", "2", ...) that moves
+	// only when the resource changes, as Compute writes them; otherwise a
+	// fresh weak GUID on every write, as the network provider does.
+	etagSeq bool
+	// preconditionFailed words the 412 for an If-Match or If-None-Match
+	// that does not hold (sent is the header's value, have the resource's
+	// ETag, "" when there is none); nil gives errPrecondition.
+	preconditionFailed func(header, sent, have string) *armError
 	// tracked: a top-level resource with a location (required on PUT).
 	tracked bool
 	// readOnly: no PUT or DELETE through the API (admin-made things such
 	// as scale set VMs are changed only by the emulator).
 	readOnly bool
 
+	// update serves PUT and PATCH for a provider that merges the body
+	// into the stored resource instead of replacing it (Compute): it
+	// validates c.Body, applies it to c.Old (nil when the resource does
+	// not exist) and says whether anything changed. The generic code
+	// applies If-Match and If-None-Match before, and answers with the
+	// ETag and the long-running operation after (serveUpdate). A kind
+	// with update takes no put.
+	update func(e *Emulator, c *putCall) (changed bool, aerr *armError)
 	// put completes a PUT: it validates c.Body, fills in what the
 	// provider computes (IDs of sub-resources, addresses) and updates
 	// other resources' back-references. The generic code then sets id,
@@ -235,6 +251,8 @@ type putCall struct {
 	Old *object
 	// Host is the request's host, for links.
 	Host string
+	// Method is PUT or PATCH (an update hook's call).
+	Method string
 }
 
 // object is one stored resource.
@@ -467,6 +485,8 @@ func (e *Emulator) serveARM(w http.ResponseWriter, r *http.Request, op string) {
 			return
 		}
 		writeARMJSON(w, http.StatusOK, body)
+	case (r.Method == http.MethodPut || r.Method == http.MethodPatch) && k.update != nil:
+		e.serveUpdate(w, r, k, p)
 	case r.Method == http.MethodPut && !k.readOnly:
 		e.servePut(w, r, k, p)
 	case r.Method == http.MethodDelete && !k.readOnly:
@@ -609,20 +629,11 @@ func (e *Emulator) servePut(w http.ResponseWriter, r *http.Request, k *kind, p a
 			return
 		}
 	}
-	if k.tracked {
-		loc, _ := body["location"].(string)
-		switch {
-		case loc == "":
-			writeARMError(w, &armError{Status: http.StatusBadRequest, Code: "LocationRequired", Message: "The location property is required for this definition."})
-			return
-		case !strings.EqualFold(strings.ReplaceAll(loc, " ", ""), e.cfg.Location):
-			writeARMError(w, &armError{Status: http.StatusBadRequest, Code: "LocationNotAvailableForResourceType",
-				Message: fmt.Sprintf("The provided location '%s' is not available for resource type '%s'. List of available regions for the resource type is '%s'.", loc, k.fullType(), e.cfg.Location)})
-			return
-		}
-		body["location"] = e.cfg.Location
+	if aerr := e.checkLocation(k, body); aerr != nil {
+		writeARMError(w, aerr)
+		return
 	}
-	c := &putCall{ID: id, Path: p, Body: body, Old: old, Host: r.Host}
+	c := &putCall{ID: id, Path: p, Body: body, Old: old, Host: r.Host, Method: r.Method}
 	if k.put != nil {
 		if aerr := k.put(e, c); aerr != nil {
 			writeARMError(w, aerr)
@@ -643,11 +654,37 @@ func (e *Emulator) servePut(w http.ResponseWriter, r *http.Request, k *kind, p a
 	if old == nil {
 		status = http.StatusCreated
 	}
+	e.answerWrite(w, r, o, status)
+}
+
+// checkLocation applies a tracked resource's location rules to a PUT
+// body: required, and the emulated region.
+func (e *Emulator) checkLocation(k *kind, body map[string]any) *armError {
+	if !k.tracked {
+		return nil
+	}
+	loc, _ := body["location"].(string)
+	switch {
+	case loc == "":
+		return &armError{Status: http.StatusBadRequest, Code: "LocationRequired", Message: "The location property is required for this definition."}
+	case !strings.EqualFold(strings.ReplaceAll(loc, " ", ""), e.cfg.Location):
+		return &armError{Status: http.StatusBadRequest, Code: "LocationNotAvailableForResourceType",
+			Message: fmt.Sprintf("The provided location '%s' is not available for resource type '%s'. List of available regions for the resource type is '%s'.", loc, k.fullType(), e.cfg.Location)}
+	}
+	body["location"] = e.cfg.Location
+	return nil
+}
+
+// answerWrite answers a PUT or PATCH that has been applied to o: for a
+// long-running kind, an operation that completes after the operation
+// delay, with provisioningState Updating until then.
+func (e *Emulator) answerWrite(w http.ResponseWriter, r *http.Request, o *object, status int) {
+	k := o.kind
 	if k.lro {
 		op := e.startOp(o, http.MethodPut, r)
-		propsOf(body)["provisioningState"] = "Updating"
+		propsOf(o.body)["provisioningState"] = "Updating"
 		if op.done {
-			propsOf(body)["provisioningState"] = "Succeeded"
+			propsOf(o.body)["provisioningState"] = "Succeeded"
 		}
 		w.Header().Set("Azure-AsyncOperation", op.url(r.Host, "operations"))
 		// Retry-After only while there is something to wait for: azcore
@@ -656,7 +693,8 @@ func (e *Emulator) servePut(w http.ResponseWriter, r *http.Request, k *kind, p a
 			w.Header().Set("Retry-After", strconv.Itoa(e.cfg.RetryAfter))
 		}
 		// The answer says the operation is under way even when it will be
-		// done at the first poll, as the network provider's answers do.
+		// done at the first poll, as the network and compute providers'
+		// answers do.
 		rendered, aerr := e.render(o, url.Values{})
 		if aerr != nil {
 			writeARMError(w, aerr)
@@ -667,13 +705,61 @@ func (e *Emulator) servePut(w http.ResponseWriter, r *http.Request, k *kind, p a
 		writeARMJSON(w, status, out)
 		return
 	}
-	propsOf(body)["provisioningState"] = "Succeeded"
+	propsOf(o.body)["provisioningState"] = "Succeeded"
 	rendered, aerr := e.render(o, url.Values{})
 	if aerr != nil {
 		writeARMError(w, aerr)
 		return
 	}
 	writeARMJSON(w, status, rendered)
+}
+
+// serveUpdate serves a PUT or PATCH of a kind with an update hook.
+func (e *Emulator) serveUpdate(w http.ResponseWriter, r *http.Request, k *kind, p armPath) {
+	var body map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		writeARMError(w, errInvalidContent(err))
+		return
+	}
+	if body == nil {
+		body = map[string]any{}
+	}
+	o := e.objectAt(k, p)
+	if aerr := checkPreconditions(r, k, o); aerr != nil {
+		writeARMError(w, aerr)
+		return
+	}
+	if o != nil && o.pending != nil && o.pending.method == http.MethodDelete {
+		writeARMError(w, errConflict())
+		return
+	}
+	if r.Method == http.MethodPut {
+		if aerr := e.checkLocation(k, body); aerr != nil {
+			writeARMError(w, aerr)
+			return
+		}
+	}
+	id := resourceID(p.Sub, p.RG, k, p.Names)
+	if o != nil {
+		id = o.id
+	}
+	changed, aerr := k.update(e, &putCall{ID: id, Path: p, Body: body, Old: o, Host: r.Host, Method: r.Method})
+	if aerr != nil {
+		writeARMError(w, aerr)
+		return
+	}
+	if o == nil {
+		// The hook made nothing: the kind cannot be created here.
+		writeARMError(w, errResourceNotFound(k, p))
+		return
+	}
+	if changed {
+		e.renewETag(o)
+	}
+	if etag, ok := o.body["etag"].(string); ok && k.etag {
+		w.Header().Set("ETag", etag)
+	}
+	e.answerWrite(w, r, o, http.StatusOK)
 }
 
 func (e *Emulator) serveDelete(w http.ResponseWriter, r *http.Request, k *kind, p armPath) {
@@ -688,7 +774,7 @@ func (e *Emulator) serveDelete(w http.ResponseWriter, r *http.Request, k *kind, 
 		return
 	}
 	if o.pending != nil && o.pending.method == http.MethodDelete {
-		e.acceptedDelete(w, r, o.pending)
+		e.accepted(w, r, o.pending)
 		return
 	}
 	if k.del != nil {
@@ -708,10 +794,12 @@ func (e *Emulator) serveDelete(w http.ResponseWriter, r *http.Request, k *kind, 
 	} else {
 		o.props()["provisioningState"] = "Deleting"
 	}
-	e.acceptedDelete(w, r, op)
+	e.accepted(w, r, op)
 }
 
-func (e *Emulator) acceptedDelete(w http.ResponseWriter, r *http.Request, op *asyncOp) {
+// accepted answers 202 for an operation that goes on after the answer (a
+// DELETE, a POST action), with both polling headers.
+func (e *Emulator) accepted(w http.ResponseWriter, r *http.Request, op *asyncOp) {
 	w.Header().Set("Azure-AsyncOperation", op.url(r.Host, "operations"))
 	w.Header().Set("Location", op.url(r.Host, "operationResults"))
 	if !op.done {
@@ -728,17 +816,27 @@ func errConflict() *armError {
 
 // checkPreconditions applies If-Match and If-None-Match.
 func checkPreconditions(r *http.Request, k *kind, o *object) *armError {
+	fail := func(header, sent string) *armError {
+		if k.preconditionFailed == nil {
+			return errPrecondition()
+		}
+		have := ""
+		if o != nil {
+			have, _ = o.body["etag"].(string)
+		}
+		return k.preconditionFailed(header, sent, have)
+	}
 	if m := r.Header.Get("If-Match"); m != "" {
 		switch {
 		case o == nil:
-			return errPrecondition()
+			return fail("if-match", m)
 		case m == "*":
 		case !k.etag || o.body["etag"] != m:
-			return errPrecondition()
+			return fail("if-match", m)
 		}
 	}
-	if r.Header.Get("If-None-Match") == "*" && o != nil {
-		return errPrecondition()
+	if m := r.Header.Get("If-None-Match"); m == "*" && o != nil {
+		return fail("if-none-match", m)
 	}
 	return nil
 }
@@ -767,7 +865,13 @@ type asyncOp struct {
 	ns         string
 	apiVersion string
 	method     string
-	obj        *object
+	// obj is the resource the operation was called on: its subscription
+	// and location spell the operation's URLs.
+	obj *object
+	// also are further resources the operation works on (the instances
+	// of a scale set's UpdateInstances): each is Updating until the
+	// operation completes, unless a later operation took it over.
+	also       []*object
 	start, due time.Time
 	done       bool
 }
@@ -809,6 +913,12 @@ func (e *Emulator) settle(now time.Time) {
 			continue
 		}
 		op.done = true
+		for _, x := range op.also {
+			if x.pending == op {
+				x.pending = nil
+				x.props()["provisioningState"] = "Succeeded"
+			}
+		}
 		o := op.obj
 		if o.pending != op {
 			continue
@@ -867,6 +977,29 @@ func (e *Emulator) newGUID() string {
 // newETag returns a fresh weak ETag, as the network provider writes them.
 func (e *Emulator) newETag() string { return `W/"` + e.newGUID() + `"` }
 
+// firstETag is the ETag a new resource of k gets.
+func (e *Emulator) firstETag(k *kind) string {
+	if k.etagSeq {
+		return strconv.Quote("1")
+	}
+	return e.newETag()
+}
+
+// renewETag gives o its next ETag, as its provider spells them: the
+// counter moved on, or a fresh weak GUID.
+func (e *Emulator) renewETag(o *object) {
+	if !o.kind.etag {
+		return
+	}
+	if !o.kind.etagSeq {
+		o.body["etag"] = e.newETag()
+		return
+	}
+	cur, _ := o.body["etag"].(string)
+	n, _ := strconv.Atoi(strings.Trim(cur, `"`))
+	o.body["etag"] = strconv.Quote(strconv.Itoa(n + 1))
+}
+
 // cloneJSON deep-copies a JSON object.
 func cloneJSON(m map[string]any) map[string]any {
 	b, _ := json.Marshal(m)
@@ -907,7 +1040,7 @@ func (e *Emulator) insert(k *kind, rg string, names []string, body map[string]an
 		body["location"] = e.cfg.Location
 	}
 	if k.etag {
-		body["etag"] = e.newETag()
+		body["etag"] = e.firstETag(k)
 	}
 	if _, ok := o.props()["provisioningState"]; !ok {
 		o.props()["provisioningState"] = "Succeeded"

@@ -8,10 +8,12 @@ import (
 	"time"
 )
 
-// Microsoft.Compute as the CCM reads it: virtual machines with their
+// Microsoft.Compute as the CCM uses it: virtual machines with their
 // instance view, scale sets (Uniform and Flexible) and a Uniform scale
-// set's VMs. Everything here is read-only through ARM; the admin API
-// (admin.go) makes and changes VMs.
+// set's VMs. Virtual machines are read-only through ARM; scale sets and
+// their VMs take the updates that put them into load balancer pools
+// (compute_write.go). The admin API (admin.go) makes, scales, powers
+// and deletes them.
 //
 // A scale set VM's network interfaces and public IPs belong to the
 // network provider but live under Microsoft.Compute paths, with the
@@ -71,15 +73,23 @@ func registerCompute(t *kindTable) {
 		view: viewCompute, list: listVMs,
 		actions: map[string]action{"instanceView": {method: get, op: "VirtualMachines_InstanceView", serve: serveInstanceView}},
 	})
+	// Scale sets and their VMs carry Compute's ETags and take PUT (and,
+	// for scale sets, PATCH) as long-running operations; DELETE stays
+	// with the admin API (readOnly).
 	t.add(&kind{
 		service: "compute", ns: computeNS, typ: typeVMSS, group: "VirtualMachineScaleSets",
 		apiVersions: computeAPIVersions, tracked: true, readOnly: true, listAll: true,
-		view: viewCompute,
+		lro: true, etag: true, etagSeq: true, preconditionFailed: computePreconditionFailed,
+		view: viewCompute, update: updateScaleSet,
+		ops:     map[string]string{"UpdateTags": "VirtualMachineScaleSets_Update"},
+		actions: map[string]action{"manualupgrade": {method: http.MethodPost, op: "VirtualMachineScaleSets_UpdateInstances", serve: serveUpdateInstances}},
 	})
 	t.add(&kind{
 		service: "compute", ns: computeNS, typ: typeVMSSVM, group: "VirtualMachineScaleSetVMs",
 		apiVersions: computeAPIVersions, readOnly: true,
-		view: viewCompute, listFilter: filterScaleSetVMs, notFound: scaleSetVMNotFound,
+		lro: true, etag: true, etagSeq: true, preconditionFailed: computePreconditionFailed,
+		view: viewCompute, listFilter: filterScaleSetVMs, notFound: scaleSetVMNotFound, update: updateScaleSetVM,
+		ops:     map[string]string{"CreateOrUpdate": "VirtualMachineScaleSetVMs_Update"},
 		actions: map[string]action{"instanceView": {method: get, op: "VirtualMachineScaleSetVMs_GetInstanceView", serve: serveInstanceView}},
 	})
 	// The network provider's resources under Microsoft.Compute paths.
@@ -249,8 +259,13 @@ func filterScaleSetVMs(_ *Emulator, o *object, q url.Values) (bool, *armError) {
 }
 
 // scaleSetVMNotFound is what Compute answers for a scale set instance
-// that does not exist.
-func scaleSetVMNotFound(_ *Emulator, _ armPath) *armError {
+// that does not exist: 400 for an instance ID that is not a number (as
+// recorded in kubernetes-sigs/cloud-provider-azure
+// pkg/azclient/virtualmachinescalesetvmclient/testdata), else 404.
+func scaleSetVMNotFound(_ *Emulator, p armPath) *armError {
+	if len(p.Names) > 1 && !instanceIDValid(p.Names[1]) {
+		return &armError{Status: http.StatusBadRequest, Code: "InvalidParameter", Message: "Virtual Machine Scale Set VM instanceId must be a number."}
+	}
 	return &armError{Status: http.StatusNotFound, Code: "NotFound", Message: "The entity was not found in this Azure location."}
 }
 

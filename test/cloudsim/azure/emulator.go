@@ -14,11 +14,12 @@
 // ARM's behaviour that clients depend on is kept (arm.go): api-version
 // checks per resource type, the error envelope {"error":{"code","message"}}
 // with ARM's and the resource providers' own codes, ETags with If-Match
-// and If-None-Match (412 PreconditionFailed), long-running PUT and DELETE
-// (Azure-AsyncOperation and Location headers, provisioningState Updating
-// or Deleting until the operation completes after Config.OperationDelay),
-// nextLink paging, x-ms-ratelimit-remaining-* headers, and 429 throttling
-// with Retry-After.
+// and If-None-Match (412 PreconditionFailed), long-running PUT, PATCH,
+// DELETE and POST actions (Azure-AsyncOperation and Location headers,
+// provisioningState Updating or Deleting until the operation completes
+// after Config.OperationDelay), nextLink paging,
+// x-ms-ratelimit-remaining-* headers, and 429 throttling with
+// Retry-After.
 //
 // Operation names are "<service>:<operationId>" with the REST
 // specification's operationIds ("network:LoadBalancers_CreateOrUpdate",
@@ -231,7 +232,7 @@ func (e *Emulator) Operation(r *http.Request) (string, error) {
 
 // Mutating implements cloudsim.Cloud: PUTs, DELETEs and POST actions.
 func (e *Emulator) Mutating(op string) bool {
-	for _, suffix := range []string{"_CreateOrUpdate", "_Delete", "_UpdateTags", "_Update", "_Start", "_PowerOff", "_Deallocate", "_Restart"} {
+	for _, suffix := range []string{"_CreateOrUpdate", "_Delete", "_UpdateTags", "_Update", "_UpdateInstances", "_Start", "_PowerOff", "_Deallocate", "_Restart"} {
 		if strings.HasSuffix(op, suffix) {
 			return true
 		}

@@ -58,7 +58,7 @@ func registerNetwork(t *kindTable) {
 	add(&kind{typ: "publicIPAddresses", group: "PublicIPAddresses",
 		put: putPublicIP, del: delPublicIP, view: viewPublicIP})
 	add(&kind{typ: "loadBalancers", group: "LoadBalancers",
-		put: putLoadBalancer, del: delFamily, removed: removedLoadBalancer, view: viewLoadBalancer})
+		put: putLoadBalancer, del: delLoadBalancer, removed: removedLoadBalancer, view: viewLoadBalancer})
 	add(&kind{typ: "loadBalancers/backendAddressPools", group: "LoadBalancerBackendAddressPools",
 		put: putBackendPool, del: delBackendPool, removed: removedChild, view: viewBackendPool})
 	add(&kind{typ: "networkSecurityGroups", group: "NetworkSecurityGroups",
@@ -428,8 +428,8 @@ func (e *Emulator) stateOf(o *object) string {
 // touch gives a resource a new ETag, as the provider does when a
 // back-reference it shows changes.
 func (e *Emulator) touch(id string) {
-	if o := e.lookup(id); o != nil && o.kind.etag {
-		o.body["etag"] = e.newETag()
+	if o := e.lookup(id); o != nil {
+		e.renewETag(o)
 	}
 }
 

@@ -145,6 +145,19 @@ func putLoadBalancer(e *Emulator, c *putCall) *armError {
 	if len(problems) > 0 {
 		return errInvalidFormat(problems...)
 	}
+	// A pool the body leaves out is removed, which the provider refuses
+	// while something still uses it.
+	if c.Old != nil {
+		kept := map[string]bool{}
+		for _, pool := range p.BackendAddressPools {
+			kept[strings.ToLower(*pool.Name)] = true
+		}
+		for _, o := range e.dropped(lbID, e.netKind(poolTypePath), kept) {
+			if aerr := e.checkPoolUnused(o); aerr != nil {
+				return aerr
+			}
+		}
+	}
 
 	if aerr := e.completeFrontends(c, lb); aerr != nil {
 		return aerr
@@ -386,6 +399,17 @@ func (e *Emulator) completePool(lbID string, pool *armnetwork.BackendAddressPool
 	}
 	addrNames := newNames(poolID)
 	ips := map[netip.Addr]string{}
+	// The IP configuration members a GET lists among the addresses
+	// (nicPoolAddress) come back in a PUT of what was read; membership
+	// is the IP configurations' to say, so they are dropped here.
+	kept := pp.LoadBalancerBackendAddresses[:0]
+	for _, a := range pp.LoadBalancerBackendAddresses {
+		if a != nil && a.Properties != nil && deref(a.Properties.IPAddress) == "" && refOf(a.Properties.NetworkInterfaceIPConfiguration) != "" {
+			continue
+		}
+		kept = append(kept, a)
+	}
+	pp.LoadBalancerBackendAddresses = kept
 	for i, a := range pp.LoadBalancerBackendAddresses {
 		if a == nil {
 			continue
@@ -438,6 +462,9 @@ func (e *Emulator) completePool(lbID string, pool *armnetwork.BackendAddressPool
 				"Load balancer backend addresses %s and %s of backend address pool %s have the same IP address %s.", other, *a.Name, poolID, ip)
 		}
 		ips[ip] = *a.Name
+	}
+	if len(ips) > 0 && len(e.poolMembers(poolID)) > 0 {
+		return errCannotMix(poolID)
 	}
 	return nil
 }
@@ -630,6 +657,21 @@ func (e *Emulator) touchChanged(before, after []string) {
 	}
 }
 
+// delLoadBalancer refuses to delete a load balancer while another
+// operation is in progress on it or something still uses one of its
+// pools.
+func delLoadBalancer(e *Emulator, o *object) *armError {
+	if aerr := delFamily(e, o); aerr != nil {
+		return aerr
+	}
+	for _, pool := range e.childrenOf(o.id, e.netKind(poolTypePath)) {
+		if aerr := e.checkPoolUnused(pool); aerr != nil {
+			return aerr
+		}
+	}
+	return nil
+}
+
 func removedLoadBalancer(e *Emulator, o *object) {
 	e.touchChanged(frontendPublicIPs(o.body), nil)
 }
@@ -702,11 +744,14 @@ func viewBackendPool(e *Emulator, o *object, _ url.Values) (map[string]any, *arm
 		}
 	}
 	var members []string
-	for _, r := range e.ipConfigsWhere(func(r ipConfigRef) bool { return inPool(r.props, o.id) }) {
+	addrs, _ := pp["loadBalancerBackendAddresses"].([]any)
+	for _, r := range e.poolMembers(o.id) {
 		members = append(members, r.id)
+		addrs = append(addrs, nicPoolAddress(r.id))
 	}
 	if len(members) > 0 {
 		pp["backendIPConfigurations"] = subResources(members)
+		pp["loadBalancerBackendAddresses"] = addrs
 	}
 	return out, nil
 }
@@ -746,6 +791,9 @@ func putBackendPool(e *Emulator, c *putCall) *armError {
 // still use: the load balancer would reference a pool it lacks.
 func delBackendPool(e *Emulator, o *object) *armError {
 	if aerr := delFamily(e, o); aerr != nil {
+		return aerr
+	}
+	if aerr := e.checkPoolUnused(o); aerr != nil {
 		return aerr
 	}
 	if lb := e.lookup(parentOf(o.id)); lb != nil {

@@ -82,15 +82,21 @@ func putNetworkInterface(e *Emulator, c *putCall) *armError {
 		} else {
 			ip.PublicIPAddress = nil
 		}
+		var poolRefs []string
 		for _, pool := range ip.LoadBalancerBackendAddressPools {
-			if pool == nil {
-				continue
+			if pool != nil {
+				poolRefs = append(poolRefs, deref(pool.ID))
 			}
-			po := e.lookupKind(deref(pool.ID), "loadBalancers/backendAddressPools")
-			if po == nil {
-				return errInvalidReference(deref(pool.ID), nicID)
-			}
-			*pool = armnetwork.BackendAddressPool{ID: to.Ptr(po.id)}
+		}
+		pools, aerr := e.checkPools(poolJoin{referrer: nicID, path: path + ".properties.loadBalancerBackendAddressPools", subnet: sub.id, self: nicID}, poolRefs)
+		if aerr != nil {
+			return aerr
+		}
+		if ip.LoadBalancerBackendAddressPools != nil {
+			ip.LoadBalancerBackendAddressPools = make([]*armnetwork.BackendAddressPool, 0, len(pools))
+		}
+		for _, id := range pools {
+			ip.LoadBalancerBackendAddressPools = append(ip.LoadBalancerBackendAddressPools, &armnetwork.BackendAddressPool{ID: to.Ptr(id)})
 		}
 		for _, rule := range ip.LoadBalancerInboundNatRules {
 			if rule != nil {
