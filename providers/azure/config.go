@@ -86,6 +86,15 @@ type Section struct {
 	// of the backend pool, as upstream (pkg/provider/azure.go:604-608,
 	// azure_standard.go:142-157). Default (unset): true.
 	ExcludeMasterFromStandardLB *bool `yaml:"excludeMasterFromStandardLB"`
+	// LoadBalancerBackendPoolConfigurationType is how nodes are in the
+	// backend pool: nodeIP (the default here: the pool lists the nodes'
+	// addresses, one load balancer write for any node change and no
+	// write to VMs) or nodeIPConfiguration (upstream's default,
+	// cloud-provider-azure pkg/provider/azure.go:310-320: each node's
+	// NIC, or scale set instance, names the pool; keeps a pool the
+	// upstream CCM made working as it is). Case does not matter, as
+	// upstream's.
+	LoadBalancerBackendPoolConfigurationType string `yaml:"loadBalancerBackendPoolConfigurationType"`
 
 	// AADClientID is the service principal's application (client) ID,
 	// with aadClientSecret or aadClientCertPath; for workload identity, the
@@ -133,6 +142,9 @@ const (
 	VMTypeStandard = "standard"
 	VMTypeVMSS     = "vmss"
 
+	PoolNodeIP              = "nodeIP"
+	PoolNodeIPConfiguration = "nodeIPConfiguration"
+
 	// DefaultFederatedTokenFile is where the workload identity webhook
 	// mounts the service account token.
 	DefaultFederatedTokenFile = "/var/run/secrets/azure/tokens/azure-identity-token" //nolint:gosec // a path
@@ -156,6 +168,14 @@ func (s *Section) SetDefaults() {
 	}
 	if s.VMType == "" {
 		s.VMType = VMTypeVMSS
+	}
+	switch {
+	case s.LoadBalancerBackendPoolConfigurationType == "":
+		s.LoadBalancerBackendPoolConfigurationType = PoolNodeIP
+	case strings.EqualFold(s.LoadBalancerBackendPoolConfigurationType, PoolNodeIP):
+		s.LoadBalancerBackendPoolConfigurationType = PoolNodeIP
+	case strings.EqualFold(s.LoadBalancerBackendPoolConfigurationType, PoolNodeIPConfiguration):
+		s.LoadBalancerBackendPoolConfigurationType = PoolNodeIPConfiguration
 	}
 	// Upstream writes locations either way ("West Europe", "westeurope");
 	// ARM answers with the short form.
@@ -268,6 +288,11 @@ func (s *Section) Validate(path *field.Path) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(path.Child("vmType"), s.VMType, []string{VMTypeStandard, VMTypeVMSS}))
 	}
+	switch s.LoadBalancerBackendPoolConfigurationType {
+	case PoolNodeIP, PoolNodeIPConfiguration:
+	default:
+		errs = append(errs, field.NotSupported(path.Child("loadBalancerBackendPoolConfigurationType"), s.LoadBalancerBackendPoolConfigurationType, []string{PoolNodeIP, PoolNodeIPConfiguration}))
+	}
 	errs = append(errs, s.Options.Validate(path)...)
 	return errs
 }
@@ -359,4 +384,9 @@ func (s *Section) lbName(clusterID string) string {
 		return s.LoadBalancerName
 	}
 	return clusterID
+}
+
+// nicPools says nodes join the backend pool through their NICs.
+func (s *Section) nicPools() bool {
+	return s.LoadBalancerBackendPoolConfigurationType == PoolNodeIPConfiguration
 }

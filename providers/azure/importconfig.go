@@ -601,14 +601,19 @@ func (im *importer) loadBalancer() {
 		im.note("disableOutboundSNAT", "turned off outbound SNAT on the load-balancing rules, so Nodes' outbound traffic did not leave through Service addresses",
 			"not supported: the rules keep outbound SNAT through each Service's frontend; a NAT gateway on the nodes' subnet still takes precedence for outbound traffic")
 	}
+	// upstream: pkg/provider/azure.go:310-320, default nodeIPConfiguration;
+	// here the default is nodeIP, so upstream's default is carried: the
+	// pool the upstream CCM filled through the nodes' NICs keeps working
+	// as it is from the first sync.
 	switch v := strings.ToLower(strings.TrimSpace(up.LoadBalancerBackendPoolConfigurationType)); v {
 	case "nodeip":
+		im.s.LoadBalancerBackendPoolConfigurationType = PoolNodeIP
 	case "", "nodeipconfiguration":
-		im.note("loadBalancerBackendPoolConfigurationType", "joined the VMs' network interfaces to the backend pool (nodeIPConfiguration, its default)",
-			"the pool lists node IP addresses instead; it has the upstream pool's name (the cluster name) when clusterID is the old --cluster-name, so migrate that pool to nodeIP with the upstream CCM first (enableMigrateToIPBasedBackendPoolAPI)")
+		im.s.LoadBalancerBackendPoolConfigurationType = PoolNodeIPConfiguration
 	default:
+		im.s.LoadBalancerBackendPoolConfigurationType = PoolNodeIPConfiguration
 		im.note("loadBalancerBackendPoolConfigurationType", "put pod IPs in the backend pool (podIP)",
-			"not supported: the pool lists node IPs and traffic goes to the Nodes' NodePorts")
+			"not supported: the nodes' network interfaces join the pool (nodeIPConfiguration) and traffic goes to the Nodes")
 	}
 	switch v := strings.ToLower(strings.TrimSpace(up.ClusterServiceLoadBalancerHealthProbeMode)); v {
 	case "", "servicenodeport":

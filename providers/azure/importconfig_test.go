@@ -197,27 +197,29 @@ func TestImportConfigFullSampleCoversEveryUpstreamKey(t *testing.T) {
 
 	res := importSample(t, "full.json")
 	want := &Section{
-		Cloud:                                 CloudStack,
-		ResourceManagerEndpoint:               "https://management.local.azurestack.external/",
-		TenantID:                              "00000001-0000-4000-8000-000000000001",
-		SubscriptionID:                        "00000006-0000-4000-8000-000000000006",
-		ResourceGroup:                         "prod-nodes",
-		Location:                              "westeurope",
-		VnetName:                              "prod-vnet",
-		VnetResourceGroup:                     "prod-network",
-		SubnetName:                            "nodes",
-		SecurityGroupName:                     "prod-nodes-nsg",
-		SecurityGroupResourceGroup:            "prod-network",
-		RouteTableName:                        "prod-routes",
-		RouteTableResourceGroup:               "prod-network",
-		LoadBalancerName:                      "prod-lb",
-		LoadBalancerResourceGroup:             "prod-lb",
-		VMType:                                VMTypeStandard,
-		ExcludeMasterFromStandardLB:           to.Ptr(false),
-		AADClientID:                           "00000003-0000-4000-8000-000000000003",
-		UseFederatedWorkloadIdentityExtension: true,
-		AADFederatedTokenFile:                 "/var/run/secrets/azure/tokens/azure-identity-token",
-		Options:                               clientopts.Options{MaxAttempts: 7, InstanceCacheTTL: time.Minute},
+		Cloud:                       CloudStack,
+		ResourceManagerEndpoint:     "https://management.local.azurestack.external/",
+		TenantID:                    "00000001-0000-4000-8000-000000000001",
+		SubscriptionID:              "00000006-0000-4000-8000-000000000006",
+		ResourceGroup:               "prod-nodes",
+		Location:                    "westeurope",
+		VnetName:                    "prod-vnet",
+		VnetResourceGroup:           "prod-network",
+		SubnetName:                  "nodes",
+		SecurityGroupName:           "prod-nodes-nsg",
+		SecurityGroupResourceGroup:  "prod-network",
+		RouteTableName:              "prod-routes",
+		RouteTableResourceGroup:     "prod-network",
+		LoadBalancerName:            "prod-lb",
+		LoadBalancerResourceGroup:   "prod-lb",
+		VMType:                      VMTypeStandard,
+		ExcludeMasterFromStandardLB: to.Ptr(false),
+		// podIP is not supported: the NIC-based pool, with a note.
+		LoadBalancerBackendPoolConfigurationType: PoolNodeIPConfiguration,
+		AADClientID:                              "00000003-0000-4000-8000-000000000003",
+		UseFederatedWorkloadIdentityExtension:    true,
+		AADFederatedTokenFile:                    "/var/run/secrets/azure/tokens/azure-identity-token",
+		Options:                                  clientopts.Options{MaxAttempts: 7, InstanceCacheTTL: time.Minute},
 	}
 	if !reflect.DeepEqual(res.Section, want) {
 		t.Errorf("section =\n%+v\nwant\n%+v", res.Section, want)
@@ -267,34 +269,37 @@ func TestImportConfigTypicalSamples(t *testing.T) {
 				VnetResourceGroup:          "prod-weu-1",
 				SubnetName:                 "node-subnet",
 				RouteTableName:             "prod-weu-1-node-routetable",
+				// Upstream's default pool, carried.
+				LoadBalancerBackendPoolConfigurationType: PoolNodeIPConfiguration,
 			},
 			// The defaults that differ from upstream's are reported even
 			// though the file does not name them.
-			notes: []string{"loadBalancerBackendPoolConfigurationType", "maximumLoadBalancerRuleCount", "useInstanceMetadata"},
+			notes: []string{"maximumLoadBalancerRuleCount", "useInstanceMetadata"},
 		},
 		{
 			file: "managed-identity.yaml",
 			want: &Section{
-				Cloud:                       CloudPublic,
-				TenantID:                    "72f988bf-86f1-41af-91ab-2d7cd011db47",
-				SubscriptionID:              "0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e",
-				ResourceGroup:               "MC_prod_aks_westeurope",
-				Location:                    "westeurope",
-				VMType:                      VMTypeVMSS,
-				SubnetName:                  "aks-subnet",
-				SecurityGroupName:           "aks-agentpool-12345678-nsg",
-				VnetName:                    "aks-vnet-12345678",
-				RouteTableName:              "aks-agentpool-12345678-routetable",
-				UseManagedIdentityExtension: true,
-				UserAssignedIdentityID:      "9c8b7a6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d",
-				Options:                     clientopts.Options{MaxAttempts: 7},
+				Cloud:                                    CloudPublic,
+				TenantID:                                 "72f988bf-86f1-41af-91ab-2d7cd011db47",
+				SubscriptionID:                           "0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e",
+				ResourceGroup:                            "MC_prod_aks_westeurope",
+				Location:                                 "westeurope",
+				VMType:                                   VMTypeVMSS,
+				SubnetName:                               "aks-subnet",
+				SecurityGroupName:                        "aks-agentpool-12345678-nsg",
+				VnetName:                                 "aks-vnet-12345678",
+				RouteTableName:                           "aks-agentpool-12345678-routetable",
+				UseManagedIdentityExtension:              true,
+				UserAssignedIdentityID:                   "9c8b7a6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d",
+				Options:                                  clientopts.Options{MaxAttempts: 7},
+				LoadBalancerBackendPoolConfigurationType: PoolNodeIPConfiguration,
 			},
 			notes: []string{
 				"aadClientId", "aadClientSecret", // AKS's "msi" placeholders
 				"cloudProviderBackoff", "cloudProviderBackoffDuration", "cloudProviderBackoffMode", "cloudProviderBackoffRetries",
 				"cloudProviderRateLimit", "cloudProviderRateLimitBucket", "cloudProviderRateLimitBucketWrite",
 				"cloudProviderRateLimitQPS", "cloudProviderRateLimitQPSWrite",
-				"loadBalancerBackendPoolConfigurationType", "maximumLoadBalancerRuleCount",
+				"maximumLoadBalancerRuleCount",
 				"providerKeyName", "providerKeyVersion", "providerVaultName", // not upstream keys
 				"useInstanceMetadata",
 			},
@@ -302,15 +307,16 @@ func TestImportConfigTypicalSamples(t *testing.T) {
 		{
 			file: "unknown-key.json",
 			want: &Section{
-				TenantID:                    "72f988bf-86f1-41af-91ab-2d7cd011db47", // "tenantID", as upstream's docs spell it
-				SubscriptionID:              "0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e",
-				UseManagedIdentityExtension: true,
-				ResourceGroup:               "prod-weu-1",
-				Location:                    "westeurope",
-				VMType:                      VMTypeStandard,
-				VnetName:                    "prod-weu-1-vnet",
-				SubnetName:                  "node-subnet",
-				ExcludeMasterFromStandardLB: to.Ptr(false),
+				TenantID:                                 "72f988bf-86f1-41af-91ab-2d7cd011db47", // "tenantID", as upstream's docs spell it
+				SubscriptionID:                           "0b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e",
+				UseManagedIdentityExtension:              true,
+				ResourceGroup:                            "prod-weu-1",
+				Location:                                 "westeurope",
+				VMType:                                   VMTypeStandard,
+				VnetName:                                 "prod-weu-1-vnet",
+				SubnetName:                               "node-subnet",
+				ExcludeMasterFromStandardLB:              to.Ptr(false),
+				LoadBalancerBackendPoolConfigurationType: PoolNodeIP,
 			},
 			notes: []string{"securityGroupNmae"},
 		},
@@ -386,8 +392,10 @@ func importCaseWant() Section {
 		VnetName:        "prod-vnet",
 		SubnetName:      "nodes",
 		VMType:          VMTypeVMSS,
-		// The cases' base keeps control-plane Nodes in the pool.
-		ExcludeMasterFromStandardLB: to.Ptr(false),
+		// The cases' base keeps control-plane Nodes in the pool, and asks
+		// for a pool of node addresses.
+		ExcludeMasterFromStandardLB:              to.Ptr(false),
+		LoadBalancerBackendPoolConfigurationType: PoolNodeIP,
 	}
 }
 

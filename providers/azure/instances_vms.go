@@ -54,6 +54,9 @@ type vm struct {
 	faultDomain int
 	zonal       bool
 	addresses   []v1.NodeAddress
+	// ipConfig is the ID of its primary NIC's primary IP configuration:
+	// what joins a NIC-based backend pool.
+	ipConfig string
 }
 
 // shutdown says the VM is stopped or deallocated (or on its way there),
@@ -329,7 +332,7 @@ func (r *vmReader) fromVM(ctx context.Context, v *armcompute.VirtualMachine, iv 
 		m.applyInstanceView(iv.Statuses, iv.PlatformFaultDomain, iv.ComputerName)
 	}
 	m.setZone(r.location, v.Zones)
-	m.addresses, err = r.addresses(ctx, nicRefs(p.NetworkProfile), nics, ips, nil)
+	m.addresses, m.ipConfig, err = r.addresses(ctx, nicRefs(p.NetworkProfile), nics, ips, nil)
 	return m, err
 }
 
@@ -385,7 +388,7 @@ func (r *vmReader) fromScaleSetVM(ctx context.Context, v *armcompute.VirtualMach
 		m.applyInstanceView(iv.Statuses, iv.PlatformFaultDomain, iv.ComputerName)
 	}
 	m.setZone(r.location, v.Zones)
-	m.addresses, err = r.addresses(ctx, nicRefs(p.NetworkProfile), nics, ips, &ref)
+	m.addresses, m.ipConfig, err = r.addresses(ctx, nicRefs(p.NetworkProfile), nics, ips, &ref)
 	return m, err
 }
 
@@ -429,10 +432,11 @@ type nicRef struct {
 // addresses maps the primary NIC's IP configurations as upstream does:
 // each private address is an InternalIP (the primary configuration's
 // first), each public IP of theirs an ExternalIP. The Hostname is added
-// per Node (InstanceMetadata), since it is the Node's name.
-func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string]*armnetwork.Interface, ips map[string]string, ss *vmRef) ([]v1.NodeAddress, error) {
+// per Node (InstanceMetadata), since it is the Node's name. ipConfig is
+// the primary configuration's ID.
+func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string]*armnetwork.Interface, ips map[string]string, ss *vmRef) (addrs []v1.NodeAddress, ipConfig string, err error) {
 	if len(refs) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
 	primary := refs[0]
 	for _, n := range refs {
@@ -443,13 +447,12 @@ func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string
 	}
 	nic := nics[strings.ToLower(primary.id)]
 	if nic == nil {
-		var err error
 		if nic, err = r.getNIC(ctx, primary.id, ss); err != nil || nic == nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	if nic.Properties == nil {
-		return nil, nil
+		return nil, "", nil
 	}
 	configs := slices.Clone(nic.Properties.IPConfigurations)
 	slices.SortStableFunc(configs, func(a, b *armnetwork.InterfaceIPConfiguration) int {
@@ -468,6 +471,9 @@ func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string
 		if c == nil || c.Properties == nil {
 			continue
 		}
+		if ipConfig == "" {
+			ipConfig = deref(c.ID)
+		}
 		if a := deref(c.Properties.PrivateIPAddress); a != "" {
 			internal = append(internal, v1.NodeAddress{Type: v1.NodeInternalIP, Address: a})
 		}
@@ -476,7 +482,7 @@ func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string
 			if !ok {
 				var err error
 				if addr, err = r.getPublicIP(ctx, *pip.ID); err != nil {
-					return nil, err
+					return nil, "", err
 				}
 			}
 			if addr != "" {
@@ -484,7 +490,7 @@ func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string
 			}
 		}
 	}
-	return append(internal, external...), nil
+	return append(internal, external...), ipConfig, nil
 }
 
 // getNIC fetches a NIC by ID; nil when it is gone (a VM being deleted).

@@ -49,6 +49,9 @@ type loadBalancers struct {
 	mu         sync.Mutex
 	dests      map[string]svcDests
 	backendIPs []string
+	// nics keeps NIC-based pools' members (loadbalancer_nicpool.go); nil
+	// with nodeIP pools.
+	nics *nicPools
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -74,6 +77,9 @@ func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances,
 	name := s.lbName(clusterID)
 	l.public = newShared("load balancer "+name, l.lbOps(name), clk)
 	l.internal = newShared("load balancer "+name+"-internal", l.lbOps(name+"-internal"), clk)
+	if s.nicPools() {
+		l.nics = newNICPools(api)
+	}
 	if s.SecurityGroupName != "" {
 		l.nsg = newShared("network security group "+s.SecurityGroupName, l.nsgOps(), clk)
 	}
@@ -343,6 +349,9 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 			live = true
 		}
 	}
+	if err := l.dropNICMembers(ctx, this, lbName); err != nil {
+		return nil, err
+	}
 	var lb *armnetwork.LoadBalancer
 	g, gctx := errgroup.WithContext(ctx)
 	if len(dsts) > 0 {
@@ -371,6 +380,9 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	got := findFrontend(lb, names.frontend)
 	if got == nil {
 		return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, names.frontend)
+	}
+	if err := l.ensureNICMembers(ctx, lb, lbName, backends); err != nil {
+		return nil, err
 	}
 	if len(dsts) == 0 && got.Properties != nil && deref(got.Properties.PrivateIPAddress) != "" {
 		dsts = []string{*got.Properties.PrivateIPAddress}
@@ -418,13 +430,22 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	}
 	this, _ := l.writerFor(sp)
 	backendIPs := l.noteBackends(backends)
+	if err := l.dropNICMembers(ctx, this, l.lbNameFor(sp.internal)); err != nil {
+		return err
+	}
 	// An update never creates the load balancer: a Service being deleted
 	// must not bring it back.
 	lb, err := this.submit(ctx, false, func(lb *armnetwork.LoadBalancer) (bool, error) {
 		return l.ensurePool(lb, backends), nil
 	})
-	if err != nil || lb == nil || sp.floatingIP {
+	if err != nil || lb == nil {
 		return err
+	}
+	if err := l.ensureNICMembers(ctx, lb, l.lbNameFor(sp.internal), backends); err != nil {
+		return err
+	}
+	if sp.floatingIP {
+		return nil
 	}
 	// Without floating IP the Service's security rules admit clients to
 	// the nodes themselves: they follow the node set.
@@ -484,7 +505,10 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 		}
 	}
 	l.dropDests(svc)
-	for _, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
+	for i, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
+		if err := l.releaseNICPool(ctx, w, l.lbNameFor(i == 1), up, legacy); err != nil {
+			return err
+		}
 		if _, err := w.submit(ctx, false, removeService(up, legacy)); err != nil {
 			return err
 		}
@@ -513,6 +537,34 @@ func (l *loadBalancers) backendAddresses(ctx context.Context, nodes []*v1.Node) 
 				ip = a.Address
 				break
 			}
+		}
+		if l.nics != nil {
+			// A NIC-based pool needs the node's NIC: from the snapshot,
+			// which one listing fills for every node. Only the cloud's
+			// own "not found" leaves a node out; any other error fails
+			// the sync rather than take nodes out of the pool.
+			v, err := l.in.Lookup(ctx, n)
+			if errors.Is(err, cloudprovider.InstanceNotFound) {
+				klog.FromContext(ctx).Info("Leaving node out of the backend pool", "node", klog.KObj(n), "err", err)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if v.ipConfig == "" {
+				klog.FromContext(ctx).Info("Leaving node out of the backend pool: its VM has no network interface", "node", klog.KObj(n))
+				continue
+			}
+			if ip == "" {
+				for _, a := range v.addresses {
+					if a.Type == v1.NodeInternalIP {
+						ip = a.Address
+						break
+					}
+				}
+			}
+			out = append(out, backend{node: n.Name, ip: ip, ipConfig: v.ipConfig})
+			continue
 		}
 		if ip == "" {
 			var err error

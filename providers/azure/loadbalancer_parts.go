@@ -16,8 +16,9 @@ import (
 // the cluster's backend pool; whatever else the resource holds (outbound
 // rules, another controller's frontends) is kept.
 
-// backend is one pool address.
-type backend struct{ node, ip string }
+// backend is one node of the pool: its address, and with NIC-based pools
+// its primary IP configuration's ID.
+type backend struct{ node, ip, ipConfig string }
 
 // Probe settings, as upstream's defaults: every 5 s, two failures mark a
 // node down.
@@ -267,8 +268,9 @@ func sameProbe(a, b *armnetwork.ProbePropertiesFormat) bool {
 }
 
 // ensurePool makes the cluster's backend pool list exactly backends
-// (node-IP mode: addresses in the nodes' virtual network, not NIC
-// configurations), so a node-set change is this one write.
+// (nodeIP pools: addresses in the nodes' virtual network, not NIC
+// configurations), so a node-set change is this one write. A NIC-based
+// pool only has to exist here (loadbalancer_nicpool.go).
 func (l *loadBalancers) ensurePool(lb *armnetwork.LoadBalancer, backends []backend) bool {
 	if lb.Properties == nil {
 		lb.Properties = &armnetwork.LoadBalancerPropertiesFormat{}
@@ -279,6 +281,25 @@ func (l *loadBalancers) ensurePool(lb *armnetwork.LoadBalancer, backends []backe
 		if bp != nil && strings.EqualFold(deref(bp.Name), pool) {
 			cur = bp
 		}
+	}
+	if l.nics != nil {
+		// NIC-based: the pool lists no address (ARM refuses a pool with
+		// both kinds of member); nodes join it from their side.
+		if cur == nil {
+			lb.Properties.BackendAddressPools = append(lb.Properties.BackendAddressPools, &armnetwork.BackendAddressPool{
+				Name: to.Ptr(pool), Properties: &armnetwork.BackendAddressPoolPropertiesFormat{},
+			})
+			return true
+		}
+		// ARM lists NIC members here too, without an address; only
+		// addresses are cleared.
+		if cur.Properties != nil && slices.ContainsFunc(cur.Properties.LoadBalancerBackendAddresses, func(a *armnetwork.LoadBalancerBackendAddress) bool {
+			return a != nil && a.Properties != nil && deref(a.Properties.IPAddress) != ""
+		}) {
+			cur.Properties.LoadBalancerBackendAddresses = nil
+			return true
+		}
+		return false
 	}
 	want := make([]*armnetwork.LoadBalancerBackendAddress, 0, len(backends))
 	sorted := slices.Clone(backends)

@@ -1,0 +1,487 @@
+package azure
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v6"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/klog/v2"
+)
+
+// NIC-based backend pools (loadBalancerBackendPoolConfigurationType
+// nodeIPConfiguration, upstream's default): a node is in the pool when its
+// primary NIC's primary IP configuration names the pool, so membership is
+// written on the node's side, as upstream's EnsureHostsInPool does
+// (cloud-provider-azure pkg/provider/azure_standard.go EnsureHostInPool
+// for VMs, azure_vmss.go:1073-1215 and 1216-1380 for scale sets):
+//
+//   - a VM's NIC is read and written back with the pool added or removed
+//     (NetworkInterfaces_CreateOrUpdate, If-Match);
+//   - a uniform scale set first gets the pool in its model, so instances
+//     it adds later come up in the pool and "upgrade to the latest model"
+//     keeps them there (VirtualMachineScaleSets_CreateOrUpdate with only
+//     the network profile, If-Match), then each instance's own network
+//     configuration gets it (VirtualMachineScaleSetVMs_Update, If-Match).
+//
+// The pool is one for every Service of the load balancer, so a node
+// joining is one or two writes whatever the number of Services, and a
+// sync whose node set did not change writes nothing. What the manager
+// knows of the pool's members is the load balancer's backendIPConfigurations
+// as first read, then its own writes; a member it believes wrong is read
+// before it is written, so a stale belief costs a read, never a wrong
+// write.
+
+// nicPools keeps the membership of the manager's NIC-based pools.
+type nicPools struct {
+	api *clients
+	// mu makes one membership change at a time: a second caller with the
+	// same node set then finds nothing to do.
+	mu sync.Mutex
+	// members are, by pool ID, the IP configuration IDs in it (lower-cased).
+	members map[string]map[string]bool
+	// models are the scale sets (lower-cased ID) whose model is known to
+	// name the pool, by pool ID.
+	models map[string]map[string]bool
+}
+
+func newNICPools(api *clients) *nicPools {
+	return &nicPools{api: api, members: map[string]map[string]bool{}, models: map[string]map[string]bool{}}
+}
+
+// poolMembers are the IP configurations the load balancer says its pool
+// holds.
+func poolMembers(lb *armnetwork.LoadBalancer, pool string) map[string]bool {
+	out := map[string]bool{}
+	if lb == nil || lb.Properties == nil {
+		return out
+	}
+	for _, bp := range lb.Properties.BackendAddressPools {
+		if bp == nil || !strings.EqualFold(deref(bp.Name), pool) || bp.Properties == nil {
+			continue
+		}
+		for _, c := range bp.Properties.BackendIPConfigurations {
+			if c != nil && c.ID != nil {
+				out[strings.ToLower(*c.ID)] = true
+			}
+		}
+	}
+	return out
+}
+
+// ensure makes the pool's members exactly the IP configurations want
+// (IDs as ARM gives them). lb is the load balancer as last written, whose
+// pool view seeds what is known.
+func (p *nicPools) ensure(ctx context.Context, lb *armnetwork.LoadBalancer, poolID string, want []string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := strings.ToLower(poolID)
+	cur := p.members[key]
+	if cur == nil {
+		cur = poolMembers(lb, poolID[strings.LastIndex(poolID, "/")+1:])
+		p.members[key] = cur
+	}
+	wantSet := map[string]string{}
+	for _, id := range want {
+		if id != "" {
+			wantSet[strings.ToLower(id)] = id
+		}
+	}
+	var add, remove []string
+	for k, id := range wantSet {
+		if !cur[k] {
+			add = append(add, id)
+		}
+	}
+	for k := range cur {
+		if _, ok := wantSet[k]; !ok {
+			remove = append(remove, k)
+		}
+	}
+	if len(add) == 0 && len(remove) == 0 {
+		return nil
+	}
+	slices.Sort(add)
+	slices.Sort(remove)
+	// Scale set models first: an instance whose model lacks the pool
+	// would lose it on its next upgrade.
+	for _, id := range add {
+		if ss, ok := scaleSetOf(id); ok {
+			if err := p.ensureModel(ctx, ss, poolID); err != nil {
+				return err
+			}
+		}
+	}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, change := range []struct {
+		ids    []string
+		member bool
+	}{{add, true}, {remove, false}} {
+		for _, id := range change.ids {
+			g.Go(func() error {
+				if err := p.setMember(gctx, id, poolID, change.member); err != nil {
+					return err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if change.member {
+					cur[strings.ToLower(id)] = true
+				} else {
+					delete(cur, strings.ToLower(id))
+				}
+				return nil
+			})
+		}
+	}
+	err := g.Wait()
+	klog.FromContext(ctx).V(2).Info("Backend pool members written", "pool", poolID, "added", len(add), "removed", len(remove), "err", err)
+	return err
+}
+
+// scaleSetOf is the scale set ID of a scale set instance's IP
+// configuration (".../virtualMachineScaleSets/<ss>/virtualMachines/<n>/
+// networkInterfaces/<nic>/ipConfigurations/<cfg>").
+func scaleSetOf(ipConfigID string) (string, bool) {
+	i := strings.Index(strings.ToLower(ipConfigID), "/virtualmachines/")
+	if i < 0 || !strings.Contains(strings.ToLower(ipConfigID[:i]), "/virtualmachinescalesets/") {
+		return "", false
+	}
+	return ipConfigID[:i], true
+}
+
+// ipConfigParts splits an IP configuration ID: the resource group, the
+// NIC's name and the configuration's; for a scale set instance also the
+// scale set and the instance.
+type ipConfigParts struct {
+	rg, nic, cfg         string
+	scaleSet, instanceID string
+}
+
+func parseIPConfigID(id string) (ipConfigParts, error) {
+	seg := strings.Split(strings.Trim(id, "/"), "/")
+	var out ipConfigParts
+	for i := 0; i+1 < len(seg); i++ {
+		var into *string
+		switch strings.ToLower(seg[i]) {
+		case "resourcegroups":
+			into = &out.rg
+		case "virtualmachinescalesets":
+			into = &out.scaleSet
+		case "virtualmachines":
+			into = &out.instanceID
+		case "networkinterfaces":
+			into = &out.nic
+		case "ipconfigurations":
+			into = &out.cfg
+		}
+		if into != nil && *into == "" {
+			*into = seg[i+1]
+			i++
+		}
+	}
+	if out.rg == "" || out.nic == "" || out.cfg == "" || (out.scaleSet == "") != (out.instanceID == "") {
+		return out, fmt.Errorf("IP configuration ID %q is malformed", id)
+	}
+	return out, nil
+}
+
+// withPool adds or removes pool in refs; changed says it did.
+func withPool[T any](refs []*T, idOf func(*T) *string, mk func(string) *T, pool string, member bool) ([]*T, bool) {
+	has := slices.ContainsFunc(refs, func(r *T) bool { return r != nil && strings.EqualFold(deref(idOf(r)), pool) })
+	switch {
+	case member && !has:
+		return append(refs, mk(pool)), true
+	case !member && has:
+		return slices.DeleteFunc(slices.Clone(refs), func(r *T) bool { return r != nil && strings.EqualFold(deref(idOf(r)), pool) }), true
+	}
+	return refs, false
+}
+
+// setMember writes one IP configuration's membership, re-reading and
+// retrying on a 412. A NIC or instance that is gone is no member.
+func (p *nicPools) setMember(ctx context.Context, ipConfigID, poolID string, member bool) error {
+	parts, err := parseIPConfigID(ipConfigID)
+	if err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		if parts.scaleSet != "" {
+			err = p.setInstanceMember(ctx, parts, poolID, member)
+		} else {
+			err = p.setNICMember(ctx, parts, poolID, member)
+		}
+		if !isPreconditionFailed(err) || attempt == 2 {
+			return err
+		}
+	}
+}
+
+func (p *nicPools) setNICMember(ctx context.Context, parts ipConfigParts, poolID string, member bool) error {
+	resp, err := p.api.nics.Get(ctx, parts.rg, parts.nic, nil)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get network interface %s/%s: %w", parts.rg, parts.nic, err)
+	}
+	nic := resp.Interface
+	changed := false
+	if nic.Properties != nil {
+		for _, c := range nic.Properties.IPConfigurations {
+			if c == nil || c.Properties == nil || !strings.EqualFold(deref(c.Name), parts.cfg) {
+				continue
+			}
+			c.Properties.LoadBalancerBackendAddressPools, changed = withPool(c.Properties.LoadBalancerBackendAddressPools,
+				func(b *armnetwork.BackendAddressPool) *string { return b.ID },
+				func(id string) *armnetwork.BackendAddressPool { return &armnetwork.BackendAddressPool{ID: to.Ptr(id)} }, poolID, member)
+		}
+	}
+	if !changed {
+		return nil
+	}
+	poller, err := p.api.nics.BeginCreateOrUpdate(withPrecondition(ctx, deref(nic.Etag)), parts.rg, parts.nic, nic, nil)
+	if err == nil {
+		_, err = poller.PollUntilDone(ctx, pollOptions)
+	}
+	if err != nil {
+		return fmt.Errorf("write network interface %s/%s (backend pool): %w", parts.rg, parts.nic, err)
+	}
+	return nil
+}
+
+// primaryIPConfig finds the named NIC configuration's named IP
+// configuration in a scale set (or instance) network profile.
+func primaryIPConfig(nics []*armcompute.VirtualMachineScaleSetNetworkConfiguration, nic, cfg string) *armcompute.VirtualMachineScaleSetIPConfiguration {
+	var fallback *armcompute.VirtualMachineScaleSetIPConfiguration
+	for _, n := range nics {
+		if n == nil || n.Properties == nil {
+			continue
+		}
+		for _, c := range n.Properties.IPConfigurations {
+			if c == nil || c.Properties == nil {
+				continue
+			}
+			if strings.EqualFold(deref(n.Name), nic) && strings.EqualFold(deref(c.Name), cfg) {
+				return c
+			}
+			if fallback == nil && (nic == "" && deref(n.Properties.Primary) && (len(n.Properties.IPConfigurations) == 1 || deref(c.Properties.Primary))) {
+				fallback = c
+			}
+		}
+	}
+	return fallback
+}
+
+func (p *nicPools) setInstanceMember(ctx context.Context, parts ipConfigParts, poolID string, member bool) error {
+	resp, err := p.api.scaleSetVMs.Get(ctx, parts.rg, parts.scaleSet, parts.instanceID, nil)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get scale set instance %s/%s/%s: %w", parts.rg, parts.scaleSet, parts.instanceID, err)
+	}
+	v := resp.VirtualMachineScaleSetVM
+	if v.Properties == nil || v.Properties.NetworkProfileConfiguration == nil {
+		return fmt.Errorf("scale set instance %s/%s has no network configuration", parts.scaleSet, parts.instanceID)
+	}
+	c := primaryIPConfig(v.Properties.NetworkProfileConfiguration.NetworkInterfaceConfigurations, parts.nic, parts.cfg)
+	if c == nil {
+		return fmt.Errorf("scale set instance %s/%s has no IP configuration %s/%s", parts.scaleSet, parts.instanceID, parts.nic, parts.cfg)
+	}
+	var changed bool
+	c.Properties.LoadBalancerBackendAddressPools, changed = withPool(c.Properties.LoadBalancerBackendAddressPools,
+		func(r *armcompute.SubResource) *string { return r.ID },
+		func(id string) *armcompute.SubResource { return &armcompute.SubResource{ID: to.Ptr(id)} }, poolID, member)
+	if !changed {
+		return nil
+	}
+	// Only what changes, as upstream sends it: the instance's network
+	// configuration (and its size, which Compute wants with it).
+	body := armcompute.VirtualMachineScaleSetVM{
+		Location: v.Location,
+		Properties: &armcompute.VirtualMachineScaleSetVMProperties{
+			HardwareProfile:             v.Properties.HardwareProfile,
+			NetworkProfileConfiguration: v.Properties.NetworkProfileConfiguration,
+		},
+	}
+	poller, err := p.api.scaleSetVMs.BeginUpdate(ctx, parts.rg, parts.scaleSet, parts.instanceID, body,
+		&armcompute.VirtualMachineScaleSetVMsClientBeginUpdateOptions{IfMatch: v.Etag})
+	if err == nil {
+		_, err = poller.PollUntilDone(ctx, pollOptions)
+	}
+	if err != nil {
+		return fmt.Errorf("write scale set instance %s/%s/%s (backend pool): %w", parts.rg, parts.scaleSet, parts.instanceID, err)
+	}
+	return nil
+}
+
+// ensureModel puts the pool in the scale set model's primary IP
+// configuration, once per scale set.
+func (p *nicPools) ensureModel(ctx context.Context, scaleSetID, poolID string) error {
+	key, ssKey := strings.ToLower(poolID), strings.ToLower(scaleSetID)
+	if p.models[key][ssKey] {
+		return nil
+	}
+	rg, name, ok := resourceGroupAndName(scaleSetID)
+	if !ok {
+		return fmt.Errorf("scale set ID %q is malformed", scaleSetID)
+	}
+	for attempt := 0; ; attempt++ {
+		err := p.writeModel(ctx, rg, name, poolID, true)
+		if err == nil {
+			if p.models[key] == nil {
+				p.models[key] = map[string]bool{}
+			}
+			p.models[key][ssKey] = true
+			return nil
+		}
+		if !isPreconditionFailed(err) || attempt == 2 {
+			return err
+		}
+	}
+}
+
+// writeModel adds or removes the pool in a scale set's model.
+func (p *nicPools) writeModel(ctx context.Context, rg, name, poolID string, member bool) error {
+	resp, err := p.api.scaleSets.Get(ctx, rg, name, nil)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get scale set %s/%s: %w", rg, name, err)
+	}
+	ss := resp.VirtualMachineScaleSet
+	if ss.Properties == nil || ss.Properties.VirtualMachineProfile == nil || ss.Properties.VirtualMachineProfile.NetworkProfile == nil {
+		return fmt.Errorf("scale set %s/%s has no network profile", rg, name)
+	}
+	nics := ss.Properties.VirtualMachineProfile.NetworkProfile.NetworkInterfaceConfigurations
+	c := primaryIPConfig(nics, "", "")
+	if c == nil {
+		return fmt.Errorf("scale set %s/%s has no primary IP configuration", rg, name)
+	}
+	var changed bool
+	c.Properties.LoadBalancerBackendAddressPools, changed = withPool(c.Properties.LoadBalancerBackendAddressPools,
+		func(r *armcompute.SubResource) *string { return r.ID },
+		func(id string) *armcompute.SubResource { return &armcompute.SubResource{ID: to.Ptr(id)} }, poolID, member)
+	if !changed {
+		return nil
+	}
+	body := armcompute.VirtualMachineScaleSet{
+		Location:         ss.Location,
+		ExtendedLocation: ss.ExtendedLocation,
+		Properties: &armcompute.VirtualMachineScaleSetProperties{
+			VirtualMachineProfile: &armcompute.VirtualMachineScaleSetVMProfile{
+				NetworkProfile: &armcompute.VirtualMachineScaleSetNetworkProfile{NetworkInterfaceConfigurations: nics},
+			},
+		},
+	}
+	poller, err := p.api.scaleSets.BeginCreateOrUpdate(ctx, rg, name, body, &armcompute.VirtualMachineScaleSetsClientBeginCreateOrUpdateOptions{IfMatch: ss.Etag})
+	if err == nil {
+		_, err = poller.PollUntilDone(ctx, pollOptions)
+	}
+	if err != nil {
+		return fmt.Errorf("write scale set %s/%s model (backend pool): %w", rg, name, err)
+	}
+	return nil
+}
+
+// release takes every member out of the pool and the pool out of every
+// scale set model known to name it: ARM deletes no load balancer whose
+// pool something still references.
+func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poolID string) error {
+	// The scale sets of its members (as known, or as the load balancer
+	// says) may name it in their models.
+	known := map[string]bool{}
+	p.mu.Lock()
+	members := p.members[strings.ToLower(poolID)]
+	if members == nil {
+		members = poolMembers(lb, poolID[strings.LastIndex(poolID, "/")+1:])
+	}
+	for id := range members {
+		if ss, ok := scaleSetOf(id); ok {
+			known[strings.ToLower(ss)] = true
+		}
+	}
+	for id := range p.models[strings.ToLower(poolID)] {
+		known[id] = true
+	}
+	p.mu.Unlock()
+	if err := p.ensure(ctx, lb, poolID, nil); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, id := range sortedKeys(known) {
+		rg, name, ok := resourceGroupAndName(id)
+		if !ok {
+			continue
+		}
+		for attempt := 0; ; attempt++ {
+			err := p.writeModel(ctx, rg, name, poolID, false)
+			if err == nil {
+				break
+			}
+			if !isPreconditionFailed(err) || attempt == 2 {
+				return err
+			}
+		}
+	}
+	delete(p.models, strings.ToLower(poolID))
+	delete(p.members, strings.ToLower(poolID))
+	return nil
+}
+
+// ensureNICMembers makes the load balancer's pool hold the backends' NICs,
+// with NIC-based pools.
+func (l *loadBalancers) ensureNICMembers(ctx context.Context, lb *armnetwork.LoadBalancer, lbName string, backends []backend) error {
+	if l.nics == nil {
+		return nil
+	}
+	want := make([]string, 0, len(backends))
+	for _, b := range backends {
+		want = append(want, b.ipConfig)
+	}
+	return l.nics.ensure(ctx, lb, l.lbID(lbName)+"/backendAddressPools/"+l.clusterID, want)
+}
+
+// releaseNICPool empties the NIC-based pool of a load balancer the
+// Service's removal is about to delete (its last frontend, and ours).
+func (l *loadBalancers) releaseNICPool(ctx context.Context, w *shared[armnetwork.LoadBalancer], lbName string, names ...lbNames) error {
+	if l.nics == nil {
+		return nil
+	}
+	lb, found, err := w.current(ctx, false)
+	if err != nil || !found || lb.Properties == nil || deref(lb.Tags[tagCluster]) != l.clusterID {
+		return err
+	}
+	for _, fe := range lb.Properties.FrontendIPConfigurations {
+		if fe != nil && !slices.ContainsFunc(names, func(n lbNames) bool { return strings.EqualFold(deref(fe.Name), n.frontend) }) {
+			return nil
+		}
+	}
+	return l.nics.release(ctx, lb, l.lbID(lbName)+"/backendAddressPools/"+l.clusterID)
+}
+
+// dropNICMembers, with nodeIP pools, takes the NICs out of a pool that has
+// them (upstream's NIC-based pool, or one made here with
+// nodeIPConfiguration) before the pool lists addresses: ARM refuses a
+// pool with both kinds of member. Until the addresses are written the
+// pool is empty: switching the pool's kind costs that moment.
+func (l *loadBalancers) dropNICMembers(ctx context.Context, w *shared[armnetwork.LoadBalancer], lbName string) error {
+	if l.nics != nil {
+		return nil
+	}
+	lb, found, err := w.current(ctx, false)
+	if err != nil || !found || len(poolMembers(lb, l.clusterID)) == 0 {
+		return err
+	}
+	klog.FromContext(ctx).Info("Moving the backend pool from NICs to node addresses (loadBalancerBackendPoolConfigurationType nodeIP)", "loadBalancer", lbName)
+	return newNICPools(l.api).release(ctx, lb, l.lbID(lbName)+"/backendAddressPools/"+l.clusterID)
+}
