@@ -95,6 +95,17 @@ type Section struct {
 	// upstream CCM made working as it is). Case does not matter, as
 	// upstream's.
 	LoadBalancerBackendPoolConfigurationType string `yaml:"loadBalancerBackendPoolConfigurationType"`
+	// Tags ("k1=v1,k2=v2") go on the load balancers, the public IPs the
+	// manager makes, and the security group and route table it writes, as
+	// upstream's (pkg/provider/azure_utils.go:65-183).
+	Tags string `yaml:"tags"`
+	// TagsMap is more tags; it wins over tags for a key both name.
+	TagsMap map[string]string `yaml:"tagsMap"`
+	// SystemTags ("k1,k2"): when set, a tag on those resources that is
+	// neither configured nor starts with one of these keys is removed on
+	// the next write (the manager's own keys stay); unset, no tag is ever
+	// removed.
+	SystemTags string `yaml:"systemTags"`
 
 	// AADClientID is the service principal's application (client) ID,
 	// with aadClientSecret or aadClientCertPath; for workload identity, the
@@ -293,6 +304,7 @@ func (s *Section) Validate(path *field.Path) field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(path.Child("loadBalancerBackendPoolConfigurationType"), s.LoadBalancerBackendPoolConfigurationType, []string{PoolNodeIP, PoolNodeIPConfiguration}))
 	}
+	errs = append(errs, validateTags(s, path)...)
 	errs = append(errs, s.Options.Validate(path)...)
 	return errs
 }

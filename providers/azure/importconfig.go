@@ -601,6 +601,12 @@ func (im *importer) loadBalancer() {
 		im.note("disableOutboundSNAT", "turned off outbound SNAT on the load-balancing rules, so Nodes' outbound traffic did not leave through Service addresses",
 			"not supported: the rules keep outbound SNAT through each Service's frontend; a NAT gateway on the nodes' subnet still takes precedence for outbound traffic")
 	}
+	// upstream: pkg/provider/azure_utils.go:65-183; the same keys and
+	// meaning here.
+	im.s.Tags, im.s.SystemTags = im.up.Tags, im.up.SystemTags
+	if len(im.up.TagsMap) > 0 {
+		im.s.TagsMap = im.up.TagsMap
+	}
 	// upstream: pkg/provider/azure.go:310-320, default nodeIPConfiguration;
 	// here the default is nodeIP, so upstream's default is carried: the
 	// pool the upstream CCM filled through the nodes' NICs keeps working

@@ -49,6 +49,8 @@ type loadBalancers struct {
 	mu         sync.Mutex
 	dests      map[string]svcDests
 	backendIPs []string
+	// tags are the config's (tags.go).
+	tags tagger
 	// nics keeps NIC-based pools' members (loadbalancer_nicpool.go); nil
 	// with nodeIP pools.
 	nics *nicPools
@@ -73,7 +75,7 @@ const (
 var pollOptions = &runtime.PollUntilDoneOptions{Frequency: time.Second}
 
 func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances, clk clock.Clock) *loadBalancers {
-	l := &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: in, clk: clk, dests: map[string]svcDests{}}
+	l := &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: in, clk: clk, dests: map[string]svcDests{}, tags: newTagger(s)}
 	name := s.lbName(clusterID)
 	l.public = newShared("load balancer "+name, l.lbOps(name), clk)
 	l.internal = newShared("load balancer "+name+"-internal", l.lbOps(name+"-internal"), clk)
@@ -155,7 +157,7 @@ func (l *loadBalancers) lbOps(name string) sharedOps[armnetwork.LoadBalancer] {
 			return &armnetwork.LoadBalancer{
 				Location:   to.Ptr(l.cfg.Location),
 				SKU:        &armnetwork.LoadBalancerSKU{Name: to.Ptr(armnetwork.LoadBalancerSKUNameStandard), Tier: to.Ptr(armnetwork.LoadBalancerSKUTierRegional)},
-				Tags:       map[string]*string{tagCluster: to.Ptr(l.clusterID)},
+				Tags:       withConfigTags(l.cfg, map[string]string{tagCluster: l.clusterID}),
 				Properties: &armnetwork.LoadBalancerPropertiesFormat{},
 			}
 		},
@@ -370,6 +372,10 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		lb, err = this.submit(gctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
 			notePIP(lb)
 			changed := ensureService(lb, l.lbID(lbName), l.clusterID, names, fe, sp)
+			// The config's tags, and the cluster's: a load balancer the
+			// upstream CCM made (untagged) is taken over, so it goes with
+			// its last Service as upstream's would.
+			changed = l.tags.reconcile(&lb.Tags, map[string]string{tagCluster: l.clusterID}) || changed
 			return l.ensurePool(lb, backends) || changed, nil
 		})
 		return err

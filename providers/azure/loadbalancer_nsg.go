@@ -247,6 +247,9 @@ type nsgEdit struct {
 	// keep, when set, says a destination still belongs to a Service or
 	// node; managed rules lose every other one.
 	keep func(string) bool
+	// tags are the config's, written with any change (upstream's
+	// ensureSecurityGroupTagged).
+	tags tagger
 }
 
 func (e *nsgEdit) apply(g *armnetwork.SecurityGroup) (bool, error) {
@@ -304,7 +307,8 @@ func (e *nsgEdit) apply(g *armnetwork.SecurityGroup) (bool, error) {
 		return managedRule(r) && len(destinations(r.Properties)) == 0 && len(r.Properties.DestinationApplicationSecurityGroups) == 0
 	})
 	g.Properties.SecurityRules = rules
-	return rulesSnapshot(rules) != before, nil
+	tagged := e.tags.reconcile(&g.Tags, nil)
+	return rulesSnapshot(rules) != before || tagged, nil
 }
 
 // cleanRule takes e.clean out of r's destinations unless every port of r
@@ -611,7 +615,7 @@ func (l *loadBalancers) securityEdit(svc *v1.Service, names []lbNames, dsts []st
 	backends, backendsKnown := slices.Clone(l.backendIPs), l.backendIPs != nil
 	l.mu.Unlock()
 
-	e := &nsgEdit{retain: map[armnetwork.SecurityRuleProtocol][]int32{}}
+	e := &nsgEdit{retain: map[armnetwork.SecurityRuleProtocol][]int32{}, tags: l.tags}
 	for _, n := range names {
 		e.bases = append(e.bases, n.base)
 	}

@@ -3,6 +3,7 @@ package azure
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -78,20 +79,11 @@ func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp 
 	if !l.ownsPublicIP(pip, svc) {
 		return "", "", fmt.Errorf("public IP %s/%s exists but is not tagged %s=%s, %s=%s; it is not this Service's to use", rg, name, tagCluster, l.clusterID, tagService, serviceKey(svc))
 	}
-	if dnsLabelOf(pip) != sp.dnsLabel || !hasTags(pip, sp.pipTags) {
+	probe := maps.Clone(pip.Tags)
+	if dnsLabelOf(pip) != sp.dnsLabel || l.tags.reconcile(&probe, sp.pipTags) {
 		return l.updatePublicIP(ctx, rg, pip, sp)
 	}
 	return deref(pip.ID), addressOf(pip), nil
-}
-
-// hasTags says pip carries every tag of want with its value.
-func hasTags(pip *armnetwork.PublicIPAddress, want map[string]string) bool {
-	for k, v := range want {
-		if got, ok := pip.Tags[k]; !ok || deref(got) != v {
-			return false
-		}
-	}
-	return true
 }
 
 // updatePublicIP writes the Service's DNS label and tags onto the public
@@ -111,12 +103,7 @@ func (l *loadBalancers) updatePublicIP(ctx context.Context, rg string, pip *armn
 	default:
 		pip.Properties.DNSSettings = nil
 	}
-	if pip.Tags == nil {
-		pip.Tags = map[string]*string{}
-	}
-	for k, v := range sp.pipTags {
-		pip.Tags[k] = to.Ptr(v)
-	}
+	l.tags.reconcile(&pip.Tags, sp.pipTags)
 	p, err := l.api.publicIPs.BeginCreateOrUpdate(withPrecondition(ctx, deref(pip.Etag)), rg, name, *pip, nil)
 	if err != nil {
 		return "", "", fmt.Errorf("update public IP %s/%s: %w", rg, name, err)
@@ -180,14 +167,14 @@ func (l *loadBalancers) pipClusterMatches(pip *armnetwork.PublicIPAddress) bool 
 // createPublicIP creates (etag "") or updates the Service's own public IP
 // in resource group rg.
 func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, rg, name string, sp *lbSpec, etag string) (id, address string, err error) {
-	tags := map[string]*string{tagCluster: to.Ptr(l.clusterID), tagService: to.Ptr(serviceKey(svc))}
+	own := map[string]string{}
 	dnsLabel := ""
 	if sp != nil {
-		for k, v := range sp.pipTags {
-			tags[k] = to.Ptr(v)
-		}
+		maps.Copy(own, sp.pipTags)
 		dnsLabel = sp.dnsLabel
 	}
+	own[tagCluster], own[tagService] = l.clusterID, serviceKey(svc)
+	tags := withConfigTags(l.cfg, own)
 	pip := armnetwork.PublicIPAddress{
 		Location: to.Ptr(l.cfg.Location),
 		SKU:      &armnetwork.PublicIPAddressSKU{Name: to.Ptr(armnetwork.PublicIPAddressSKUNameStandard), Tier: to.Ptr(armnetwork.PublicIPAddressSKUTierRegional)},

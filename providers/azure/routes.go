@@ -28,6 +28,9 @@ type routes struct {
 	api *clients
 	in  *instances
 	rt  *shared[armnetwork.RouteTable]
+	// tags are the config's; as upstream's, only for a route table in
+	// resourceGroup (azure_routes.go:570-590).
+	tags tagger
 
 	// associated records that the route table is on the nodes' subnet,
 	// checked once per process.
@@ -44,6 +47,9 @@ const routeNameSep = "____"
 func newRoutes(api *clients, s *Section, clusterID string, in *instances, clk clock.PassiveClock) *routes {
 	r := &routes{cfg: s, api: api, in: in}
 	rg, name := s.RouteTableResourceGroup, s.RouteTableName
+	if strings.EqualFold(rg, s.ResourceGroup) {
+		r.tags = newTagger(s)
+	}
 	r.rt = newShared("route table "+name, sharedOps[armnetwork.RouteTable]{
 		get: func(ctx context.Context) (*armnetwork.RouteTable, bool, error) {
 			resp, err := api.routeTables.Get(ctx, rg, name, nil)
@@ -73,7 +79,7 @@ func newRoutes(api *clients, s *Section, clusterID string, in *instances, clk cl
 		fresh: func() *armnetwork.RouteTable {
 			return &armnetwork.RouteTable{
 				Location:   to.Ptr(s.Location),
-				Tags:       map[string]*string{tagCluster: to.Ptr(clusterID)},
+				Tags:       withConfigTags(s, map[string]string{tagCluster: clusterID}),
 				Properties: &armnetwork.RouteTablePropertiesFormat{},
 			}
 		},
@@ -135,13 +141,16 @@ func (r *routes) CreateRoute(ctx context.Context, _ string, _ string, route *clo
 		if rt.Properties == nil {
 			rt.Properties = &armnetwork.RouteTablePropertiesFormat{}
 		}
+		// The config's tags ride along with a route write, as upstream's
+		// ensureRouteTableTagged.
+		tagged := r.tags.reconcile(&rt.Tags, nil)
 		for i, cur := range rt.Properties.Routes {
 			if cur == nil || !strings.EqualFold(deref(cur.Name), name) {
 				continue
 			}
 			if cur.Properties != nil && deref(cur.Properties.AddressPrefix) == route.DestinationCIDR &&
 				deref(cur.Properties.NextHopType) == armnetwork.RouteNextHopTypeVirtualAppliance && deref(cur.Properties.NextHopIPAddress) == ip {
-				return false, nil
+				return tagged, nil
 			}
 			rt.Properties.Routes[i] = want
 			return true, nil
