@@ -274,11 +274,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRepo + "pkg/consts/consts.go:348",
 			},
 			{
-				Key:      "service.beta.kubernetes.io/azure-load-balancer-enable-high-availability-ports",
-				Support:  upstreamann.Ignored,
-				ByValue:  ignoredIfTrue,
+				Key:      annotationHAPorts.String(),
+				Support:  upstreamann.Supported,
 				Upstream: `with "true", makes one HA-ports rule (every port and protocol) on the internal load balancer instead of a rule per Service port`,
-				Note:     "here each Service port gets its own rule, so the Service's ports work as before and no other port is forwarded; remove the annotation",
+				Note:     "The same here: for an internal Service, named after its first port's rule; a public Service's does nothing, as upstream's.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:305",
 			},
 			{

@@ -117,6 +117,15 @@ const (
 	// Type: bool
 	// Default: false
 	annotationDenyAllExceptSourceRanges svcopts.Annotation = "service.beta.kubernetes.io/azure-deny-all-except-load-balancer-source-ranges"
+	// annotationHAPorts "true" (any case) on an internal Service makes one
+	// HA-ports rule (every port and protocol to the backends) instead of
+	// a rule per port, as upstream (pkg/consts/consts.go:305,
+	// azure_loadbalancer.go:3213-3256); on a public Service it does
+	// nothing, as upstream's.
+	//
+	// Type: bool
+	// Default: false
+	annotationHAPorts svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-enable-high-availability-ports"
 )
 
 // lbSpec is what a Service asks of its load balancer, read and checked
@@ -151,6 +160,8 @@ type lbSpec struct {
 	tcpReset bool
 	// pipTags are annotationPIPTags' tags for the manager's public IP.
 	pipTags map[string]string
+	// haPorts is annotationHAPorts on an internal Service.
+	haPorts bool
 }
 
 // backendPort is where a rule sends a port's traffic: the Service port
@@ -218,6 +229,8 @@ func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 		}
 		sp.staticIP = a.String()
 	}
+	v, _ = annotationHAPorts.Lookup(svc)
+	sp.haPorts = sp.internal && strings.EqualFold(strings.TrimSpace(v), "true")
 	v, _ = annotationDisableTCPReset.Lookup(svc)
 	sp.tcpReset = !strings.EqualFold(strings.TrimSpace(v), "true")
 	if v, ok := annotationPIPTags.Lookup(svc); ok {

@@ -188,6 +188,10 @@ func ownedBy(part, name string) bool {
 func desiredRules(lbID, pool string, names lbNames, sp *lbSpec) (map[string]*armnetwork.LoadBalancingRule, map[string]*armnetwork.Probe) {
 	rules := map[string]*armnetwork.LoadBalancingRule{}
 	probes := map[string]*armnetwork.Probe{}
+	if sp.haPorts {
+		haRule(rules, probes, lbID, pool, names, sp)
+		return rules, probes
+	}
 	for i, port := range sp.ports {
 		rn := names.rule(port)
 		props := &armnetwork.LoadBalancingRulePropertiesFormat{
@@ -360,4 +364,46 @@ func removeService(names ...lbNames) func(lb *armnetwork.LoadBalancer) (bool, er
 		}
 		return len(p.FrontendIPConfigurations)+len(p.LoadBalancingRules)+len(p.Probes) != n, nil
 	}
+}
+
+// haRule is azure-load-balancer-enable-high-availability-ports' one rule
+// for every port and protocol, as upstream's (azure_loadbalancer.go:3213-3256,
+// 3385-3397): named after the first port's rule, protocol All on ports
+// 0, floating IP always, TCP reset unless disabled, probed by the Local
+// health check or else the first port that has a probe (the probe named
+// after the rule).
+func haRule(rules map[string]*armnetwork.LoadBalancingRule, probes map[string]*armnetwork.Probe, lbID, pool string, names lbNames, sp *lbSpec) {
+	rn := names.rule(sp.ports[0])
+	props := &armnetwork.LoadBalancingRulePropertiesFormat{
+		FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(lbID + "/frontendIPConfigurations/" + names.frontend)},
+		BackendAddressPool:      &armnetwork.SubResource{ID: to.Ptr(lbID + "/backendAddressPools/" + pool)},
+		Protocol:                to.Ptr(armnetwork.TransportProtocolAll),
+		FrontendPort:            to.Ptr[int32](0),
+		BackendPort:             to.Ptr[int32](0),
+		EnableFloatingIP:        to.Ptr(true),
+		IdleTimeoutInMinutes:    to.Ptr(sp.idleTimeout),
+		LoadDistribution:        to.Ptr(armnetwork.LoadDistributionDefault),
+		EnableTCPReset:          to.Ptr(sp.tcpReset),
+		DisableOutboundSnat:     to.Ptr(false),
+	}
+	if sp.sessionIP {
+		props.LoadDistribution = to.Ptr(armnetwork.LoadDistributionSourceIP)
+	}
+	probeName, probe := "", (*armnetwork.ProbePropertiesFormat)(nil)
+	if sp.local && sp.localProbe != nil {
+		probeName, probe = names.rule(v1.ServicePort{Protocol: v1.ProtocolTCP, Port: deref(sp.localProbe.Port)}), sp.localProbe
+	} else {
+		for _, pp := range sp.probes {
+			if pp.probe != nil {
+				probeName, probe = rn, pp.probe
+				break
+			}
+		}
+	}
+	if probe != nil {
+		cp := *probe
+		probes[strings.ToLower(probeName)] = &armnetwork.Probe{Name: to.Ptr(probeName), Properties: &cp}
+		props.Probe = &armnetwork.SubResource{ID: to.Ptr(lbID + "/probes/" + probeName)}
+	}
+	rules[strings.ToLower(rn)] = &armnetwork.LoadBalancingRule{Name: to.Ptr(rn), Properties: props}
 }

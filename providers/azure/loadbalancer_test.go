@@ -1011,3 +1011,41 @@ func sortedStrings(v ...string) []string {
 	slices.Sort(v)
 	return v
 }
+
+// azure-load-balancer-enable-high-availability-ports on an internal
+// Service: one rule for every port and protocol (All, ports 0, floating
+// IP), named after the first port's rule and probed by the first port's
+// probe, as upstream's; on a public Service it changes nothing.
+func TestHAPorts(t *testing.T) {
+	env := newTestEnv(t, azemu.Config{}, nil)
+	nodes := env.lbNodes(t, 1)
+	ctx := t.Context()
+	svc := lbService("ha", 80, 443)
+	svc.Annotations = map[string]string{string(annotationInternal): "true", string(annotationHAPorts): "true"}
+	if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err != nil {
+		t.Fatal(err)
+	}
+	ilb, _ := env.lb(t, "kubernetes-internal")
+	n := upstreamNames("kubernetes", svc)
+	rules := ilb.Properties.LoadBalancingRules
+	if len(rules) != 1 || deref(rules[0].Name) != n.base+"-TCP-80" {
+		t.Fatalf("rules %v, want the one HA rule %s-TCP-80", names(rules, func(r *armnetwork.LoadBalancingRule) *string { return r.Name }), n.base)
+	}
+	r := rules[0].Properties
+	if deref(r.Protocol) != armnetwork.TransportProtocolAll || deref(r.FrontendPort) != 0 || deref(r.BackendPort) != 0 || !deref(r.EnableFloatingIP) || !deref(r.EnableTCPReset) {
+		t.Errorf("HA rule %s %d->%d floating %v reset %v", deref(r.Protocol), deref(r.FrontendPort), deref(r.BackendPort), deref(r.EnableFloatingIP), deref(r.EnableTCPReset))
+	}
+	if r.Probe == nil || !strings.HasSuffix(deref(r.Probe.ID), "/probes/"+n.base+"-TCP-80") || len(ilb.Properties.Probes) != 1 {
+		t.Errorf("HA rule probe %v, probes %d", r.Probe, len(ilb.Properties.Probes))
+	}
+
+	public := lbService("ha-public", 80, 443)
+	public.Annotations = map[string]string{string(annotationHAPorts): "true"}
+	if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", public, nodes); err != nil {
+		t.Fatal(err)
+	}
+	lb, _ := env.lb(t, "kubernetes")
+	if len(lb.Properties.LoadBalancingRules) != 2 {
+		t.Errorf("public Service with the HA annotation: %d rules, want one per port", len(lb.Properties.LoadBalancingRules))
+	}
+}

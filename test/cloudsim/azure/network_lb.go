@@ -574,6 +574,15 @@ func completeRule(lbID string, i int, r *armnetwork.LoadBalancingRule, feIDs, po
 	if n := *rp.BackendPort; n < 0 || n > 65535 {
 		return errBadRequest("InvalidLoadBalancingRuleBackendPort", "Load balancing rule %s has backend port %d. Valid range is 0-65535.", *r.ID, n)
 	}
+	// HA ports: protocol All goes with frontend and backend port 0 ("any
+	// port"), and port 0 only with All (Azure's HA ports overview). The
+	// codes are descriptive, not verified against ARM.
+	if (proto == armnetwork.TransportProtocolAll) != (*rp.FrontendPort == 0 && *rp.BackendPort == 0) {
+		if proto == armnetwork.TransportProtocolAll {
+			return errBadRequest("LoadBalancingRuleWithProtocolAllMustUsePortZero", "Load balancing rule %s uses protocol All (HA ports) and must have frontend and backend port 0.", *r.ID)
+		}
+		return errBadRequest("LoadBalancingRulePortZeroRequiresProtocolAll", "Load balancing rule %s has port 0, which only an HA ports rule (protocol All) may use.", *r.ID)
+	}
 	if rp.IdleTimeoutInMinutes == nil {
 		rp.IdleTimeoutInMinutes = to.Ptr[int32](4)
 	}
