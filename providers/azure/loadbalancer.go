@@ -246,7 +246,7 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.S
 		var fe *armnetwork.FrontendIPConfiguration
 		for _, n := range names {
 			if fe == nil {
-				fe = findFrontend(lb, n.frontend)
+				fe = ruleFrontend(lb, n)
 			}
 		}
 		if fe == nil {
@@ -303,7 +303,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	// load balancer, before this sync.
 	var previousPIP string
 	notePIP := func(lb *armnetwork.LoadBalancer) {
-		if old := findFrontend(lb, names.frontend); old != nil && old.Properties != nil && old.Properties.PublicIPAddress != nil {
+		if old := ruleFrontend(lb, names); old != nil && old.Properties != nil && old.Properties.PublicIPAddress != nil {
 			previousPIP = deref(old.Properties.PublicIPAddress.ID)
 		}
 	}
@@ -347,7 +347,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	// once.
 	live := false
 	for _, w := range []*shared[armnetwork.LoadBalancer]{this, other} {
-		if cur, _, err := w.current(ctx, false); err == nil && findFrontend(cur, names.frontend) != nil {
+		if cur, _, err := w.current(ctx, false); err == nil && ruleFrontend(cur, names) != nil {
 			live = true
 		}
 	}
@@ -367,11 +367,13 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 			g.Go(func() error { return l.writeSecurity(gctx, first) })
 		}
 	}
+	var frontend string
 	g.Go(func() error {
 		var err error
 		lb, err = this.submit(gctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
 			notePIP(lb)
-			changed := ensureService(lb, l.lbID(lbName), l.clusterID, names, fe, sp)
+			var changed bool
+			changed, frontend = ensureService(lb, l.lbID(lbName), l.clusterID, names, fe, sp)
 			// The config's tags, and the cluster's: a load balancer the
 			// upstream CCM made (untagged) is taken over, so it goes with
 			// its last Service as upstream's would.
@@ -383,9 +385,9 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	got := findFrontend(lb, names.frontend)
+	got := findFrontend(lb, frontend)
 	if got == nil {
-		return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, names.frontend)
+		return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, frontend)
 	}
 	if err := l.ensureNICMembers(ctx, lb, lbName, backends); err != nil {
 		return nil, err
@@ -456,7 +458,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	// Without floating IP the Service's security rules admit clients to
 	// the nodes themselves: they follow the node set.
 	names, err := l.namesFor(ctx, svc)
-	if err != nil || findFrontend(lb, names.frontend) == nil {
+	if err != nil || ruleFrontend(lb, names) == nil {
 		return err
 	}
 	l.noteDests(svc, backendIPs, sp, false)
@@ -522,7 +524,30 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	if err := l.releasePublicIP(ctx, svc, up.pip); err != nil {
 		return err
 	}
-	return l.releasePublicIP(ctx, svc, legacy.pip)
+	if err := l.releasePublicIP(ctx, svc, legacy.pip); err != nil {
+		return err
+	}
+	return l.leaveSharedPublicIP(ctx, svc)
+}
+
+// leaveSharedPublicIP takes a Service that asked for another Service's
+// address off that public IP's list (deleting it if the Service was the
+// last).
+func (l *loadBalancers) leaveSharedPublicIP(ctx context.Context, svc *v1.Service) error {
+	sp, err := serviceSpec(l.cfg, svc)
+	if err != nil || sp.internal || sp.staticIP == "" {
+		return nil
+	}
+	rg := l.pipResourceGroup(svc)
+	pip, err := l.publicIPByAddress(ctx, rg, sp.staticIP)
+	if errors.Is(err, errNoPublicIP) {
+		// Gone already (it was this Service's own), or never there.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return l.bindPublicIP(ctx, rg, pip, svc, false)
 }
 
 // backendAddresses are the pool's addresses: each Node's first InternalIP,

@@ -106,21 +106,28 @@ func sameFrontend(a, b *armnetwork.FrontendIPConfigurationPropertiesFormat) bool
 }
 
 // ensureService makes lb hold the Service's frontend, and a rule and a
-// probe per port, and nothing else named after the Service.
-func ensureService(lb *armnetwork.LoadBalancer, lbID, pool string, names lbNames, fe *armnetwork.FrontendIPConfiguration, sp *lbSpec) bool {
+// probe per port, and nothing else named after the Service. A Service
+// asking for the address of another Service's frontend (several Services
+// on one IP with distinct ports, as upstream allows) puts its rules on
+// that frontend and has none of its own. frontend is the frontend's name.
+func ensureService(lb *armnetwork.LoadBalancer, lbID, pool string, names lbNames, fe *armnetwork.FrontendIPConfiguration, sp *lbSpec) (changed bool, frontend string) {
 	if lb.Properties == nil {
 		lb.Properties = &armnetwork.LoadBalancerPropertiesFormat{}
 	}
 	p := lb.Properties
-	changed := false
-	if cur := findFrontend(lb, names.frontend); cur == nil {
+	frontend = names.frontend
+	cur := findFrontend(lb, names.frontend)
+	switch shared := sharedFrontend(lb, names.frontend, fe.Properties); {
+	case cur == nil && shared != nil:
+		frontend = deref(shared.Name)
+	case cur == nil:
 		p.FrontendIPConfigurations = append(p.FrontendIPConfigurations, &armnetwork.FrontendIPConfiguration{Name: to.Ptr(names.frontend), Properties: fe.Properties})
 		changed = true
-	} else if !sameFrontend(cur.Properties, fe.Properties) {
+	case !sameFrontend(cur.Properties, fe.Properties):
 		cur.Properties = fe.Properties
 		changed = true
 	}
-	rules, probes := desiredRules(lbID, pool, names, sp)
+	rules, probes := desiredRules(lbID, pool, names, frontend, sp)
 	var rulesChanged, probesChanged bool
 	p.LoadBalancingRules, rulesChanged = reconcileOwned(p.LoadBalancingRules, rules, names.base,
 		func(r *armnetwork.LoadBalancingRule) *string { return r.Name },
@@ -128,7 +135,47 @@ func ensureService(lb *armnetwork.LoadBalancer, lbID, pool string, names lbNames
 	p.Probes, probesChanged = reconcileOwned(p.Probes, probes, names.base,
 		func(r *armnetwork.Probe) *string { return r.Name },
 		func(a, b *armnetwork.Probe) bool { return sameProbe(a.Properties, b.Properties) })
-	return changed || rulesChanged || probesChanged
+	return changed || rulesChanged || probesChanged, frontend
+}
+
+// sharedFrontend is another frontend with the address want asks for: the
+// same public IP, or the same static private address in the same subnet.
+func sharedFrontend(lb *armnetwork.LoadBalancer, own string, want *armnetwork.FrontendIPConfigurationPropertiesFormat) *armnetwork.FrontendIPConfiguration {
+	if want == nil {
+		return nil
+	}
+	for _, f := range lb.Properties.FrontendIPConfigurations {
+		if f == nil || f.Properties == nil || strings.EqualFold(deref(f.Name), own) {
+			continue
+		}
+		fp := f.Properties
+		switch {
+		case want.PublicIPAddress != nil && fp.PublicIPAddress != nil && sameID(want.PublicIPAddress.ID, fp.PublicIPAddress.ID):
+			return f
+		case want.Subnet != nil && deref(want.PrivateIPAllocationMethod) == armnetwork.IPAllocationMethodStatic &&
+			fp.Subnet != nil && sameID(want.Subnet.ID, fp.Subnet.ID) && deref(fp.PrivateIPAddress) == deref(want.PrivateIPAddress):
+			return f
+		}
+	}
+	return nil
+}
+
+// ruleFrontend is the frontend the Service's rules use: its own, or the
+// one it shares.
+func ruleFrontend(lb *armnetwork.LoadBalancer, names lbNames) *armnetwork.FrontendIPConfiguration {
+	if fe := findFrontend(lb, names.frontend); fe != nil {
+		return fe
+	}
+	if lb == nil || lb.Properties == nil {
+		return nil
+	}
+	for _, r := range lb.Properties.LoadBalancingRules {
+		if r != nil && ownedBy(deref(r.Name), names.base) && r.Properties != nil && r.Properties.FrontendIPConfiguration != nil {
+			id := deref(r.Properties.FrontendIPConfiguration.ID)
+			return findFrontend(lb, id[strings.LastIndex(id, "/")+1:])
+		}
+	}
+	return nil
 }
 
 // reconcileOwned makes the Service's parts of list (those ownedBy name)
@@ -185,17 +232,17 @@ func ownedBy(part, name string) bool {
 // address and the Service port, which kube-proxy answers on every node;
 // off, it sends the port's traffic to the nodes' NodePort. Probes go to
 // the NodePort either way, as upstream's.
-func desiredRules(lbID, pool string, names lbNames, sp *lbSpec) (map[string]*armnetwork.LoadBalancingRule, map[string]*armnetwork.Probe) {
+func desiredRules(lbID, pool string, names lbNames, frontend string, sp *lbSpec) (map[string]*armnetwork.LoadBalancingRule, map[string]*armnetwork.Probe) {
 	rules := map[string]*armnetwork.LoadBalancingRule{}
 	probes := map[string]*armnetwork.Probe{}
 	if sp.haPorts {
-		haRule(rules, probes, lbID, pool, names, sp)
+		haRule(rules, probes, lbID, pool, names, frontend, sp)
 		return rules, probes
 	}
 	for i, port := range sp.ports {
 		rn := names.rule(port)
 		props := &armnetwork.LoadBalancingRulePropertiesFormat{
-			FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(lbID + "/frontendIPConfigurations/" + names.frontend)},
+			FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(lbID + "/frontendIPConfigurations/" + frontend)},
 			BackendAddressPool:      &armnetwork.SubResource{ID: to.Ptr(lbID + "/backendAddressPools/" + pool)},
 			Protocol:                to.Ptr(armnetwork.TransportProtocol(protocolName(port.Protocol))),
 			FrontendPort:            to.Ptr(port.Port),
@@ -343,7 +390,10 @@ func (l *loadBalancers) ensurePool(lb *armnetwork.LoadBalancer, backends []backe
 }
 
 // removeService is the edit that takes the Service's frontend, rules and
-// probes out of a load balancer.
+// probes out of a load balancer. A frontend that other Services' rules
+// still use (they share its address) stays; a shared frontend the
+// Service's rules used goes once nothing uses it (its own Service went
+// before).
 func removeService(names ...lbNames) func(lb *armnetwork.LoadBalancer) (bool, error) {
 	return func(lb *armnetwork.LoadBalancer) (bool, error) {
 		if lb.Properties == nil {
@@ -351,19 +401,58 @@ func removeService(names ...lbNames) func(lb *armnetwork.LoadBalancer) (bool, er
 		}
 		p := lb.Properties
 		n := len(p.FrontendIPConfigurations) + len(p.LoadBalancingRules) + len(p.Probes)
+		candidates := map[string]bool{}
 		for _, nm := range names {
-			p.FrontendIPConfigurations = slices.DeleteFunc(p.FrontendIPConfigurations, func(fe *armnetwork.FrontendIPConfiguration) bool {
-				return fe != nil && strings.EqualFold(deref(fe.Name), nm.frontend)
-			})
+			candidates[strings.ToLower(nm.frontend)] = true
 			p.LoadBalancingRules = slices.DeleteFunc(p.LoadBalancingRules, func(r *armnetwork.LoadBalancingRule) bool {
-				return r != nil && ownedBy(deref(r.Name), nm.base)
+				if r == nil || !ownedBy(deref(r.Name), nm.base) {
+					return false
+				}
+				if r.Properties != nil && r.Properties.FrontendIPConfiguration != nil {
+					id := deref(r.Properties.FrontendIPConfiguration.ID)
+					candidates[strings.ToLower(id[strings.LastIndex(id, "/")+1:])] = true
+				}
+				return true
 			})
 			p.Probes = slices.DeleteFunc(p.Probes, func(pr *armnetwork.Probe) bool {
 				return pr != nil && ownedBy(deref(pr.Name), nm.base)
 			})
 		}
+		used := frontendsInUse(p)
+		p.FrontendIPConfigurations = slices.DeleteFunc(p.FrontendIPConfigurations, func(fe *armnetwork.FrontendIPConfiguration) bool {
+			return fe != nil && candidates[strings.ToLower(deref(fe.Name))] && !used[strings.ToLower(deref(fe.Name))]
+		})
 		return len(p.FrontendIPConfigurations)+len(p.LoadBalancingRules)+len(p.Probes) != n, nil
 	}
+}
+
+// frontendsInUse are the (lower-cased) names of the frontends a rule of
+// any kind references.
+func frontendsInUse(p *armnetwork.LoadBalancerPropertiesFormat) map[string]bool {
+	used := map[string]bool{}
+	note := func(r *armnetwork.SubResource) {
+		if id := deref(subID(r)); id != "" {
+			used[strings.ToLower(id[strings.LastIndex(id, "/")+1:])] = true
+		}
+	}
+	for _, r := range p.LoadBalancingRules {
+		if r != nil && r.Properties != nil {
+			note(r.Properties.FrontendIPConfiguration)
+		}
+	}
+	for _, r := range p.InboundNatRules {
+		if r != nil && r.Properties != nil {
+			note(r.Properties.FrontendIPConfiguration)
+		}
+	}
+	for _, r := range p.OutboundRules {
+		if r != nil && r.Properties != nil {
+			for _, f := range r.Properties.FrontendIPConfigurations {
+				note(f)
+			}
+		}
+	}
+	return used
 }
 
 // haRule is azure-load-balancer-enable-high-availability-ports' one rule
@@ -372,10 +461,10 @@ func removeService(names ...lbNames) func(lb *armnetwork.LoadBalancer) (bool, er
 // 0, floating IP always, TCP reset unless disabled, probed by the Local
 // health check or else the first port that has a probe (the probe named
 // after the rule).
-func haRule(rules map[string]*armnetwork.LoadBalancingRule, probes map[string]*armnetwork.Probe, lbID, pool string, names lbNames, sp *lbSpec) {
+func haRule(rules map[string]*armnetwork.LoadBalancingRule, probes map[string]*armnetwork.Probe, lbID, pool string, names lbNames, frontend string, sp *lbSpec) {
 	rn := names.rule(sp.ports[0])
 	props := &armnetwork.LoadBalancingRulePropertiesFormat{
-		FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(lbID + "/frontendIPConfigurations/" + names.frontend)},
+		FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(lbID + "/frontendIPConfigurations/" + frontend)},
 		BackendAddressPool:      &armnetwork.SubResource{ID: to.Ptr(lbID + "/backendAddressPools/" + pool)},
 		Protocol:                to.Ptr(armnetwork.TransportProtocolAll),
 		FrontendPort:            to.Ptr[int32](0),

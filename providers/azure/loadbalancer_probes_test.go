@@ -20,7 +20,8 @@ func TestProbesAsUpstream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return desiredRules("/lb", "pool", upstreamNames("k", svc), sp)
+		n := upstreamNames("k", svc)
+		return desiredRules("/lb", "pool", n, n.frontend, sp)
 	}
 	t.Run("defaults: TCP on the NodePort every 5 s, threshold 2; none for UDP", func(t *testing.T) {
 		svc := lbService("def", 80, 53)

@@ -2,6 +2,7 @@ package azure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -58,7 +59,14 @@ func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp 
 		}
 		return deref(resp.ID), addressOf(&resp.PublicIPAddress), nil
 	case sp.staticIP != "":
-		return l.publicIPByAddress(ctx, rg, sp.staticIP)
+		pip, err := l.publicIPByAddress(ctx, rg, sp.staticIP)
+		if err != nil {
+			return "", "", err
+		}
+		if err := l.bindPublicIP(ctx, rg, pip, svc, true); err != nil {
+			return "", "", err
+		}
+		return deref(pip.ID), sp.staticIP, nil
 	}
 	name := names.pip
 	var pip *armnetwork.PublicIPAddress
@@ -199,21 +207,76 @@ func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, rg,
 }
 
 // publicIPByAddress finds the existing public IP with address in resource
-// group rg (spec.loadBalancerIP).
-func (l *loadBalancers) publicIPByAddress(ctx context.Context, rg, address string) (id, addr string, err error) {
+// group rg (spec.loadBalancerIP, azure-load-balancer-ipv4).
+func (l *loadBalancers) publicIPByAddress(ctx context.Context, rg, address string) (*armnetwork.PublicIPAddress, error) {
 	p := l.api.publicIPs.NewListPager(rg, nil)
 	for p.More() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return "", "", fmt.Errorf("list public IPs in %s: %w", rg, err)
+			return nil, fmt.Errorf("list public IPs in %s: %w", rg, err)
 		}
 		for _, pip := range page.Value {
 			if addressOf(pip) == address {
-				return deref(pip.ID), address, nil
+				return pip, nil
 			}
 		}
 	}
-	return "", "", fmt.Errorf("spec.loadBalancerIP %s: no public IP in resource group %s has this address; create a Standard static public IP there first", address, rg)
+	return nil, fmt.Errorf("spec.loadBalancerIP %s: %w in resource group %s; create a Standard static public IP there first", address, errNoPublicIP, rg)
+}
+
+// errNoPublicIP is publicIPByAddress finding none.
+var errNoPublicIP = errors.New("no public IP has this address")
+
+// bindPublicIP adds the Service to (bind) or takes it from the Services a
+// public IP the manager made lists, as upstream's bindServicesToPIP
+// (azure_loadbalancer.go:4257-4303): another Service that asks for its
+// address shares it, and it goes only with the last of them. A public IP
+// the user made (no service tag) or another cluster's is left alone.
+// Unbinding the last Service deletes it.
+func (l *loadBalancers) bindPublicIP(ctx context.Context, rg string, pip *armnetwork.PublicIPAddress, svc *v1.Service, bind bool) error {
+	svcs := pipServices(pip)
+	if len(svcs) == 0 || !l.pipClusterMatches(pip) {
+		return nil
+	}
+	key := serviceKey(svc)
+	has := slices.ContainsFunc(svcs, func(s string) bool { return strings.EqualFold(s, key) })
+	switch {
+	case bind == has:
+		return nil
+	case bind:
+		svcs = append(svcs, key)
+	default:
+		svcs = slices.DeleteFunc(svcs, func(s string) bool { return strings.EqualFold(s, key) })
+	}
+	name := deref(pip.Name)
+	if len(svcs) == 0 {
+		p, err := l.api.publicIPs.BeginDelete(withPrecondition(ctx, deref(pip.Etag)), rg, name, nil)
+		if err == nil {
+			_, err = p.PollUntilDone(ctx, pollOptions)
+		}
+		if err != nil && !isNotFound(err) {
+			return fmt.Errorf("delete public IP %s/%s: %w", rg, name, err)
+		}
+		return nil
+	}
+	if pip.Tags == nil {
+		pip.Tags = map[string]*string{}
+	}
+	key2 := tagService
+	if _, ok := pip.Tags[tagService]; !ok {
+		if _, legacy := pip.Tags[tagLegacyService]; legacy {
+			key2 = tagLegacyService
+		}
+	}
+	pip.Tags[key2] = to.Ptr(strings.Join(svcs, ","))
+	p, err := l.api.publicIPs.BeginCreateOrUpdate(withPrecondition(ctx, deref(pip.Etag)), rg, name, *pip, nil)
+	if err == nil {
+		_, err = p.PollUntilDone(ctx, pollOptions)
+	}
+	if err != nil {
+		return fmt.Errorf("update public IP %s/%s (the Services sharing it): %w", rg, name, err)
+	}
+	return nil
 }
 
 // releasePublicIP deletes the Service's own public IP, if the manager made
@@ -235,10 +298,13 @@ func (l *loadBalancers) releasePublicIPIn(ctx context.Context, svc *v1.Service, 
 	if err != nil {
 		return fmt.Errorf("get public IP %s/%s: %w", rg, name, err)
 	}
-	// Only one this Service alone owns: one shared with other Services
-	// (upstream lists them all in its tag) stays theirs.
-	if !l.ownsPublicIP(&resp.PublicIPAddress, svc) || len(pipServices(&resp.PublicIPAddress)) > 1 {
+	// One shared with other Services (upstream lists them all in its tag)
+	// stays theirs: the Service only leaves the list.
+	if !l.ownsPublicIP(&resp.PublicIPAddress, svc) {
 		return nil
+	}
+	if len(pipServices(&resp.PublicIPAddress)) > 1 {
+		return l.bindPublicIP(ctx, rg, &resp.PublicIPAddress, svc, false)
 	}
 	p, err := l.api.publicIPs.BeginDelete(withPrecondition(ctx, deref(resp.Etag)), rg, name, nil)
 	if err == nil {

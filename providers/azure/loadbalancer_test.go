@@ -1049,3 +1049,74 @@ func TestHAPorts(t *testing.T) {
 		t.Errorf("public Service with the HA annotation: %d rules, want one per port", len(lb.Properties.LoadBalancingRules))
 	}
 }
+
+// Several Services on one address, distinct ports, as upstream allows: a
+// Service asking for another's public IP by address puts its rules on
+// that Service's frontend and joins the public IP's list of Services;
+// deleting the first keeps what the second uses; deleting the last
+// removes the frontend and the public IP.
+func TestSharedAddress(t *testing.T) {
+	env := newTestEnv(t, azemu.Config{}, nil)
+	nodes := env.lbNodes(t, 1)
+	ctx := t.Context()
+	a, b := lbService("share-a", 80), lbService("share-b", 443)
+	st, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", a, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := st.Ingress[0].IP
+	a.Status.LoadBalancer.Ingress = st.Ingress
+	b.Annotations = map[string]string{string(annotationIPv4): addr}
+	stb, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", b, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stb.Ingress[0].IP != addr {
+		t.Fatalf("b got %s, want the shared %s", stb.Ingress[0].IP, addr)
+	}
+	b.Status.LoadBalancer.Ingress = stb.Ingress
+	lb, _ := env.lb(t, "kubernetes")
+	na := upstreamNames("kubernetes", a)
+	if got := names(lb.Properties.FrontendIPConfigurations, func(f *armnetwork.FrontendIPConfiguration) *string { return f.Name }); !slices.Equal(got, []string{na.frontend}) {
+		t.Errorf("frontends %v, want only a's", got)
+	}
+	if len(lb.Properties.LoadBalancingRules) != 2 {
+		t.Errorf("%d rules, want a's and b's", len(lb.Properties.LoadBalancingRules))
+	}
+	pip, _ := env.emu.PublicIP(env.fx.ResourceGroup, na.pip)
+	if got := deref(pip.Tags[tagService]); got != "default/share-a,default/share-b" {
+		t.Errorf("public IP services %q", got)
+	}
+	if found, ok, err := env.cloud.lb.GetLoadBalancer(ctx, "kubernetes", b); err != nil || !ok || found.Ingress[0].IP != addr {
+		t.Errorf("GetLoadBalancer(b) = %v %v %v", found, ok, err)
+	}
+
+	if err := env.cloud.lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", a); err != nil {
+		t.Fatal(err)
+	}
+	lb, _ = env.lb(t, "kubernetes")
+	if len(lb.Properties.FrontendIPConfigurations) != 1 || len(lb.Properties.LoadBalancingRules) != 1 {
+		t.Errorf("after a went: %d frontends %d rules, want the shared frontend and b's rule", len(lb.Properties.FrontendIPConfigurations), len(lb.Properties.LoadBalancingRules))
+	}
+	pip, ok := env.emu.PublicIP(env.fx.ResourceGroup, na.pip)
+	if !ok || deref(pip.Tags[tagService]) != "default/share-b" {
+		t.Errorf("after a went: public IP %v services %q", ok, deref(pip.Tags[tagService]))
+	}
+	rule443 := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{443})
+	if got := env.nsgRules(t); !slices.Equal(got, []string{rule443}) {
+		t.Errorf("NSG rules %v after a went, want only b's %s", got, rule443)
+	}
+
+	if err := env.cloud.lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", b); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := env.lb(t, "kubernetes"); ok {
+		t.Error("load balancer outlived both Services")
+	}
+	if left := env.emu.ListNetwork("publicIPAddresses"); len(left) != 0 {
+		t.Errorf("public IPs left: %v", left)
+	}
+	if got := env.nsgRules(t); len(got) != 0 {
+		t.Errorf("NSG rules left: %v", got)
+	}
+}
