@@ -704,6 +704,38 @@ func BenchmarkAdoption(b *testing.B) {
 		record(b, scenario, "time until all have an address", elapsed.Round(100*time.Millisecond).String(), "")
 		record(b, scenario, "mutating calls", callsByOp(calls, w.mutating), "")
 		record(b, scenario, "read calls", callsByOp(calls, func(op string) bool { return !w.mutating(op) }), "")
+
+		// A node joins every Service, adopted and new, with the switched
+		// config (Azure: the NIC-based pool upstream made).
+		time.Sleep(5 * time.Second)
+		w.srv.ResetCalls()
+		extra := w.launch(b, 1)
+		start = time.Now()
+		w.register(b, extra)
+		w.waitInitialized(b, nodes+1, 5*time.Minute)
+		newID := w.ids[extra[0]]
+		var keys []types.NamespacedName
+		for s := range services {
+			keys = append(keys, types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("up-%04d", s)}, types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("svc-%04d", s)})
+		}
+		w.waitFor(b, 30*time.Minute, func(context.Context) (bool, string) {
+			n := 0
+			for _, k := range keys {
+				for _, lb := range w.cloud.LoadBalancers(k) {
+					if slices.Contains(lb.Backends, newID) && len(lb.Inconsistent) == 0 {
+						n++
+					}
+				}
+			}
+			return n >= len(keys), fmt.Sprintf("%d/%d load balancers have the new node", n, len(keys))
+		})
+		elapsed = time.Since(start)
+		time.Sleep(5 * time.Second)
+		calls = w.srv.Calls()
+		scenario = fmt.Sprintf("1 node added with %d LB Services, switched config", 2*services)
+		record(b, scenario, "time until every load balancer has it", elapsed.Round(100*time.Millisecond).String(), "")
+		record(b, scenario, "mutating calls", callsByOp(calls, w.mutating), "")
+		record(b, scenario, "read calls", callsByOp(calls, func(op string) bool { return !w.mutating(op) }), "")
 	}
 }
 

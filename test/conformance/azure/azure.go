@@ -6,7 +6,6 @@ package azure
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,10 +54,13 @@ var _ conformance.Adapter = Adapter{}
 func (Adapter) Name() string { return "azure" }
 
 // Features implements conformance.Adapter: the route table carries pod
-// routes.
+// routes; the upstream CCM makes a frontend on the public load balancer,
+// or on the internal one when asked.
 func (Adapter) Features() conformance.Features {
-	return conformance.Features{Routes: true,
-		NoAdoption: "the upstream Azure CCM names frontends, rules and public IPs with a 32-character a<uid> and this backend with 33: adoption comes with the Azure issue (19)"}
+	return conformance.Features{Routes: true, AdoptionShapes: map[string]map[string]string{
+		"public":   nil,
+		"internal": {annotationInternal: "true"},
+	}}
 }
 
 // Start implements conformance.Adapter.
@@ -101,6 +103,11 @@ type Cloud struct {
 
 	mu     sync.Mutex
 	cached *view
+	// upstream are the frontends MakeUpstreamLoadBalancer made, by
+	// Service; clusterNames the cluster names it was given (its load
+	// balancers' names and its public IPs' cluster tag).
+	upstream     map[types.NamespacedName]upstreamFrontend
+	clusterNames []string
 }
 
 var _ conformance.Cloud = (*Cloud)(nil)
@@ -133,6 +140,10 @@ func (c *Cloud) Config() conformance.CloudConfig {
 	fmt.Fprintf(&b, "  vnetName: %s\n  subnetName: %s\n  securityGroupName: %s\n", c.fx.VNetName, c.fx.SubnetName, c.fx.SecurityGroupName)
 	if c.opts.Routes {
 		fmt.Fprintf(&b, "  routeTableName: %s\n", c.fx.RouteTableName)
+	}
+	if c.opts.Switched {
+		// What import-config carries over: upstream's default pool type.
+		b.WriteString("  loadBalancerBackendPoolConfigurationType: nodeIPConfiguration\n")
 	}
 	if c.opts.QuickErrors {
 		b.WriteString("  requestTimeout: 5s\n  maxAttempts: 3\n")
@@ -175,11 +186,6 @@ func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
 	return map[string]string{"service.beta.kubernetes.io/azure-pls-name": "web-pls"}, map[string]string{
 		"service.beta.kubernetes.io/azure-load-balancer-ipv6": "2001:db8::10",
 	}
-}
-
-// MakeUpstreamLoadBalancer is not called: Features().NoAdoption says why.
-func (c *Cloud) MakeUpstreamLoadBalancer(*corev1.Service, string, []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
-	return conformance.UpstreamLoadBalancer{}, errors.New("no upstream-shaped load balancers for azure yet")
 }
 
 func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {
@@ -261,8 +267,10 @@ func (c *Cloud) ExpectedNode(id string) (conformance.NodeExpectation, error) {
 // not the manager, the slow part.
 type view struct {
 	gen uint64
-	// byIP maps private addresses to VM names.
-	byIP map[string]string
+	// byIP maps private addresses to VM names, byNIC the lower-cased IDs
+	// of their network interfaces.
+	byIP  map[string]string
+	byNIC map[string]string
 	// pips are the IDs of the cluster's public IPs by the Service
 	// ("<ns>/<name>") they are tagged with.
 	pips map[string][]string
@@ -276,51 +284,123 @@ func (c *Cloud) view() *view {
 	if c.cached != nil && c.cached.gen == gen {
 		return c.cached
 	}
-	v := &view{gen: gen, byIP: map[string]string{}, pips: map[string][]string{}}
+	v := &view{gen: gen, byIP: map[string]string{}, byNIC: map[string]string{}, pips: map[string][]string{}}
 	for _, vm := range c.emu.VMs() {
 		v.byIP[vm.PrivateIP] = vm.Name
+		if vm.NICID != "" {
+			v.byNIC[strings.ToLower(vm.NICID)] = vm.Name
+		}
 	}
+	clusters := c.clusterNamesLocked()
 	for _, id := range c.emu.ListNetwork("publicIPAddresses") {
 		segs := strings.Split(id, "/")
 		pip, ok := c.emu.PublicIP(segs[4], segs[len(segs)-1])
-		if ok && deref(pip.Tags[tagCluster]) == c.clusterID && pip.Tags[tagService] != nil {
-			v.pips[*pip.Tags[tagService]] = append(v.pips[*pip.Tags[tagService]], id)
+		if !ok || !slices.Contains(clusters, deref(pip.Tags[tagCluster])) || pip.Tags[tagService] == nil {
+			continue
+		}
+		// Upstream lists every Service sharing a public IP in its tag.
+		for _, svc := range strings.Split(*pip.Tags[tagService], ",") {
+			if svc = strings.TrimSpace(svc); svc != "" {
+				v.pips[svc] = append(v.pips[svc], id)
+			}
 		}
 	}
-	for _, name := range c.lbNames() {
-		if l, ok := c.emu.LoadBalancer(c.fx.ResourceGroup, name); ok && l.Properties != nil {
-			v.lbs = append(v.lbs, l)
+	for _, cl := range clusters {
+		for _, name := range []string{cl, cl + "-internal"} {
+			if l, ok := c.emu.LoadBalancer(c.fx.ResourceGroup, name); ok && l.Properties != nil {
+				v.lbs = append(v.lbs, l)
+			}
 		}
 	}
 	c.cached = v
 	return v
 }
 
+// clusterNamesLocked are the names the cluster's load balancers and
+// public IP tags carry: the clusterID, and any other cluster name the
+// upstream CCM was given (c.mu held).
+func (c *Cloud) clusterNamesLocked() []string {
+	out := []string{c.clusterID}
+	for _, n := range c.clusterNames {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // vmByIP maps private addresses to VM names.
 func (c *Cloud) vmByIP() map[string]string { return c.view().byIP }
 
-// lbNames are the cluster's load balancers.
-func (c *Cloud) lbNames() []string { return []string{c.clusterID, c.clusterID + "-internal"} }
+// member is the VM of a pool member: by address for an IP-based one, by
+// network interface for an IP configuration (".../networkInterfaces/<nic>/
+// ipConfigurations/<cfg>"); "unknown:<what>" when no VM has it.
+func (v *view) member(ip, ipConfigID string) string {
+	if ip != "" {
+		if vm := v.byIP[ip]; vm != "" {
+			return vm
+		}
+		return "unknown:" + ip
+	}
+	if i := strings.Index(strings.ToLower(ipConfigID), "/ipconfigurations/"); i > 0 {
+		if vm := v.byNIC[strings.ToLower(ipConfigID[:i])]; vm != "" {
+			return vm
+		}
+	}
+	return "unknown:" + ipConfigID
+}
+
+// poolMembers are the VMs in a backend pool: its IP-based addresses, and
+// for a NIC-based pool its IP configurations, which ARM lists both as
+// backendIPConfigurations and as addresses without an ipAddress.
+func (v *view) poolMembers(p *armnetwork.BackendAddressPool) []string {
+	var ids []string
+	for _, a := range p.Properties.LoadBalancerBackendAddresses {
+		var ip, cfg string
+		if a.Properties != nil {
+			ip = deref(a.Properties.IPAddress)
+			if a.Properties.NetworkInterfaceIPConfiguration != nil {
+				cfg = deref(a.Properties.NetworkInterfaceIPConfiguration.ID)
+			}
+		}
+		ids = append(ids, v.member(ip, cfg))
+	}
+	for _, cfg := range p.Properties.BackendIPConfigurations {
+		ids = append(ids, v.member("", deref(cfg.ID)))
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// frontend is one of a Service's frontends and the load balancer it is on.
+type frontend struct {
+	lb   *armnetwork.LoadBalancer
+	name string
+}
 
 // serviceFrontends finds the Service's frontends: those whose public IP
-// is tagged with the Service (the backend names frontends after the
-// Service's UID, which the suite's neutral NamespacedName does not carry;
-// internal Services are found by Azure-only tests through the UID).
-func (c *Cloud) serviceFrontends(svc types.NamespacedName) (lb armnetwork.LoadBalancer, names []string, pips []string) {
-	v := c.view()
+// is tagged with the Service, and those MakeUpstreamLoadBalancer made
+// for it (the backend names frontends after the Service's UID, which the
+// suite's neutral NamespacedName does not carry; other internal Services
+// are found by Azure-only tests through the UID).
+func (c *Cloud) serviceFrontends(v *view, svc types.NamespacedName) (fes []frontend, pips []string) {
+	c.mu.Lock()
+	up, made := c.upstream[svc]
+	c.mu.Unlock()
 	pips = v.pips[svc.String()]
-	for _, l := range v.lbs {
+	for i := range v.lbs {
+		l := &v.lbs[i]
 		for _, fe := range l.Properties.FrontendIPConfigurations {
-			if fe.Properties == nil || fe.Properties.PublicIPAddress == nil {
-				continue
+			mine := made && strings.EqualFold(deref(l.Name), up.lb) && strings.EqualFold(deref(fe.Name), up.frontend)
+			if !mine && fe.Properties != nil && fe.Properties.PublicIPAddress != nil {
+				mine = slices.ContainsFunc(pips, func(p string) bool { return strings.EqualFold(p, deref(fe.Properties.PublicIPAddress.ID)) })
 			}
-			if slices.ContainsFunc(pips, func(p string) bool { return strings.EqualFold(p, deref(fe.Properties.PublicIPAddress.ID)) }) {
-				lb = l
-				names = append(names, deref(fe.Name))
+			if mine {
+				fes = append(fes, frontend{lb: l, name: deref(fe.Name)})
 			}
 		}
 	}
-	return lb, names, pips
+	return fes, pips
 }
 
 func deref[T any](p *T) T {
@@ -332,17 +412,18 @@ func deref[T any](p *T) T {
 }
 
 // LoadBalancers: one per frontend of the Service on the shared load
-// balancer, with its rules' frontend ports and the pool's addresses as
+// balancers, with its rules' frontend ports and its pools' members as
 // VMs.
 func (c *Cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalancer {
-	lb, names, _ := c.serviceFrontends(svc)
-	byIP := c.vmByIP()
+	v := c.view()
+	fes, _ := c.serviceFrontends(v, svc)
 	var out []conformance.LoadBalancer
-	for _, fe := range names {
-		cl := conformance.LoadBalancer{ID: deref(lb.ID) + "/frontendIPConfigurations/" + fe}
+	for _, fe := range fes {
+		lb := fe.lb
+		cl := conformance.LoadBalancer{ID: deref(lb.ID) + "/frontendIPConfigurations/" + fe.name}
 		pools := map[string]bool{}
 		for _, r := range lb.Properties.LoadBalancingRules {
-			if r.Properties == nil || !strings.HasSuffix(strings.ToLower(deref(r.Properties.FrontendIPConfiguration.ID)), "/"+strings.ToLower(fe)) {
+			if r.Properties == nil || !strings.HasSuffix(strings.ToLower(deref(r.Properties.FrontendIPConfiguration.ID)), "/"+strings.ToLower(fe.name)) {
 				continue
 			}
 			cl.Ports = append(cl.Ports, deref(r.Properties.FrontendPort))
@@ -357,20 +438,7 @@ func (c *Cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalanc
 			if !pools[strings.ToLower(deref(p.ID))] || p.Properties == nil {
 				continue
 			}
-			var ids []string
-			for _, a := range p.Properties.LoadBalancerBackendAddresses {
-				ip := ""
-				if a.Properties != nil {
-					ip = deref(a.Properties.IPAddress)
-				}
-				id := byIP[ip]
-				if id == "" {
-					id = "unknown:" + ip
-				}
-				ids = append(ids, id)
-			}
-			slices.Sort(ids)
-			ids = slices.Compact(ids)
+			ids := v.poolMembers(p)
 			if i == 0 {
 				first = strings.Join(ids, ",")
 			} else if strings.Join(ids, ",") != first {
@@ -387,17 +455,17 @@ func (c *Cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalanc
 }
 
 // ServiceResources: the Service's public IP, its frontend, rules and
-// probes on the shared load balancer, and its security rules.
+// probes on the shared load balancers.
 func (c *Cloud) ServiceResources(svc types.NamespacedName) []cloudsim.Resource {
-	_, names, pips := c.serviceFrontends(svc)
+	fes, pips := c.serviceFrontends(c.view(), svc)
 	var out []cloudsim.Resource
 	for _, r := range c.srv.Resources() {
 		switch {
 		case slices.ContainsFunc(pips, func(p string) bool { return strings.EqualFold(p, r.ID) }):
 			out = append(out, r)
-		case slices.ContainsFunc(names, func(n string) bool {
+		case slices.ContainsFunc(fes, func(fe frontend) bool {
 			last := r.ID[strings.LastIndex(r.ID, "/")+1:]
-			return strings.EqualFold(last, n) || strings.HasPrefix(strings.ToLower(last), strings.ToLower(n)+"-")
+			return strings.EqualFold(last, fe.name) || strings.HasPrefix(strings.ToLower(last), strings.ToLower(fe.name)+"-")
 		}):
 			out = append(out, r)
 		}
@@ -436,10 +504,9 @@ func (s staticToken) GetToken(context.Context, policy.TokenRequestOptions) (azco
 	return azcore.AccessToken{Token: s.token, ExpiresOn: time.Now().Add(time.Hour)}, nil
 }
 
-// PutLoadBalancer writes lb through ARM as another client (an operator,
-// another controller) would: a plain PUT with no precondition, which
-// changes the load balancer's ETag under the manager.
-func (c *Cloud) PutLoadBalancer(ctx context.Context, lb armnetwork.LoadBalancer) error {
+// clients are the network clients of another ARM client (an operator,
+// the upstream CCM), authenticated with a token the emulator issued.
+func (c *Cloud) clients() (*armnetwork.ClientFactory, error) {
 	opts := &arm.ClientOptions{ClientOptions: policy.ClientOptions{
 		Cloud: cloud.Configuration{
 			ActiveDirectoryAuthorityHost: c.srv.URL() + "/",
@@ -449,11 +516,18 @@ func (c *Cloud) PutLoadBalancer(ctx context.Context, lb armnetwork.LoadBalancer)
 		},
 		Transport: c.emu.TestHTTPClient(),
 	}, DisableRPRegistration: true}
-	client, err := armnetwork.NewLoadBalancersClient(c.fx.SubscriptionID, staticToken{token: c.emu.IssueToken()}, opts)
+	return armnetwork.NewClientFactory(c.fx.SubscriptionID, staticToken{token: c.emu.IssueToken()}, opts)
+}
+
+// PutLoadBalancer writes lb through ARM as another client (an operator,
+// another controller) would: a plain PUT with no precondition, which
+// changes the load balancer's ETag under the manager.
+func (c *Cloud) PutLoadBalancer(ctx context.Context, lb armnetwork.LoadBalancer) error {
+	f, err := c.clients()
 	if err != nil {
 		return err
 	}
-	p, err := client.BeginCreateOrUpdate(ctx, c.fx.ResourceGroup, deref(lb.Name), lb, nil)
+	p, err := f.NewLoadBalancersClient().BeginCreateOrUpdate(ctx, c.fx.ResourceGroup, deref(lb.Name), lb, nil)
 	if err != nil {
 		return err
 	}
