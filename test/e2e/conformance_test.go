@@ -160,11 +160,18 @@ func registerNode(t *testing.T, name, providerID, podCIDR string) string {
 	t.Helper()
 	n := ccmproc.KubeletNode(name, podCIDR)
 	n.Spec.ProviderID = providerID
+	return createNode(t, n)
+}
+
+// createNode creates n (a Node as its kubelet registers it, with
+// whatever labels the test gives it) and deletes it at cleanup.
+func createNode(t *testing.T, n *corev1.Node) string {
+	t.Helper()
 	if _, err := env.admin.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { deleteNode(t, name) })
-	return name
+	t.Cleanup(func() { deleteNode(t, n.Name) })
+	return n.Name
 }
 
 func deleteNode(t *testing.T, name string) {

@@ -19,6 +19,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,6 +42,10 @@ type Options struct {
 	// OperationDelay is how long ARM's long-running operations stay in
 	// progress (default 0: done at the first poll).
 	OperationDelay time.Duration
+	// ExtraConfig is appended to the cloud-config's azure section: YAML
+	// lines, each indented by two spaces (`  tags: "team=web"\n`), for
+	// Azure-only tests of a config setting.
+	ExtraConfig string
 }
 
 // Adapter is the Azure adapter.
@@ -86,7 +91,8 @@ func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 		_ = srv.Close()
 		return nil, err
 	}
-	return &Cloud{Instances: conformance.Instances{Admin: emu}, emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts, dir: dir, caFile: caFile}, nil
+	return &Cloud{Instances: conformance.Instances{Admin: emu}, emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts,
+		extraConfig: a.Options.ExtraConfig, dir: dir, caFile: caFile}, nil
 }
 
 // Cloud is one Azure emulator behind the adapter. Azure-only tests reach
@@ -98,8 +104,10 @@ type Cloud struct {
 	fx        cloudsimazure.Fixture
 	clusterID string
 	opts      conformance.Options
-	dir       string
-	caFile    string
+	// extraConfig is Options.ExtraConfig.
+	extraConfig string
+	dir         string
+	caFile      string
 
 	mu     sync.Mutex
 	cached *view
@@ -148,6 +156,7 @@ func (c *Cloud) Config() conformance.CloudConfig {
 	if c.opts.QuickErrors {
 		b.WriteString("  requestTimeout: 5s\n  maxAttempts: 3\n")
 	}
+	b.WriteString(c.extraConfig)
 	return conformance.CloudConfig{Provider: "azure", ClusterID: c.clusterID, Section: b.String(), Secrets: []string{c.fx.ClientSecret}}
 }
 
@@ -285,7 +294,15 @@ func (c *Cloud) view() *view {
 		return c.cached
 	}
 	v := &view{gen: gen, byIP: map[string]string{}, byNIC: map[string]string{}, pips: map[string][]string{}}
-	for _, vm := range c.emu.VMs() {
+	vms := c.emu.VMs()
+	// A Uniform scale set's instances are members by their own NICs,
+	// named "<scale set>_<instance ID>".
+	for _, ss := range c.emu.ScaleSets() {
+		if !ss.Flexible {
+			vms = append(vms, ss.Instances...)
+		}
+	}
+	for _, vm := range vms {
 		v.byIP[vm.PrivateIP] = vm.Name
 		if vm.NICID != "" {
 			v.byNIC[strings.ToLower(vm.NICID)] = vm.Name
@@ -507,7 +524,12 @@ func (s staticToken) GetToken(context.Context, policy.TokenRequestOptions) (azco
 // clients are the network clients of another ARM client (an operator,
 // the upstream CCM), authenticated with a token the emulator issued.
 func (c *Cloud) clients() (*armnetwork.ClientFactory, error) {
-	opts := &arm.ClientOptions{ClientOptions: policy.ClientOptions{
+	return armnetwork.NewClientFactory(c.fx.SubscriptionID, staticToken{token: c.emu.IssueToken()}, c.clientOptions())
+}
+
+// clientOptions point an ARM client at the emulator.
+func (c *Cloud) clientOptions() *arm.ClientOptions {
+	return &arm.ClientOptions{ClientOptions: policy.ClientOptions{
 		Cloud: cloud.Configuration{
 			ActiveDirectoryAuthorityHost: c.srv.URL() + "/",
 			Services: map[cloud.ServiceName]cloud.ServiceConfiguration{
@@ -516,7 +538,39 @@ func (c *Cloud) clients() (*armnetwork.ClientFactory, error) {
 		},
 		Transport: c.emu.TestHTTPClient(),
 	}, DisableRPRegistration: true}
-	return armnetwork.NewClientFactory(c.fx.SubscriptionID, staticToken{token: c.emu.IssueToken()}, opts)
+}
+
+// ScaleSetModelPools are the backend pools a scale set's model names on
+// its primary network configuration's primary IP configuration, read
+// through ARM: the pools the instances it adds next come up in.
+func (c *Cloud) ScaleSetModelPools(ctx context.Context, name string) ([]string, error) {
+	client, err := armcompute.NewVirtualMachineScaleSetsClient(c.fx.SubscriptionID, staticToken{token: c.emu.IssueToken()}, c.clientOptions())
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Get(ctx, c.fx.ResourceGroup, name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("get scale set %s: %w", name, err)
+	}
+	p := resp.Properties
+	if p == nil || p.VirtualMachineProfile == nil || p.VirtualMachineProfile.NetworkProfile == nil {
+		return nil, nil
+	}
+	var pools []string
+	for _, nic := range p.VirtualMachineProfile.NetworkProfile.NetworkInterfaceConfigurations {
+		if nic.Properties == nil || !deref(nic.Properties.Primary) {
+			continue
+		}
+		for _, cfg := range nic.Properties.IPConfigurations {
+			if cfg.Properties == nil || (len(nic.Properties.IPConfigurations) > 1 && !deref(cfg.Properties.Primary)) {
+				continue
+			}
+			for _, ref := range cfg.Properties.LoadBalancerBackendAddressPools {
+				pools = append(pools, deref(ref.ID))
+			}
+		}
+	}
+	return pools, nil
 }
 
 // PutLoadBalancer writes lb through ARM as another client (an operator,

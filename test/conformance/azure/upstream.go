@@ -2,8 +2,6 @@ package azure
 
 import (
 	"context"
-	"crypto/md5" //nolint:gosec // upstream's rule names are MD5 sums
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -273,13 +271,14 @@ func (c *Cloud) allowInternet(ctx context.Context, nsgs *armnetwork.SecurityGrou
 	}
 	g := resp.SecurityGroup
 	var portStrs []string
+	var nums []int32
 	for _, p := range ports {
 		portStrs = append(portStrs, strconv.Itoa(int(p.Port)))
+		nums = append(nums, p.Port)
 	}
 	slices.Sort(portStrs)
 	portStrs = slices.Compact(portStrs)
-	sum := md5.Sum([]byte("Tcp_Internet_" + strings.Join(portStrs, ","))) //nolint:gosec
-	ruleName := "k8s-azure-lb_allow_IPv4_" + hex.EncodeToString(sum[:])
+	ruleName := AllowRuleName("Tcp", []string{"Internet"}, nums...)
 	used := map[int32]bool{}
 	var rule *armnetwork.SecurityRule
 	for _, r := range g.Properties.SecurityRules {
