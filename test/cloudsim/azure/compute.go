@@ -42,8 +42,12 @@ const (
 
 var (
 	// computeAPIVersions: armcompute v6.4.0 sends 2024-11-01 for virtual
-	// machines and scale sets; the two before it are still served.
-	computeAPIVersions = []string{"2025-04-01", "2024-11-01", "2024-07-01", "2024-03-01"}
+	// machines and scale sets; the two before it are still served, and
+	// the Azure Stack Hub profile's (2019-07-01 for scale sets, 2017-12-01
+	// for virtual machines: what the upstream Azure CCM sends for
+	// AzureStackCloud, pkg/azclient/*/zz_generated_client.go), which ARM
+	// also still serves.
+	computeAPIVersions = []string{"2025-04-01", "2024-11-01", "2024-07-01", "2024-03-01", "2019-07-01", "2017-12-01"}
 	// scaleSetNetworkAPIVersions: armnetwork sends 2018-10-01 for the
 	// network resources under Microsoft.Compute paths.
 	scaleSetNetworkAPIVersions = []string{"2018-10-01", "2017-03-30"}

@@ -40,10 +40,11 @@ import (
 const networkNS = "Microsoft.Network"
 
 // networkAPIVersions are the api-versions the emulated provider accepts:
-// armnetwork/v6's and two older ones.
-// networkAPIVersions include what the current armnetwork generation
-// sends (2025-05-01), which ARM serves.
-var networkAPIVersions = []string{"2025-05-01", "2024-05-01", "2024-03-01", "2023-09-01"}
+// what the current armnetwork generation sends (2025-05-01), armnetwork/v6's
+// and older ones, down to the Azure Stack Hub profile's 2018-11-01 (what
+// the upstream Azure CCM sends for AzureStackCloud), all of which ARM
+// serves.
+var networkAPIVersions = []string{"2025-05-01", "2024-05-01", "2024-03-01", "2023-09-01", "2018-11-01"}
 
 func registerNetwork(t *kindTable) {
 	add := func(k *kind) {
