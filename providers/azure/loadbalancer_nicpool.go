@@ -204,6 +204,28 @@ func withPool[T any](refs []*T, idOf func(*T) *string, mk func(string) *T, pool 
 	return refs, false
 }
 
+// computeWithPool adds or removes pool in a scale set (or instance) IP
+// configuration.
+func computeWithPool(c *armcompute.VirtualMachineScaleSetIPConfiguration, pool string, member bool) bool {
+	var changed bool
+	c.Properties.LoadBalancerBackendAddressPools, changed = withPool(c.Properties.LoadBalancerBackendAddressPools,
+		func(r *armcompute.SubResource) *string { return r.ID },
+		func(id string) *armcompute.SubResource { return &armcompute.SubResource{ID: to.Ptr(id)} }, pool, member)
+	return changed
+}
+
+// on412 runs write until it succeeds, fails otherwise than with a 412
+// (someone else wrote in between: write reads afresh), or has had three
+// tries.
+func on412(write func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := write()
+		if !isPreconditionFailed(err) || attempt == 2 {
+			return err
+		}
+	}
+}
+
 // setMember writes one IP configuration's membership, re-reading and
 // retrying on a 412. A NIC or instance that is gone is no member.
 func (p *nicPools) setMember(ctx context.Context, ipConfigID, poolID string, member bool) error {
@@ -211,16 +233,12 @@ func (p *nicPools) setMember(ctx context.Context, ipConfigID, poolID string, mem
 	if err != nil {
 		return err
 	}
-	for attempt := 0; ; attempt++ {
+	return on412(func() error {
 		if parts.scaleSet != "" {
-			err = p.setInstanceMember(ctx, parts, poolID, member)
-		} else {
-			err = p.setNICMember(ctx, parts, poolID, member)
+			return p.setInstanceMember(ctx, parts, poolID, member)
 		}
-		if !isPreconditionFailed(err) || attempt == 2 {
-			return err
-		}
-	}
+		return p.setNICMember(ctx, parts, poolID, member)
+	})
 }
 
 func (p *nicPools) setNICMember(ctx context.Context, parts ipConfigParts, poolID string, member bool) error {
@@ -295,11 +313,7 @@ func (p *nicPools) setInstanceMember(ctx context.Context, parts ipConfigParts, p
 	if c == nil {
 		return fmt.Errorf("scale set instance %s/%s has no IP configuration %s/%s", parts.scaleSet, parts.instanceID, parts.nic, parts.cfg)
 	}
-	var changed bool
-	c.Properties.LoadBalancerBackendAddressPools, changed = withPool(c.Properties.LoadBalancerBackendAddressPools,
-		func(r *armcompute.SubResource) *string { return r.ID },
-		func(id string) *armcompute.SubResource { return &armcompute.SubResource{ID: to.Ptr(id)} }, poolID, member)
-	if !changed {
+	if !computeWithPool(c, poolID, member) {
 		return nil
 	}
 	// Only what changes, as upstream sends it: the instance's network
@@ -333,19 +347,14 @@ func (p *nicPools) ensureModel(ctx context.Context, scaleSetID, poolID string) e
 	if !ok {
 		return fmt.Errorf("scale set ID %q is malformed", scaleSetID)
 	}
-	for attempt := 0; ; attempt++ {
-		err := p.writeModel(ctx, rg, name, poolID, true)
-		if err == nil {
-			if p.models[key] == nil {
-				p.models[key] = map[string]bool{}
-			}
-			p.models[key][ssKey] = true
-			return nil
-		}
-		if !isPreconditionFailed(err) || attempt == 2 {
-			return err
-		}
+	if err := on412(func() error { return p.writeModel(ctx, rg, name, poolID, true) }); err != nil {
+		return err
 	}
+	if p.models[key] == nil {
+		p.models[key] = map[string]bool{}
+	}
+	p.models[key][ssKey] = true
+	return nil
 }
 
 // writeModel adds or removes the pool in a scale set's model.
@@ -366,11 +375,7 @@ func (p *nicPools) writeModel(ctx context.Context, rg, name, poolID string, memb
 	if c == nil {
 		return fmt.Errorf("scale set %s/%s has no primary IP configuration", rg, name)
 	}
-	var changed bool
-	c.Properties.LoadBalancerBackendAddressPools, changed = withPool(c.Properties.LoadBalancerBackendAddressPools,
-		func(r *armcompute.SubResource) *string { return r.ID },
-		func(id string) *armcompute.SubResource { return &armcompute.SubResource{ID: to.Ptr(id)} }, poolID, member)
-	if !changed {
+	if !computeWithPool(c, poolID, member) {
 		return nil
 	}
 	body := armcompute.VirtualMachineScaleSet{
@@ -423,14 +428,8 @@ func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poo
 		if !ok {
 			continue
 		}
-		for attempt := 0; ; attempt++ {
-			err := p.writeModel(ctx, rg, name, poolID, false)
-			if err == nil {
-				break
-			}
-			if !isPreconditionFailed(err) || attempt == 2 {
-				return err
-			}
+		if err := on412(func() error { return p.writeModel(ctx, rg, name, poolID, false) }); err != nil {
+			return err
 		}
 	}
 	delete(p.models, strings.ToLower(poolID))
