@@ -389,7 +389,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if got == nil {
 		return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, frontend)
 	}
-	if err := l.ensureNICMembers(ctx, lb, lbName, backends); err != nil {
+	if err := l.ensureNICMembers(ctx, lb, sp.internal, backends); err != nil {
 		return nil, err
 	}
 	if len(dsts) == 0 && got.Properties != nil && deref(got.Properties.PrivateIPAddress) != "" {
@@ -449,7 +449,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	if err != nil || lb == nil {
 		return err
 	}
-	if err := l.ensureNICMembers(ctx, lb, l.lbNameFor(sp.internal), backends); err != nil {
+	if err := l.ensureNICMembers(ctx, lb, sp.internal, backends); err != nil {
 		return err
 	}
 	if sp.floatingIP {

@@ -48,10 +48,13 @@ type nicPools struct {
 	// models are the scale sets (lower-cased ID) whose model is known to
 	// name the pool, by pool ID.
 	models map[string]map[string]bool
+	// released are pools emptied for their load balancer's deletion: no
+	// other Service's sync refills them, only one of their own.
+	released map[string]bool
 }
 
 func newNICPools(api *clients) *nicPools {
-	return &nicPools{api: api, members: map[string]map[string]bool{}, models: map[string]map[string]bool{}}
+	return &nicPools{api: api, members: map[string]map[string]bool{}, models: map[string]map[string]bool{}, released: map[string]bool{}}
 }
 
 // poolMembers are the IP configurations the load balancer says its pool
@@ -74,74 +77,97 @@ func poolMembers(lb *armnetwork.LoadBalancer, pool string) map[string]bool {
 	return out
 }
 
-// ensure makes the pool's members exactly the IP configurations want
-// (IDs as ARM gives them). lb is the load balancer as last written, whose
-// pool view seeds what is known.
-func (p *nicPools) ensure(ctx context.Context, lb *armnetwork.LoadBalancer, poolID string, want []string) error {
+// poolRef is one NIC-based pool: its ID and the load balancer as last
+// written (whose pool view seeds what is known of its members).
+type poolRef struct {
+	lb *armnetwork.LoadBalancer
+	id string
+}
+
+// poolChange is one pool to add to (member) or remove from an IP
+// configuration.
+type poolChange struct {
+	pool   string
+	member bool
+}
+
+// ensure makes each pool's members exactly the IP configurations want
+// (IDs as ARM gives them). An IP configuration that changes in several
+// pools (the public and the internal load balancer's) is written once.
+// The first pool is the syncing Service's own; the others are skipped
+// once released.
+func (p *nicPools) ensure(ctx context.Context, pools []poolRef, want []string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	key := strings.ToLower(poolID)
-	cur := p.members[key]
-	if cur == nil {
-		cur = poolMembers(lb, poolID[strings.LastIndex(poolID, "/")+1:])
-		p.members[key] = cur
+	if len(pools) > 0 {
+		delete(p.released, strings.ToLower(pools[0].id))
 	}
+	pools = slices.DeleteFunc(slices.Clone(pools), func(pr poolRef) bool { return p.released[strings.ToLower(pr.id)] })
+	return p.ensureLocked(ctx, pools, want)
+}
+
+// ensureLocked is ensure with mu held.
+func (p *nicPools) ensureLocked(ctx context.Context, pools []poolRef, want []string) error {
 	wantSet := map[string]string{}
 	for _, id := range want {
 		if id != "" {
 			wantSet[strings.ToLower(id)] = id
 		}
 	}
-	var add, remove []string
-	for k, id := range wantSet {
-		if !cur[k] {
-			add = append(add, id)
+	changes := map[string][]poolChange{}
+	ids := map[string]string{}
+	curOf := map[string]map[string]bool{}
+	for _, pr := range pools {
+		key := strings.ToLower(pr.id)
+		cur := p.members[key]
+		if cur == nil {
+			cur = poolMembers(pr.lb, pr.id[strings.LastIndex(pr.id, "/")+1:])
+			p.members[key] = cur
 		}
-	}
-	for k := range cur {
-		if _, ok := wantSet[k]; !ok {
-			remove = append(remove, k)
-		}
-	}
-	if len(add) == 0 && len(remove) == 0 {
-		return nil
-	}
-	slices.Sort(add)
-	slices.Sort(remove)
-	// Scale set models first: an instance whose model lacks the pool
-	// would lose it on its next upgrade.
-	for _, id := range add {
-		if ss, ok := scaleSetOf(id); ok {
-			if err := p.ensureModel(ctx, ss, poolID); err != nil {
-				return err
+		curOf[pr.id] = cur
+		for k, id := range wantSet {
+			if !cur[k] {
+				changes[k], ids[k] = append(changes[k], poolChange{pr.id, true}), id
+				// Scale set models first: an instance whose model
+				// lacks the pool would lose it on its next upgrade.
+				if ss, ok := scaleSetOf(id); ok {
+					if err := p.ensureModel(ctx, ss, pr.id); err != nil {
+						return err
+					}
+				}
 			}
 		}
+		for k := range cur {
+			if _, ok := wantSet[k]; !ok {
+				changes[k], ids[k] = append(changes[k], poolChange{pr.id, false}), k
+			}
+		}
+	}
+	if len(changes) == 0 {
+		return nil
 	}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
-	for _, change := range []struct {
-		ids    []string
-		member bool
-	}{{add, true}, {remove, false}} {
-		for _, id := range change.ids {
-			g.Go(func() error {
-				if err := p.setMember(gctx, id, poolID, change.member); err != nil {
-					return err
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				if change.member {
-					cur[strings.ToLower(id)] = true
+	for _, k := range sortedKeys(changes) {
+		g.Go(func() error {
+			if err := p.setMember(gctx, ids[k], changes[k]); err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range changes[k] {
+				if c.member {
+					curOf[c.pool][k] = true
 				} else {
-					delete(cur, strings.ToLower(id))
+					delete(curOf[c.pool], k)
 				}
-				return nil
-			})
-		}
+			}
+			return nil
+		})
 	}
 	err := g.Wait()
-	klog.FromContext(ctx).V(2).Info("Backend pool members written", "pool", poolID, "added", len(add), "removed", len(remove), "err", err)
+	klog.FromContext(ctx).V(2).Info("Backend pool members written", "ipConfigurations", len(changes), "err", err)
 	return err
 }
 
@@ -228,20 +254,20 @@ func on412(write func() error) error {
 
 // setMember writes one IP configuration's membership, re-reading and
 // retrying on a 412. A NIC or instance that is gone is no member.
-func (p *nicPools) setMember(ctx context.Context, ipConfigID, poolID string, member bool) error {
+func (p *nicPools) setMember(ctx context.Context, ipConfigID string, changes []poolChange) error {
 	parts, err := parseIPConfigID(ipConfigID)
 	if err != nil {
 		return err
 	}
 	return on412(func() error {
 		if parts.scaleSet != "" {
-			return p.setInstanceMember(ctx, parts, poolID, member)
+			return p.setInstanceMember(ctx, parts, changes)
 		}
-		return p.setNICMember(ctx, parts, poolID, member)
+		return p.setNICMember(ctx, parts, changes)
 	})
 }
 
-func (p *nicPools) setNICMember(ctx context.Context, parts ipConfigParts, poolID string, member bool) error {
+func (p *nicPools) setNICMember(ctx context.Context, parts ipConfigParts, changes []poolChange) error {
 	resp, err := p.api.nics.Get(ctx, parts.rg, parts.nic, nil)
 	if isNotFound(err) {
 		return nil
@@ -256,9 +282,13 @@ func (p *nicPools) setNICMember(ctx context.Context, parts ipConfigParts, poolID
 			if c == nil || c.Properties == nil || !strings.EqualFold(deref(c.Name), parts.cfg) {
 				continue
 			}
-			c.Properties.LoadBalancerBackendAddressPools, changed = withPool(c.Properties.LoadBalancerBackendAddressPools,
-				func(b *armnetwork.BackendAddressPool) *string { return b.ID },
-				func(id string) *armnetwork.BackendAddressPool { return &armnetwork.BackendAddressPool{ID: to.Ptr(id)} }, poolID, member)
+			for _, ch := range changes {
+				var one bool
+				c.Properties.LoadBalancerBackendAddressPools, one = withPool(c.Properties.LoadBalancerBackendAddressPools,
+					func(b *armnetwork.BackendAddressPool) *string { return b.ID },
+					func(id string) *armnetwork.BackendAddressPool { return &armnetwork.BackendAddressPool{ID: to.Ptr(id)} }, ch.pool, ch.member)
+				changed = changed || one
+			}
 		}
 	}
 	if !changed {
@@ -297,7 +327,7 @@ func primaryIPConfig(nics []*armcompute.VirtualMachineScaleSetNetworkConfigurati
 	return fallback
 }
 
-func (p *nicPools) setInstanceMember(ctx context.Context, parts ipConfigParts, poolID string, member bool) error {
+func (p *nicPools) setInstanceMember(ctx context.Context, parts ipConfigParts, changes []poolChange) error {
 	resp, err := p.api.scaleSetVMs.Get(ctx, parts.rg, parts.scaleSet, parts.instanceID, nil)
 	if isNotFound(err) {
 		return nil
@@ -313,7 +343,11 @@ func (p *nicPools) setInstanceMember(ctx context.Context, parts ipConfigParts, p
 	if c == nil {
 		return fmt.Errorf("scale set instance %s/%s has no IP configuration %s/%s", parts.scaleSet, parts.instanceID, parts.nic, parts.cfg)
 	}
-	if !computeWithPool(c, poolID, member) {
+	changed := false
+	for _, ch := range changes {
+		changed = computeWithPool(c, ch.pool, ch.member) || changed
+	}
+	if !changed {
 		return nil
 	}
 	// Only what changes, as upstream sends it: the instance's network
@@ -405,6 +439,7 @@ func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poo
 	// says) may name it in their models.
 	known := map[string]bool{}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	members := p.members[strings.ToLower(poolID)]
 	if members == nil {
 		members = poolMembers(lb, poolID[strings.LastIndex(poolID, "/")+1:])
@@ -417,12 +452,9 @@ func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poo
 	for id := range p.models[strings.ToLower(poolID)] {
 		known[id] = true
 	}
-	p.mu.Unlock()
-	if err := p.ensure(ctx, lb, poolID, nil); err != nil {
+	if err := p.ensureLocked(ctx, []poolRef{{lb, poolID}}, nil); err != nil {
 		return err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	for _, id := range sortedKeys(known) {
 		rg, name, ok := resourceGroupAndName(id)
 		if !ok {
@@ -434,12 +466,15 @@ func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poo
 	}
 	delete(p.models, strings.ToLower(poolID))
 	delete(p.members, strings.ToLower(poolID))
+	p.released[strings.ToLower(poolID)] = true
 	return nil
 }
 
-// ensureNICMembers makes the load balancer's pool hold the backends' NICs,
-// with NIC-based pools.
-func (l *loadBalancers) ensureNICMembers(ctx context.Context, lb *armnetwork.LoadBalancer, lbName string, backends []backend) error {
+// ensureNICMembers makes the pools of the cluster's load balancers (lb,
+// just written, and the other one if it exists) hold the backends' NICs,
+// with NIC-based pools: both pools hold every node, so a node joining is
+// one write to its NIC for both.
+func (l *loadBalancers) ensureNICMembers(ctx context.Context, lb *armnetwork.LoadBalancer, internal bool, backends []backend) error {
 	if l.nics == nil {
 		return nil
 	}
@@ -447,7 +482,19 @@ func (l *loadBalancers) ensureNICMembers(ctx context.Context, lb *armnetwork.Loa
 	for _, b := range backends {
 		want = append(want, b.ipConfig)
 	}
-	return l.nics.ensure(ctx, lb, l.lbID(lbName)+"/backendAddressPools/"+l.clusterID, want)
+	pools := []poolRef{{lb, l.lbID(l.lbNameFor(internal)) + "/backendAddressPools/" + l.clusterID}}
+	other := l.internal
+	if internal {
+		other = l.public
+	}
+	if olb, found, err := other.current(ctx, false); err != nil {
+		return err
+	} else if found && olb.Properties != nil && len(olb.Properties.FrontendIPConfigurations) > 0 && slices.ContainsFunc(olb.Properties.BackendAddressPools, func(bp *armnetwork.BackendAddressPool) bool {
+		return bp != nil && strings.EqualFold(deref(bp.Name), l.clusterID)
+	}) {
+		pools = append(pools, poolRef{olb, l.lbID(l.lbNameFor(!internal)) + "/backendAddressPools/" + l.clusterID})
+	}
+	return l.nics.ensure(ctx, pools, want)
 }
 
 // releaseNICPool empties the NIC-based pool of a load balancer the

@@ -50,7 +50,9 @@ func TestNICBackendPool(t *testing.T) {
 		nodes = append(nodes, env.initialized(t, n))
 		emuName[n.Name] = "pool1_" + inst.InstanceID
 	}
-	svcs := []*v1.Service{lbService("nic-a", 80), lbService("nic-b", 443)}
+	internal := lbService("nic-c", 8080)
+	internal.Annotations = map[string]string{string(annotationInternal): "true"}
+	svcs := []*v1.Service{lbService("nic-a", 80), lbService("nic-b", 443), internal}
 	for _, s := range svcs {
 		if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", s, nodes); err != nil {
 			t.Fatal(err)
@@ -85,7 +87,20 @@ func TestNICBackendPool(t *testing.T) {
 		t.Error("the scale set's model lacks the pool")
 	}
 
-	// A node joins: its own NIC write, once for both Services.
+	// Both load balancers' pools hold every node.
+	internalPool := env.cloud.lb.lbID("kubernetes-internal") + "/backendAddressPools/kubernetes"
+	for _, n := range nodes {
+		name := n.Name
+		if e, ok := emuName[name]; ok {
+			name = e
+		}
+		if !slices.ContainsFunc(env.poolsOf(t, name), func(p string) bool { return strings.EqualFold(p, internalPool) }) {
+			t.Errorf("node %s not in the internal pool", n.Name)
+		}
+	}
+
+	// A node joins: one write to its NIC, for both pools and all three
+	// Services.
 	joined := env.lbNodes(t, 1)
 	nodes = append(nodes, joined...)
 	env.srv.ResetCalls()
@@ -94,7 +109,7 @@ func TestNICBackendPool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("a node joining 2 Services: %v", env.srv.Calls())
+	t.Logf("a node joining 3 Services on 2 load balancers: %v", env.srv.Calls())
 	if n := env.srv.CallCount(cloudsim.MutatingOps); n != 1 {
 		t.Errorf("%d writes for a node joining, want its one NIC write: %v", n, env.srv.Calls())
 	}
