@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
 )
 
@@ -324,6 +325,13 @@ func upstreamAnnotations() *upstreamann.Table {
 // isTrue is upstream's reading of a boolean annotation: "true" in any case
 // (upstream: pkg/consts/helpers.go:144-149, pkg/provider/azure_utils.go:219-224).
 func isTrue(v string) bool { return strings.EqualFold(strings.TrimSpace(v), "true") }
+
+// annotationTrue is how upstream reads its boolean annotations: "true" in
+// any case is true, anything else (or nothing) false.
+func annotationTrue(a svcopts.Annotation, svc *v1.Service) bool {
+	v, _ := a.Lookup(svc)
+	return isTrue(v)
+}
 
 func refusedIfTrue(v string) upstreamann.Support {
 	if isTrue(v) {

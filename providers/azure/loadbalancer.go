@@ -119,6 +119,17 @@ func (l *loadBalancers) lbID(name string) string {
 		"/providers/Microsoft.Network/loadBalancers/" + name
 }
 
+// poolName is the cluster's backend pool on either load balancer, as
+// upstream's getBackendPoolName names its IPv4 pool (cloud-provider-azure
+// pkg/provider/azure_standard.go:261-267: the cluster name, which is
+// clusterID here). It MUST NOT change: switched clusters keep upstream's.
+func (l *loadBalancers) poolName() string { return l.clusterID }
+
+// poolID is the pool's resource ID on load balancer lbName.
+func (l *loadBalancers) poolID(lbName string) string {
+	return l.lbID(lbName) + "/backendAddressPools/" + l.poolName()
+}
+
 func (l *loadBalancers) lbOps(name string) sharedOps[armnetwork.LoadBalancer] {
 	rg := l.cfg.LoadBalancerResourceGroup
 	return sharedOps[armnetwork.LoadBalancer]{
@@ -157,7 +168,7 @@ func (l *loadBalancers) lbOps(name string) sharedOps[armnetwork.LoadBalancer] {
 			return &armnetwork.LoadBalancer{
 				Location:   to.Ptr(l.cfg.Location),
 				SKU:        &armnetwork.LoadBalancerSKU{Name: to.Ptr(armnetwork.LoadBalancerSKUNameStandard), Tier: to.Ptr(armnetwork.LoadBalancerSKUTierRegional)},
-				Tags:       withConfigTags(l.cfg, map[string]string{tagCluster: l.clusterID}),
+				Tags:       l.tags.fresh(map[string]string{tagCluster: l.clusterID}),
 				Properties: &armnetwork.LoadBalancerPropertiesFormat{},
 			}
 		},
@@ -373,7 +384,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		lb, err = this.submit(gctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
 			notePIP(lb)
 			var changed bool
-			changed, frontend = ensureService(lb, l.lbID(lbName), l.clusterID, names, fe, sp)
+			changed, frontend = ensureService(lb, l.lbID(lbName), l.poolName(), names, fe, sp)
 			// The config's tags, and the cluster's: a load balancer the
 			// upstream CCM made (untagged) is taken over, so it goes with
 			// its last Service as upstream's would.
@@ -493,12 +504,9 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 			extra = slices.Clone(l.backendIPs)
 			l.mu.Unlock()
 			if g, found, err := l.nsg.current(ctx, false); err == nil && found && g.Properties != nil {
-				own := map[string]bool{}
-				for _, r := range sp.access.rules([]string{"0.0.0.0"}) {
-					own[deref(r.Name)] = r.Properties.Access != nil && *r.Properties.Access == armnetwork.SecurityRuleAccessAllow
-				}
+				own := sp.access.allowRuleNames()
 				for _, r := range g.Properties.SecurityRules {
-					if r != nil && r.Properties != nil && own[deref(r.Name)] {
+					if r != nil && r.Properties != nil && slices.Contains(own, deref(r.Name)) {
 						extra = append(extra, destinations(r.Properties)...)
 					}
 				}

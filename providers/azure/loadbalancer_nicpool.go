@@ -482,7 +482,7 @@ func (l *loadBalancers) ensureNICMembers(ctx context.Context, lb *armnetwork.Loa
 	for _, b := range backends {
 		want = append(want, b.ipConfig)
 	}
-	pools := []poolRef{{lb, l.lbID(l.lbNameFor(internal)) + "/backendAddressPools/" + l.clusterID}}
+	pools := []poolRef{{lb, l.poolID(l.lbNameFor(internal))}}
 	other := l.internal
 	if internal {
 		other = l.public
@@ -490,9 +490,9 @@ func (l *loadBalancers) ensureNICMembers(ctx context.Context, lb *armnetwork.Loa
 	if olb, found, err := other.current(ctx, false); err != nil {
 		return err
 	} else if found && olb.Properties != nil && len(olb.Properties.FrontendIPConfigurations) > 0 && slices.ContainsFunc(olb.Properties.BackendAddressPools, func(bp *armnetwork.BackendAddressPool) bool {
-		return bp != nil && strings.EqualFold(deref(bp.Name), l.clusterID)
+		return bp != nil && strings.EqualFold(deref(bp.Name), l.poolName())
 	}) {
-		pools = append(pools, poolRef{olb, l.lbID(l.lbNameFor(!internal)) + "/backendAddressPools/" + l.clusterID})
+		pools = append(pools, poolRef{olb, l.poolID(l.lbNameFor(!internal))})
 	}
 	return l.nics.ensure(ctx, pools, want)
 }
@@ -512,7 +512,7 @@ func (l *loadBalancers) releaseNICPool(ctx context.Context, w *shared[armnetwork
 			return nil
 		}
 	}
-	return l.nics.release(ctx, lb, l.lbID(lbName)+"/backendAddressPools/"+l.clusterID)
+	return l.nics.release(ctx, lb, l.poolID(lbName))
 }
 
 // dropNICMembers, with nodeIP pools, takes the NICs out of a pool that has
@@ -525,9 +525,9 @@ func (l *loadBalancers) dropNICMembers(ctx context.Context, w *shared[armnetwork
 		return nil
 	}
 	lb, found, err := w.current(ctx, false)
-	if err != nil || !found || len(poolMembers(lb, l.clusterID)) == 0 {
+	if err != nil || !found || len(poolMembers(lb, l.poolName())) == 0 {
 		return err
 	}
 	klog.FromContext(ctx).Info("Moving the backend pool from NICs to node addresses (loadBalancerBackendPoolConfigurationType nodeIP)", "loadBalancer", lbName)
-	return newNICPools(l.api).release(ctx, lb, l.lbID(lbName)+"/backendAddressPools/"+l.clusterID)
+	return newNICPools(l.api).release(ctx, lb, l.poolID(lbName))
 }

@@ -16,6 +16,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
 )
 
 // Network security group rules, as upstream's (cloud-provider-azure
@@ -139,28 +141,22 @@ func (a *access) rules(dsts []string) []*armnetwork.SecurityRule {
 		return nil
 	}
 	var out []*armnetwork.SecurityRule
-	for _, proto := range []armnetwork.SecurityRuleProtocol{armnetwork.SecurityRuleProtocolTCP, armnetwork.SecurityRuleProtocolUDP, armnetwork.SecurityRuleProtocolAsterisk} {
-		ports, ok := a.ports[proto]
-		if !ok {
-			continue
+	a.eachAllow(func(proto armnetwork.SecurityRuleProtocol, srcs []string, ports []int32) {
+		p := &armnetwork.SecurityRulePropertiesFormat{
+			Protocol:              to.Ptr(proto),
+			Access:                to.Ptr(armnetwork.SecurityRuleAccessAllow),
+			Direction:             to.Ptr(armnetwork.SecurityRuleDirectionInbound),
+			SourcePortRange:       to.Ptr("*"),
+			DestinationPortRanges: to.SliceOfPtrs(portStrings(ports)...),
 		}
-		for _, srcs := range a.sources {
-			p := &armnetwork.SecurityRulePropertiesFormat{
-				Protocol:              to.Ptr(proto),
-				Access:                to.Ptr(armnetwork.SecurityRuleAccessAllow),
-				Direction:             to.Ptr(armnetwork.SecurityRuleDirectionInbound),
-				SourcePortRange:       to.Ptr("*"),
-				DestinationPortRanges: to.SliceOfPtrs(portStrings(ports)...),
-			}
-			if len(srcs) == 1 {
-				p.SourceAddressPrefix = to.Ptr(srcs[0])
-			} else {
-				p.SourceAddressPrefixes = to.SliceOfPtrs(srcs...)
-			}
-			setDestinations(p, dsts)
-			out = append(out, &armnetwork.SecurityRule{Name: to.Ptr(allowRuleName(proto, srcs, ports)), Properties: p})
+		if len(srcs) == 1 {
+			p.SourceAddressPrefix = to.Ptr(srcs[0])
+		} else {
+			p.SourceAddressPrefixes = to.SliceOfPtrs(srcs...)
 		}
-	}
+		setDestinations(p, dsts)
+		out = append(out, &armnetwork.SecurityRule{Name: to.Ptr(allowRuleName(proto, srcs, ports)), Properties: p})
+	})
 	if a.denyAll {
 		p := &armnetwork.SecurityRulePropertiesFormat{
 			Protocol:             to.Ptr(armnetwork.SecurityRuleProtocolAsterisk),
@@ -173,6 +169,28 @@ func (a *access) rules(dsts []string) []*armnetwork.SecurityRule {
 		setDestinations(p, dsts)
 		out = append(out, &armnetwork.SecurityRule{Name: to.Ptr(denyAllRuleName()), Properties: p})
 	}
+	return out
+}
+
+// eachAllow calls f for each allow rule the Service asks for: per
+// protocol, per source set.
+func (a *access) eachAllow(f func(proto armnetwork.SecurityRuleProtocol, srcs []string, ports []int32)) {
+	for _, proto := range []armnetwork.SecurityRuleProtocol{armnetwork.SecurityRuleProtocolTCP, armnetwork.SecurityRuleProtocolUDP, armnetwork.SecurityRuleProtocolAsterisk} {
+		if ports, ok := a.ports[proto]; ok {
+			for _, srcs := range a.sources {
+				f(proto, srcs, ports)
+			}
+		}
+	}
+}
+
+// allowRuleNames are the names of the Service's allow rules (whether or
+// not the NSG rule is disabled: a disabled Service's old rules still go).
+func (a *access) allowRuleNames() []string {
+	var out []string
+	a.eachAllow(func(proto armnetwork.SecurityRuleProtocol, srcs []string, ports []int32) {
+		out = append(out, allowRuleName(proto, srcs, ports))
+	})
 	return out
 }
 
@@ -392,7 +410,10 @@ func assignPriorities(rules []*armnetwork.SecurityRule) error {
 	return nil
 }
 
-// rulesSnapshot is the rules' content in a comparable form.
+// rulesSnapshot is the rules' content in a comparable form. Unlike
+// upstream's JSON snapshot it ignores the order of prefixes and an empty
+// list against none, which ARM's answers and this manager's writes may
+// differ in: a sync that changes nothing must write nothing.
 func rulesSnapshot(rules []*armnetwork.SecurityRule) string {
 	var b strings.Builder
 	for _, r := range rules {
@@ -421,8 +442,7 @@ func rulesSnapshot(rules []*armnetwork.SecurityRule) string {
 // NewAccessControl, IsAllowFromInternet and DenyAllExceptSourceRanges.
 func readAccess(svc *v1.Service, internal bool, ports []v1.ServicePort, floatingIP bool) (*access, error) {
 	a := &access{ports: rulePorts(ports, floatingIP)}
-	v, _ := annotationDisableNSGRule.Lookup(svc)
-	a.disabled = strings.EqualFold(strings.TrimSpace(v), "true")
+	a.disabled = annotationTrue(annotationDisableNSGRule, svc)
 	srcRanges, err := specSourceRanges(svc)
 	if err != nil {
 		return nil, err
@@ -473,35 +493,19 @@ func readAccess(svc *v1.Service, internal bool, ports []v1.ServicePort, floating
 		}
 		a.sources = append(a.sources, srcs)
 	}
-	v, _ = annotationDenyAllExceptSourceRanges.Lookup(svc)
-	a.denyAll = strings.EqualFold(strings.TrimSpace(v), "true") && len(ranges) > 0
+	a.denyAll = annotationTrue(annotationDenyAllExceptSourceRanges, svc) && len(ranges) > 0
 	return a, nil
 }
 
 // specSourceRanges are spec.loadBalancerSourceRanges, else Kubernetes'
 // source-ranges annotation; none when neither is set (the Kubernetes
-// helper would answer 0.0.0.0/0, which upstream tells apart).
+// helper svcopts.SourceRanges reads them with would answer 0.0.0.0/0
+// then, which upstream tells apart).
 func specSourceRanges(svc *v1.Service) ([]netip.Prefix, error) {
-	vals := svc.Spec.LoadBalancerSourceRanges
-	field := "spec.loadBalancerSourceRanges"
-	if len(vals) == 0 {
-		if v := strings.TrimSpace(svc.Annotations[v1.AnnotationLoadBalancerSourceRangesKey]); v != "" {
-			vals, field = strings.Split(v, ","), "annotation "+v1.AnnotationLoadBalancerSourceRangesKey
-		}
+	if len(svc.Spec.LoadBalancerSourceRanges) == 0 && strings.TrimSpace(svc.Annotations[v1.AnnotationLoadBalancerSourceRangesKey]) == "" {
+		return nil, nil
 	}
-	var out []netip.Prefix
-	for _, s := range vals {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %q is not a CIDR such as 203.0.113.0/24", field, s)
-		}
-		out = append(out, p.Masked())
-	}
-	return out, nil
+	return svcopts.SourceRanges(svc)
 }
 
 // aggregatePrefixes merges overlapping and adjacent prefixes, as
@@ -592,10 +596,7 @@ func ingressIPs(svc *v1.Service) []string {
 	return out
 }
 
-func floatingIPOf(svc *v1.Service) bool {
-	v, _ := annotationDisableFloatingIP.Lookup(svc)
-	return !strings.EqualFold(strings.TrimSpace(v), "true")
-}
+func floatingIPOf(svc *v1.Service) bool { return !annotationTrue(annotationDisableFloatingIP, svc) }
 
 // securityEdit is a Service's whole change to the security group: rules
 // of its names before go, its destinations now (dsts) and before (what

@@ -182,8 +182,7 @@ var (
 // what would be valid, and becomes a Warning Event on that Service.
 func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 	sp := &lbSpec{subnet: s.SubnetName, idleTimeout: 4}
-	v, _ := annotationDisableFloatingIP.Lookup(svc)
-	sp.floatingIP = !strings.EqualFold(strings.TrimSpace(v), "true")
+	sp.floatingIP = floatingIPOf(svc)
 	var err error
 	if sp.internal, _, err = annotationInternal.Bool(svc); err != nil {
 		return nil, err
@@ -229,10 +228,8 @@ func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 		}
 		sp.staticIP = a.String()
 	}
-	v, _ = annotationHAPorts.Lookup(svc)
-	sp.haPorts = sp.internal && strings.EqualFold(strings.TrimSpace(v), "true")
-	v, _ = annotationDisableTCPReset.Lookup(svc)
-	sp.tcpReset = !strings.EqualFold(strings.TrimSpace(v), "true")
+	sp.haPorts = sp.internal && annotationTrue(annotationHAPorts, svc)
+	sp.tcpReset = !annotationTrue(annotationDisableTCPReset, svc)
 	if v, ok := annotationPIPTags.Lookup(svc); ok {
 		sp.pipTags = map[string]string{}
 		for _, kv := range strings.Split(v, ",") {

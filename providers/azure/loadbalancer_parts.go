@@ -326,7 +326,7 @@ func (l *loadBalancers) ensurePool(lb *armnetwork.LoadBalancer, backends []backe
 	if lb.Properties == nil {
 		lb.Properties = &armnetwork.LoadBalancerPropertiesFormat{}
 	}
-	pool := l.clusterID
+	pool := l.poolName()
 	var cur *armnetwork.BackendAddressPool
 	for _, bp := range lb.Properties.BackendAddressPools {
 		if bp != nil && strings.EqualFold(deref(bp.Name), pool) {

@@ -182,7 +182,7 @@ func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, rg,
 		dnsLabel = sp.dnsLabel
 	}
 	own[tagCluster], own[tagService] = l.clusterID, serviceKey(svc)
-	tags := withConfigTags(l.cfg, own)
+	tags := l.tags.fresh(own)
 	pip := armnetwork.PublicIPAddress{
 		Location: to.Ptr(l.cfg.Location),
 		SKU:      &armnetwork.PublicIPAddressSKU{Name: to.Ptr(armnetwork.PublicIPAddressSKUNameStandard), Tier: to.Ptr(armnetwork.PublicIPAddressSKUTierRegional)},

@@ -71,7 +71,7 @@ func (n lbNames) rule(p v1.ServicePort) string {
 // internalSubnet is upstream's getInternalSubnet (azure_loadbalancer.go:4094-4102):
 // the annotation's subnet for an internal Service, else none.
 func internalSubnet(svc *v1.Service) string {
-	if v, _ := annotationInternal.Lookup(svc); !strings.EqualFold(strings.TrimSpace(v), "true") {
+	if !annotationTrue(annotationInternal, svc) {
 		return ""
 	}
 	v, _ := annotationInternalSubnet.Lookup(svc)

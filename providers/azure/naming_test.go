@@ -27,6 +27,7 @@ func TestUpstreamNamesGolden(t *testing.T) {
 		"rule":     {n.rule(tcp80), "a6f2b1c3d12344abc8def0123456789a-TCP-80"},
 		"udp rule": {n.rule(udp53), "a6f2b1c3d12344abc8def0123456789a-UDP-53"},
 		"pip":      {n.pip, "kubernetes-a6f2b1c3d12344abc8def0123456789a"},
+		"pool":     {(&loadBalancers{clusterID: "kubernetes"}).poolName(), "kubernetes"},
 	} {
 		if got[0] != got[1] {
 			t.Errorf("%s = %q, want %q", what, got[0], got[1])

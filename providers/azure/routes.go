@@ -79,7 +79,7 @@ func newRoutes(api *clients, s *Section, clusterID string, in *instances, clk cl
 		fresh: func() *armnetwork.RouteTable {
 			return &armnetwork.RouteTable{
 				Location:   to.Ptr(s.Location),
-				Tags:       withConfigTags(s, map[string]string{tagCluster: clusterID}),
+				Tags:       r.tags.fresh(map[string]string{tagCluster: clusterID}),
 				Properties: &armnetwork.RouteTablePropertiesFormat{},
 			}
 		},

@@ -153,9 +153,9 @@ func validateTags(s *Section, path *field.Path) field.ErrorList {
 	return errs
 }
 
-// withConfigTags are a new resource's tags: the config's and its own.
-func withConfigTags(s *Section, own map[string]string) map[string]*string {
+// fresh are a new resource's tags: the config's and its own.
+func (t tagger) fresh(own map[string]string) map[string]*string {
 	var out map[string]*string
-	newTagger(s).reconcile(&out, own)
+	t.reconcile(&out, own)
 	return out
 }

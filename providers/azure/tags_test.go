@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	azemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/azure"
@@ -22,7 +23,7 @@ func TestConfigTags(t *testing.T) {
 	// Someone else's tags on the security group: one under the system
 	// prefix, one not.
 	g, _ := env.emu.SecurityGroup(env.fx.SecurityGroupResourceGroup, env.fx.SecurityGroupName)
-	g.Tags = map[string]*string{"aks-managed-cluster": toPtr("x"), "stale": toPtr("y")}
+	g.Tags = map[string]*string{"aks-managed-cluster": to.Ptr("x"), "stale": to.Ptr("y")}
 	g.Properties.DefaultSecurityRules = nil
 	p, err := env.api.nsgs.BeginCreateOrUpdate(t.Context(), env.fx.SecurityGroupResourceGroup, env.fx.SecurityGroupName, g, nil)
 	if err == nil {
@@ -72,5 +73,3 @@ func TestConfigTagsInvalid(t *testing.T) {
 		}
 	}
 }
-
-func toPtr(s string) *string { return &s }

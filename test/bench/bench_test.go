@@ -467,18 +467,11 @@ func BenchmarkLoadBalancers(b *testing.B) {
 		start = time.Now()
 		w.register(b, extra)
 		w.waitInitialized(b, nodes+1, 5*time.Minute)
-		newID := w.ids[extra[0]]
-		w.waitFor(b, 30*time.Minute, func(context.Context) (bool, string) {
-			n := 0
-			for s := 0; s < services; s++ {
-				for _, lb := range w.cloud.LoadBalancers(types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("svc-%04d", s)}) {
-					if slices.Contains(lb.Backends, newID) && len(lb.Inconsistent) == 0 {
-						n++
-					}
-				}
-			}
-			return n >= services, fmt.Sprintf("%d/%d load balancers have the new node", n, services)
-		})
+		var keys []types.NamespacedName
+		for s := range services {
+			keys = append(keys, types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("svc-%04d", s)})
+		}
+		w.waitBackend(b, keys, w.ids[extra[0]])
 		elapsed = time.Since(start)
 		time.Sleep(5 * time.Second)
 		calls = w.srv.Calls()
@@ -713,22 +706,11 @@ func BenchmarkAdoption(b *testing.B) {
 		start = time.Now()
 		w.register(b, extra)
 		w.waitInitialized(b, nodes+1, 5*time.Minute)
-		newID := w.ids[extra[0]]
 		var keys []types.NamespacedName
 		for s := range services {
 			keys = append(keys, types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("up-%04d", s)}, types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("svc-%04d", s)})
 		}
-		w.waitFor(b, 30*time.Minute, func(context.Context) (bool, string) {
-			n := 0
-			for _, k := range keys {
-				for _, lb := range w.cloud.LoadBalancers(k) {
-					if slices.Contains(lb.Backends, newID) && len(lb.Inconsistent) == 0 {
-						n++
-					}
-				}
-			}
-			return n >= len(keys), fmt.Sprintf("%d/%d load balancers have the new node", n, len(keys))
-		})
+		w.waitBackend(b, keys, w.ids[extra[0]])
 		elapsed = time.Since(start)
 		time.Sleep(5 * time.Second)
 		calls = w.srv.Calls()
@@ -737,6 +719,23 @@ func BenchmarkAdoption(b *testing.B) {
 		record(b, scenario, "mutating calls", callsByOp(calls, w.mutating), "")
 		record(b, scenario, "read calls", callsByOp(calls, func(op string) bool { return !w.mutating(op) }), "")
 	}
+}
+
+// waitBackend waits until every Service's load balancer has the instance
+// id among its backends, consistently.
+func (w *world) waitBackend(b *testing.B, keys []types.NamespacedName, id string) {
+	b.Helper()
+	w.waitFor(b, 30*time.Minute, func(context.Context) (bool, string) {
+		n := 0
+		for _, k := range keys {
+			for _, lb := range w.cloud.LoadBalancers(k) {
+				if slices.Contains(lb.Backends, id) && len(lb.Inconsistent) == 0 {
+					n++
+				}
+			}
+		}
+		return n >= len(keys), fmt.Sprintf("%d/%d load balancers have the new node", n, len(keys))
+	})
 }
 
 // setLatency injects the cloud-wide latencies the load balancer rows use.

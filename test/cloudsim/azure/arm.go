@@ -597,14 +597,24 @@ func (e *Emulator) objectsOf(k *kind) []*object {
 	return out
 }
 
-func (e *Emulator) servePut(w http.ResponseWriter, r *http.Request, k *kind, p armPath) {
+// readBody decodes a PUT or PATCH body (none is an empty object), or
+// answers ARM's InvalidRequestContent.
+func readBody(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
 	var body map[string]any
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeARMError(w, errInvalidContent(err))
-		return
+		return nil, false
 	}
 	if body == nil {
 		body = map[string]any{}
+	}
+	return body, true
+}
+
+func (e *Emulator) servePut(w http.ResponseWriter, r *http.Request, k *kind, p armPath) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
 	}
 	id := resourceID(p.Sub, p.RG, k, p.Names)
 	old := e.lookup(id)
@@ -716,13 +726,9 @@ func (e *Emulator) answerWrite(w http.ResponseWriter, r *http.Request, o *object
 
 // serveUpdate serves a PUT or PATCH of a kind with an update hook.
 func (e *Emulator) serveUpdate(w http.ResponseWriter, r *http.Request, k *kind, p armPath) {
-	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		writeARMError(w, errInvalidContent(err))
+	body, ok := readBody(w, r)
+	if !ok {
 		return
-	}
-	if body == nil {
-		body = map[string]any{}
 	}
 	o := e.objectAt(k, p)
 	if aerr := checkPreconditions(r, k, o); aerr != nil {
