@@ -71,7 +71,7 @@ func upstreamAnnotations() *upstreamann.Table {
 				Key:      annotationAllowedIPRanges.String(),
 				Support:  upstreamann.Supported,
 				Upstream: "lists the client CIDRs the network security group admits to the Service",
-				Note:     "IPv4 CIDRs only here, as every Service is IPv4",
+				Note:     "The same here: each family's CIDRs go to that family's rules.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:293",
 			},
 			{
@@ -102,17 +102,17 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRepo + "pkg/consts/consts.go:212",
 			},
 			{
-				Key:      "service.beta.kubernetes.io/azure-load-balancer-ipv6",
-				Support:  upstreamann.Refused,
-				Upstream: "pins the Service's IPv6 address",
-				Note:     "Services here are IPv4 only, so there would be no IPv6 address; keep the Service on the upstream CCM or drop the IPv6 address",
+				Key:      annotationIPv6.String(),
+				Support:  upstreamann.Supported,
+				Upstream: "pins the Service's IPv6 address (an existing public IP's, or the private address of an internal Service)",
+				Note:     "The same here, for IPv6 and dual-stack Services, ahead of an IPv6 spec.loadBalancerIP.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:213",
 			},
 			{
-				Key:      "service.beta.kubernetes.io/azure-pip-name-ipv6",
-				Support:  upstreamann.Refused,
+				Key:      annotationPIPNameIPv6.String(),
+				Support:  upstreamann.Supported,
 				Upstream: "names the existing public IP the Service uses as its IPv6 address",
-				Note:     "Services here are IPv4 only, so there would be no IPv6 address; keep the Service on the upstream CCM or drop the IPv6 address",
+				Note:     "The same here: a dual-stack Service's IPv6 public IP, or an IPv6 Service's ahead of azure-pip-name.",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:218",
 			},
 			{
@@ -126,7 +126,7 @@ func upstreamAnnotations() *upstreamann.Table {
 				Key:      "service.beta.kubernetes.io/azure-pip-prefix-id-ipv6",
 				Support:  upstreamann.Refused,
 				Upstream: "takes the Service's IPv6 public IP from that public IP prefix",
-				Note:     "Services here are IPv4 only, so there would be no IPv6 address; keep the Service on the upstream CCM or drop the IPv6 address",
+				Note:     "the address here would not come from the prefix that clients' allow-lists expect; make a public IP from the prefix and name it with azure-pip-name-ipv6 instead",
 				Ref:      upstreamRepo + "pkg/consts/consts.go:223",
 			},
 			{

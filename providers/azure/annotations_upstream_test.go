@@ -122,9 +122,9 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 			annotations: map[string]string{"service.beta.kubernetes.io/azure-pip-tags": "team=web"},
 		},
 		{
-			name:        "a pinned IPv4 address is served, an IPv6 one refused",
-			annotations: map[string]string{"service.beta.kubernetes.io/azure-load-balancer-ipv4": "20.1.2.3", "service.beta.kubernetes.io/azure-load-balancer-ipv6": "2001:db8::1"},
-			refused:     []string{"service.beta.kubernetes.io/azure-load-balancer-ipv6"},
+			name:        "pinned IPv4 and IPv6 addresses are served, an IPv6 prefix refused",
+			annotations: map[string]string{"service.beta.kubernetes.io/azure-load-balancer-ipv4": "20.1.2.3", "service.beta.kubernetes.io/azure-load-balancer-ipv6": "2001:db8::1", "service.beta.kubernetes.io/azure-pip-prefix-id-ipv6": "/subscriptions/x/resourceGroups/y/providers/Microsoft.Network/publicIPPrefixes/p6"},
+			refused:     []string{"service.beta.kubernetes.io/azure-pip-prefix-id-ipv6"},
 		},
 		{
 			name:        "a Private Link Service is refused",

@@ -55,8 +55,10 @@ type vm struct {
 	zonal       bool
 	addresses   []v1.NodeAddress
 	// ipConfig is the ID of its primary NIC's primary IP configuration:
-	// what joins a NIC-based backend pool.
-	ipConfig string
+	// what joins a NIC-based backend pool; ipConfig6 its IPv6 one, empty
+	// without IPv6.
+	ipConfig  string
+	ipConfig6 string
 }
 
 // shutdown says the VM is stopped or deallocated (or on its way there),
@@ -332,7 +334,7 @@ func (r *vmReader) fromVM(ctx context.Context, v *armcompute.VirtualMachine, iv 
 		m.applyInstanceView(iv.Statuses, iv.PlatformFaultDomain, iv.ComputerName)
 	}
 	m.setZone(r.location, v.Zones)
-	m.addresses, m.ipConfig, err = r.addresses(ctx, nicRefs(p.NetworkProfile), nics, ips, nil)
+	m.addresses, m.ipConfig, m.ipConfig6, err = r.addresses(ctx, nicRefs(p.NetworkProfile), nics, ips, nil)
 	return m, err
 }
 
@@ -388,7 +390,7 @@ func (r *vmReader) fromScaleSetVM(ctx context.Context, v *armcompute.VirtualMach
 		m.applyInstanceView(iv.Statuses, iv.PlatformFaultDomain, iv.ComputerName)
 	}
 	m.setZone(r.location, v.Zones)
-	m.addresses, m.ipConfig, err = r.addresses(ctx, nicRefs(p.NetworkProfile), nics, ips, &ref)
+	m.addresses, m.ipConfig, m.ipConfig6, err = r.addresses(ctx, nicRefs(p.NetworkProfile), nics, ips, &ref)
 	return m, err
 }
 
@@ -433,10 +435,11 @@ type nicRef struct {
 // each private address is an InternalIP (the primary configuration's
 // first), each public IP of theirs an ExternalIP. The Hostname is added
 // per Node (InstanceMetadata), since it is the Node's name. ipConfig is
-// the primary configuration's ID.
-func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string]*armnetwork.Interface, ips map[string]string, ss *vmRef) (addrs []v1.NodeAddress, ipConfig string, err error) {
+// the primary configuration's ID, ipConfig6 the first IPv6 one's (as
+// upstream's getIPConfigByIPFamily picks it, azure_standard.go:231-249).
+func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string]*armnetwork.Interface, ips map[string]string, ss *vmRef) (addrs []v1.NodeAddress, ipConfig, ipConfig6 string, err error) {
 	if len(refs) == 0 {
-		return nil, "", nil
+		return nil, "", "", nil
 	}
 	primary := refs[0]
 	for _, n := range refs {
@@ -448,11 +451,11 @@ func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string
 	nic := nics[strings.ToLower(primary.id)]
 	if nic == nil {
 		if nic, err = r.getNIC(ctx, primary.id, ss); err != nil || nic == nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 	}
 	if nic.Properties == nil {
-		return nil, "", nil
+		return nil, "", "", nil
 	}
 	configs := slices.Clone(nic.Properties.IPConfigurations)
 	slices.SortStableFunc(configs, func(a, b *armnetwork.InterfaceIPConfiguration) int {
@@ -474,6 +477,9 @@ func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string
 		if ipConfig == "" {
 			ipConfig = deref(c.ID)
 		}
+		if ipConfig6 == "" && deref(c.Properties.PrivateIPAddressVersion) == armnetwork.IPVersionIPv6 {
+			ipConfig6 = deref(c.ID)
+		}
 		if a := deref(c.Properties.PrivateIPAddress); a != "" {
 			internal = append(internal, v1.NodeAddress{Type: v1.NodeInternalIP, Address: a})
 		}
@@ -482,7 +488,7 @@ func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string
 			if !ok {
 				var err error
 				if addr, err = r.getPublicIP(ctx, *pip.ID); err != nil {
-					return nil, "", err
+					return nil, "", "", err
 				}
 			}
 			if addr != "" {
@@ -490,7 +496,7 @@ func (r *vmReader) addresses(ctx context.Context, refs []nicRef, nics map[string
 			}
 		}
 	}
-	return append(internal, external...), ipConfig, nil
+	return append(internal, external...), ipConfig, ipConfig6, nil
 }
 
 // getNIC fetches a NIC by ID; nil when it is gone (a VM being deleted).

@@ -119,15 +119,22 @@ func (l *loadBalancers) lbID(name string) string {
 		"/providers/Microsoft.Network/loadBalancers/" + name
 }
 
-// poolName is the cluster's backend pool on either load balancer, as
-// upstream's getBackendPoolName names its IPv4 pool (cloud-provider-azure
-// pkg/provider/azure_standard.go:261-267: the cluster name, which is
-// clusterID here). It MUST NOT change: switched clusters keep upstream's.
-func (l *loadBalancers) poolName() string { return l.clusterID }
+// poolName is the cluster's backend pool of a family on either load
+// balancer, as upstream's getBackendPoolName names them
+// (cloud-provider-azure pkg/provider/azure_standard.go:251-267: the
+// cluster name, which is clusterID here, and "<cluster>-IPv6" for IPv6,
+// dual-stack or not). It MUST NOT change: switched clusters keep
+// upstream's.
+func (l *loadBalancers) poolName(v6 bool) string {
+	if v6 {
+		return l.clusterID + ipv6Suffix
+	}
+	return l.clusterID
+}
 
 // poolID is the pool's resource ID on load balancer lbName.
-func (l *loadBalancers) poolID(lbName string) string {
-	return l.lbID(lbName) + "/backendAddressPools/" + l.poolName()
+func (l *loadBalancers) poolID(lbName string, v6 bool) string {
+	return l.lbID(lbName) + "/backendAddressPools/" + l.poolName(v6)
 }
 
 func (l *loadBalancers) lbOps(name string) sharedOps[armnetwork.LoadBalancer] {
@@ -242,31 +249,57 @@ func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1
 	return l.lbNameFor(internal)
 }
 
-// GetLoadBalancer reports the Service's frontend address, if the Service
-// has a frontend on either load balancer.
-func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
-	names := []lbNames{upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)}
-	for _, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
-		lb, found, err := w.current(ctx, false)
-		if err != nil {
-			return nil, false, err
-		}
-		if !found {
-			continue
-		}
-		var fe *armnetwork.FrontendIPConfiguration
-		for _, n := range names {
-			if fe == nil {
-				fe = ruleFrontend(lb, n)
-			}
-		}
-		if fe == nil {
-			continue
-		}
-		st, err := l.frontendStatus(ctx, fe)
-		return st, err == nil, err
+// famWants are the Service's frontends as this sync wants them, one per
+// family in the Service's order, named after base.
+func (l *loadBalancers) famWants(base lbNames, sp *lbSpec) []*feWant {
+	out := make([]*feWant, 0, len(sp.fams))
+	for _, f := range sp.fams {
+		out = append(out, &feWant{f: f, names: base.forFamily(f.v6, sp.dualStack), pool: l.poolName(f.v6)})
 	}
-	return nil, false, nil
+	return out
+}
+
+// allNames are every name the Service's parts may have: upstream's and
+// this manager's legacy ones, of both families.
+func (l *loadBalancers) allNames(svc *v1.Service) []lbNames {
+	up, legacy := upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)
+	return []lbNames{up, up.forFamily(true, true), legacy, legacy.forFamily(true, true)}
+}
+
+// GetLoadBalancer reports the Service's frontend addresses, one per
+// family, if the Service has a frontend on either load balancer.
+func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	fams := serviceFamilies(svc)
+	st, exists := &v1.LoadBalancerStatus{}, false
+	for _, v6 := range fams {
+		names := []lbNames{upstreamNames(l.clusterID, svc).forFamily(v6, len(fams) == 2), legacyNames(l.clusterID, svc).forFamily(v6, len(fams) == 2)}
+		for _, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
+			lb, found, err := w.current(ctx, false)
+			if err != nil {
+				return nil, false, err
+			}
+			if !found {
+				continue
+			}
+			var fe *armnetwork.FrontendIPConfiguration
+			for _, n := range names {
+				if fe == nil {
+					fe = ruleFrontend(lb, n)
+				}
+			}
+			if fe == nil {
+				continue
+			}
+			fs, err := l.frontendStatus(ctx, fe)
+			if err != nil {
+				return nil, false, err
+			}
+			st.Ingress = append(st.Ingress, fs.Ingress...)
+			exists = true
+			break
+		}
+	}
+	return st, exists, nil
 }
 
 // frontendStatus is a frontend's address: its private IP, or its public
@@ -294,8 +327,20 @@ func (l *loadBalancers) frontendStatus(ctx context.Context, fe *armnetwork.Front
 	return &v1.LoadBalancerStatus{}, nil
 }
 
-// EnsureLoadBalancer creates or updates the Service's frontend, rules,
-// probes, NSG rules and public IP, and returns its address.
+// familyIPs are the addresses of one family among ips.
+func familyIPs(ips []string, v6 bool) []string {
+	var out []string
+	for _, ip := range ips {
+		if strings.Contains(ip, ":") == v6 {
+			out = append(out, ip)
+		}
+	}
+	return out
+}
+
+// EnsureLoadBalancer creates or updates the Service's frontends (one per
+// IP family), rules, probes, NSG rules and public IPs, and returns its
+// addresses.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
 	sp, err := serviceSpec(l.cfg, svc)
 	if err != nil {
@@ -306,46 +351,73 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	this, other := l.writerFor(sp)
-	names, err := l.namesFor(ctx, svc)
+	base, err := l.namesFor(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
-	// previousPIP is the public IP the Service's frontend had, on either
-	// load balancer, before this sync.
-	var previousPIP string
-	notePIP := func(lb *armnetwork.LoadBalancer) {
-		if old := ruleFrontend(lb, names); old != nil && old.Properties != nil && old.Properties.PublicIPAddress != nil {
-			previousPIP = deref(old.Properties.PublicIPAddress.ID)
+	wants := l.famWants(base, sp)
+	want6 := slices.ContainsFunc(sp.fams, func(f famSpec) bool { return f.v6 })
+	// The names of a family the Service no longer has (dual-stack made
+	// single-stack): its frontend goes with this sync, and its public IP.
+	var gone []lbNames
+	for _, n := range []lbNames{base.forFamily(false, false), base.forFamily(true, true)} {
+		if !slices.ContainsFunc(wants, func(w *feWant) bool { return strings.EqualFold(w.names.frontend, n.frontend) }) {
+			gone = append(gone, n)
 		}
 	}
+	// previous are the public IPs the Service's frontends had, on either
+	// load balancer, before this sync (by family, as wants), and
+	// goneSeen says a gone family's frontend was there.
+	previous := make([]string, len(wants))
+	goneSeen := make([]bool, len(gone))
+	notePIPs := func(lb *armnetwork.LoadBalancer) {
+		for i, w := range wants {
+			if old := ruleFrontend(lb, w.names); old != nil && old.Properties != nil && old.Properties.PublicIPAddress != nil {
+				previous[i] = deref(old.Properties.PublicIPAddress.ID)
+			}
+		}
+		for i, n := range gone {
+			goneSeen[i] = goneSeen[i] || findFrontend(lb, n.frontend) != nil
+		}
+	}
+	removeNames := make([]lbNames, 0, len(wants)+len(gone))
+	for _, w := range wants {
+		removeNames = append(removeNames, w.names)
+	}
+	removeNames = append(removeNames, gone...)
 	// The Service may have moved between public and internal.
 	if _, err := other.submit(ctx, false, func(lb *armnetwork.LoadBalancer) (bool, error) {
-		notePIP(lb)
-		return removeService(names)(lb)
+		notePIPs(lb)
+		return removeService(removeNames...)(lb)
 	}); err != nil {
 		return nil, err
 	}
-	fe, pipAddress, err := l.frontendFor(ctx, svc, sp, names)
-	if err != nil {
-		return nil, err
+	pipAddress := make([]string, len(wants))
+	for i, w := range wants {
+		if w.fe, pipAddress[i], err = l.frontendFor(ctx, svc, sp, w.f, w.names); err != nil {
+			return nil, err
+		}
 	}
 	lbName := l.lbNameFor(sp.internal)
 	backendIPs := l.noteBackends(backends)
-	// The security rules' destinations: the Service's address with
-	// floating IP, else the nodes'. An internal Service's new dynamic
-	// address is known only once the load balancer has it.
-	dsts := backendIPs
-	if sp.floatingIP {
-		dsts = nil
+	// The security rules' destinations, by family: the Service's address
+	// with floating IP, else the nodes'. An internal Service's new
+	// dynamic address is known only once the load balancer has it.
+	dsts := make([][]string, len(wants))
+	for i, w := range wants {
+		if !w.f.floatingIP {
+			dsts[i] = familyIPs(backendIPs, w.f.v6)
+			continue
+		}
 		switch {
-		case pipAddress != "":
-			dsts = []string{pipAddress}
-		case sp.internal && sp.staticIP != "":
-			dsts = []string{sp.staticIP}
+		case pipAddress[i] != "":
+			dsts[i] = []string{pipAddress[i]}
+		case sp.internal && w.f.staticIP != "":
+			dsts[i] = []string{w.f.staticIP}
 		case sp.internal:
 			if cur, _, err := this.current(ctx, false); err == nil {
-				if old := findFrontend(cur, names.frontend); old != nil && old.Properties != nil && deref(old.Properties.PrivateIPAddress) != "" && sameFrontend(old.Properties, fe.Properties) {
-					dsts = []string{*old.Properties.PrivateIPAddress}
+				if old := findFrontend(cur, w.names.frontend); old != nil && old.Properties != nil && deref(old.Properties.PrivateIPAddress) != "" && sameFrontend(old.Properties, w.fe.Properties) {
+					dsts[i] = []string{*old.Properties.PrivateIPAddress}
 				}
 			}
 		}
@@ -358,7 +430,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	// once.
 	live := false
 	for _, w := range []*shared[armnetwork.LoadBalancer]{this, other} {
-		if cur, _, err := w.current(ctx, false); err == nil && ruleFrontend(cur, names) != nil {
+		if cur, _, err := w.current(ctx, false); err == nil && slices.ContainsFunc(wants, func(fw *feWant) bool { return ruleFrontend(cur, fw.names) != nil }) {
 			live = true
 		}
 	}
@@ -367,9 +439,9 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	}
 	var lb *armnetwork.LoadBalancer
 	g, gctx := errgroup.WithContext(ctx)
-	if len(dsts) > 0 {
-		l.noteDests(svc, dsts, sp, false)
-		first := &nsgEdit{add: sp.access.rules(dsts)}
+	if all := slices.Concat(dsts...); len(all) > 0 {
+		l.noteDests(svc, all, sp, false)
+		first := &nsgEdit{add: sp.access.rules(all)}
 		if live {
 			if err := l.writeSecurity(ctx, first); err != nil {
 				return nil, err
@@ -378,54 +450,74 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 			g.Go(func() error { return l.writeSecurity(gctx, first) })
 		}
 	}
-	var frontend string
 	g.Go(func() error {
 		var err error
 		lb, err = this.submit(gctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
-			notePIP(lb)
-			var changed bool
-			changed, frontend = ensureService(lb, l.lbID(lbName), l.poolName(), names, fe, sp)
+			notePIPs(lb)
+			changed := ensureService(lb, l.lbID(lbName), wants, sp)
 			// The config's tags, and the cluster's: a load balancer the
 			// upstream CCM made (untagged) is taken over, so it goes with
 			// its last Service as upstream's would.
 			changed = l.tags.reconcile(&lb.Tags, map[string]string{tagCluster: l.clusterID}) || changed
-			return l.ensurePool(lb, backends) || changed, nil
+			return l.ensurePools(lb, backends, want6) || changed, nil
 		})
 		return err
 	})
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	got := findFrontend(lb, frontend)
-	if got == nil {
-		return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, frontend)
+	got := make([]*armnetwork.FrontendIPConfiguration, len(wants))
+	for i, w := range wants {
+		if got[i] = findFrontend(lb, w.frontend); got[i] == nil {
+			return nil, fmt.Errorf("load balancer %s has no frontend %s after the write", lbName, w.frontend)
+		}
+		if len(dsts[i]) == 0 && got[i].Properties != nil && deref(got[i].Properties.PrivateIPAddress) != "" {
+			dsts[i] = []string{*got[i].Properties.PrivateIPAddress}
+		}
 	}
 	if err := l.ensureNICMembers(ctx, lb, sp.internal, backends); err != nil {
 		return nil, err
 	}
-	if len(dsts) == 0 && got.Properties != nil && deref(got.Properties.PrivateIPAddress) != "" {
-		dsts = []string{*got.Properties.PrivateIPAddress}
-		l.noteDests(svc, dsts, sp, false)
-	}
-	edit, err := l.securityEdit(svc, []lbNames{upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)}, dsts, sp.access, nil)
+	all := slices.Concat(dsts...)
+	l.noteDests(svc, all, sp, false)
+	edit, err := l.securityEdit(svc, l.allNames(svc), all, sp.access, nil)
 	if err != nil {
 		return nil, err
 	}
 	if err := l.writeSecurity(ctx, edit); err != nil {
 		return nil, err
 	}
-	l.noteDests(svc, dsts, sp, true)
+	l.noteDests(svc, all, sp, true)
 	// A Service that moved to a user's public IP, or to internal, no
-	// longer needs the one the manager made for it.
-	if previousPIP != "" && l.isOwnPIPID(svc, previousPIP, names.pip) && !strings.EqualFold(feIPID(fe), previousPIP) {
-		if err := l.releasePublicIP(ctx, svc, names.pip); err != nil {
-			return nil, err
+	// longer needs the one the manager made for it; nor does a family it
+	// no longer has.
+	for i, w := range wants {
+		if previous[i] != "" && l.isOwnPIPID(svc, previous[i], w.names.pip) && !strings.EqualFold(feIPID(w.fe), previous[i]) {
+			if err := l.releasePublicIP(ctx, svc, w.names.pip); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if pipAddress != "" {
-		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: pipAddress}}}, nil
+	for i, n := range gone {
+		if goneSeen[i] {
+			if err := l.releasePublicIP(ctx, svc, n.pip); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return l.frontendStatus(ctx, got)
+	st := &v1.LoadBalancerStatus{}
+	for i := range wants {
+		if pipAddress[i] != "" {
+			st.Ingress = append(st.Ingress, v1.LoadBalancerIngress{IP: pipAddress[i]})
+			continue
+		}
+		fs, err := l.frontendStatus(ctx, got[i])
+		if err != nil {
+			return nil, err
+		}
+		st.Ingress = append(st.Ingress, fs.Ingress...)
+	}
+	return st, nil
 }
 
 func feIPID(fe *armnetwork.FrontendIPConfiguration) string {
@@ -435,7 +527,7 @@ func feIPID(fe *armnetwork.FrontendIPConfiguration) string {
 	return ""
 }
 
-// UpdateLoadBalancer brings the shared backend pool in step with nodes:
+// UpdateLoadBalancer brings the shared backend pools in step with nodes:
 // one write for every Service on the load balancer together, and none
 // when another Service's update already did it.
 func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) error {
@@ -455,7 +547,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	// An update never creates the load balancer: a Service being deleted
 	// must not bring it back.
 	lb, err := this.submit(ctx, false, func(lb *armnetwork.LoadBalancer) (bool, error) {
-		return l.ensurePool(lb, backends), nil
+		return l.ensurePools(lb, backends, false), nil
 	})
 	if err != nil || lb == nil {
 		return err
@@ -463,35 +555,49 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	if err := l.ensureNICMembers(ctx, lb, sp.internal, backends); err != nil {
 		return err
 	}
-	if sp.floatingIP {
+	if !slices.ContainsFunc(sp.fams, func(f famSpec) bool { return !f.floatingIP }) {
 		return nil
 	}
 	// Without floating IP the Service's security rules admit clients to
-	// the nodes themselves: they follow the node set.
-	names, err := l.namesFor(ctx, svc)
-	if err != nil || ruleFrontend(lb, names) == nil {
+	// the nodes themselves: they follow the node set. A family with
+	// floating IP (an internal dual-stack Service's IPv4 half) keeps its
+	// frontend's address.
+	base, err := l.namesFor(ctx, svc)
+	if err != nil {
 		return err
 	}
-	l.noteDests(svc, backendIPs, sp, false)
-	edit, err := l.securityEdit(svc, []lbNames{upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)}, backendIPs, sp.access, nil)
+	var dsts []string
+	for _, w := range l.famWants(base, sp) {
+		fe := ruleFrontend(lb, w.names)
+		switch {
+		case fe == nil:
+			return nil
+		case !w.f.floatingIP:
+			dsts = append(dsts, familyIPs(backendIPs, w.f.v6)...)
+		case fe.Properties != nil && deref(fe.Properties.PrivateIPAddress) != "":
+			dsts = append(dsts, *fe.Properties.PrivateIPAddress)
+		}
+	}
+	l.noteDests(svc, dsts, sp, false)
+	edit, err := l.securityEdit(svc, l.allNames(svc), dsts, sp.access, nil)
 	if err != nil {
 		return err
 	}
 	if err := l.writeSecurity(ctx, edit); err != nil {
 		return err
 	}
-	l.noteDests(svc, backendIPs, sp, true)
+	l.noteDests(svc, dsts, sp, true)
 	return nil
 }
 
-// EnsureLoadBalancerDeleted removes the Service's NSG rules, its frontend,
-// rules and probes (the load balancer with its last frontend), then its
-// public IP if the manager made it. Anything already gone is fine, so a
-// deletion interrupted at any point completes on the next try.
+// EnsureLoadBalancerDeleted removes the Service's NSG rules, its
+// frontends, rules and probes (the load balancer with its last frontend),
+// then its public IPs if the manager made them. Anything already gone is
+// fine, so a deletion interrupted at any point completes on the next try.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
 	// Both namings: a Service made before upstream's names may still
 	// have parts under the legacy ones.
-	up, legacy := upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)
+	all := l.allNames(svc)
 	if l.nsg != nil {
 		// The Service's destinations leave every rule. Without floating
 		// IP they are the nodes', shared with other such Services; the
@@ -499,7 +605,7 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 		// their destinations go even when the nodes' addresses are not
 		// known yet (the first sync after a restart).
 		var extra []string
-		if sp, err := serviceSpec(l.cfg, svc); err == nil && !sp.floatingIP {
+		if sp, err := serviceSpec(l.cfg, svc); err == nil && slices.ContainsFunc(sp.fams, func(f famSpec) bool { return !f.floatingIP }) {
 			l.mu.Lock()
 			extra = slices.Clone(l.backendIPs)
 			l.mu.Unlock()
@@ -512,7 +618,7 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 				}
 			}
 		}
-		edit, err := l.securityEdit(svc, []lbNames{up, legacy}, nil, nil, extra)
+		edit, err := l.securityEdit(svc, all, nil, nil, extra)
 		if err != nil {
 			return err
 		}
@@ -522,18 +628,21 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	}
 	l.dropDests(svc)
 	for i, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
-		if err := l.releaseNICPool(ctx, w, l.lbNameFor(i == 1), up, legacy); err != nil {
+		if err := l.releaseNICPool(ctx, w, l.lbNameFor(i == 1), all...); err != nil {
 			return err
 		}
-		if _, err := w.submit(ctx, false, removeService(up, legacy)); err != nil {
+		if _, err := w.submit(ctx, false, removeService(all...)); err != nil {
 			return err
 		}
 	}
-	if err := l.releasePublicIP(ctx, svc, up.pip); err != nil {
-		return err
-	}
-	if err := l.releasePublicIP(ctx, svc, legacy.pip); err != nil {
-		return err
+	// The public IPs of the Service's families, under either naming.
+	fams := serviceFamilies(svc)
+	for _, v6 := range fams {
+		for _, n := range []lbNames{upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)} {
+			if err := l.releasePublicIP(ctx, svc, n.forFamily(v6, len(fams) == 2).pip); err != nil {
+				return err
+			}
+		}
 	}
 	return l.leaveSharedPublicIP(ctx, svc)
 }
@@ -543,26 +652,35 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 // last).
 func (l *loadBalancers) leaveSharedPublicIP(ctx context.Context, svc *v1.Service) error {
 	sp, err := serviceSpec(l.cfg, svc)
-	if err != nil || sp.internal || sp.staticIP == "" {
+	if err != nil || sp.internal {
 		return nil
 	}
 	rg := l.pipResourceGroup(svc)
-	pip, err := l.publicIPByAddress(ctx, rg, sp.staticIP)
-	if errors.Is(err, errNoPublicIP) {
-		// Gone already (it was this Service's own), or never there.
-		return nil
+	for _, f := range sp.fams {
+		if f.staticIP == "" {
+			continue
+		}
+		pip, err := l.publicIPByAddress(ctx, rg, f.staticIP)
+		if errors.Is(err, errNoPublicIP) {
+			// Gone already (it was this Service's own), or never there.
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := l.bindPublicIP(ctx, rg, pip, svc, false); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
-	return l.bindPublicIP(ctx, rg, pip, svc, false)
+	return nil
 }
 
-// backendAddresses are the pool's addresses: each Node's first InternalIP,
-// or, for a Node whose addresses are not in its status yet (the node
-// controller has not initialised it; the service controller does not sync
-// again when it does), its VM's private address. Control-plane Nodes are
-// left out unless excludeMasterFromStandardLB is false.
+// backendAddresses are the pools' addresses: each Node's first InternalIP
+// of each family, or, for a Node whose addresses are not in its status
+// yet (the node controller has not initialised it; the service controller
+// does not sync again when it does), its VM's private addresses.
+// Control-plane Nodes are left out unless excludeMasterFromStandardLB is
+// false.
 func (l *loadBalancers) backendAddresses(ctx context.Context, nodes []*v1.Node) ([]backend, error) {
 	out := make([]backend, 0, len(nodes))
 	exclude := l.cfg.ExcludeMasterFromStandardLB == nil || *l.cfg.ExcludeMasterFromStandardLB
@@ -570,13 +688,8 @@ func (l *loadBalancers) backendAddresses(ctx context.Context, nodes []*v1.Node) 
 		if exclude && controlPlaneNode(n) {
 			continue
 		}
-		ip := ""
-		for _, a := range n.Status.Addresses {
-			if a.Type == v1.NodeInternalIP && !strings.Contains(a.Address, ":") {
-				ip = a.Address
-				break
-			}
-		}
+		b := backend{node: n.Name}
+		b.ip, b.ip6 = internalIPs(n.Status.Addresses)
 		if l.nics != nil {
 			// A NIC-based pool needs the node's NIC: from the snapshot,
 			// which one listing fills for every node. Only the cloud's
@@ -594,28 +707,48 @@ func (l *loadBalancers) backendAddresses(ctx context.Context, nodes []*v1.Node) 
 				klog.FromContext(ctx).Info("Leaving node out of the backend pool: its VM has no network interface", "node", klog.KObj(n))
 				continue
 			}
-			if ip == "" {
-				for _, a := range v.addresses {
-					if a.Type == v1.NodeInternalIP {
-						ip = a.Address
-						break
-					}
-				}
+			if b.ip == "" {
+				b.ip, b.ip6 = internalIPs(v.addresses)
 			}
-			out = append(out, backend{node: n.Name, ip: ip, ipConfig: v.ipConfig})
+			b.ipConfig, b.ipConfig6 = v.ipConfig, v.ipConfig6
+			out = append(out, b)
 			continue
 		}
-		if ip == "" {
-			var err error
-			if ip, err = l.in.nodeIP(ctx, n); err != nil {
+		if b.ip == "" {
+			v, err := l.in.Lookup(ctx, n)
+			if err == nil {
+				b.ip, b.ip6 = internalIPs(v.addresses)
+			}
+			if b.ip == "" {
+				if err == nil {
+					err = fmt.Errorf("VM %s has no private IP address", v.id)
+				}
 				klog.FromContext(ctx).Info("Leaving node out of the backend pool", "node", klog.KObj(n), "err", err)
 				continue
 			}
 		}
-		out = append(out, backend{node: n.Name, ip: ip})
+		out = append(out, b)
 	}
 	return out, nil
 }
+
+// internalIPs are the first InternalIP of each family among addrs.
+func internalIPs(addrs []v1.NodeAddress) (ip4, ip6 string) {
+	for _, a := range addrs {
+		if a.Type != v1.NodeInternalIP {
+			continue
+		}
+		if strings.Contains(a.Address, ":") {
+			if ip6 == "" {
+				ip6 = a.Address
+			}
+		} else if ip4 == "" {
+			ip4 = a.Address
+		}
+	}
+	return ip4, ip6
+}
+
 
 // controlPlaneNode is upstream's isControlPlaneNode
 // (cloud-provider-azure pkg/provider/azure_standard.go:142-157): the

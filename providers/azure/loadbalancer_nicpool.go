@@ -131,7 +131,7 @@ func (p *nicPools) ensureLocked(ctx context.Context, pools []poolRef, want []str
 				// Scale set models first: an instance whose model
 				// lacks the pool would lose it on its next upgrade.
 				if ss, ok := scaleSetOf(id); ok {
-					if err := p.ensureModel(ctx, ss, pr.id); err != nil {
+					if err := p.ensureModel(ctx, ss, pr.id, id); err != nil {
 						return err
 					}
 				}
@@ -370,9 +370,11 @@ func (p *nicPools) setInstanceMember(ctx context.Context, parts ipConfigParts, c
 	return nil
 }
 
-// ensureModel puts the pool in the scale set model's primary IP
-// configuration, once per scale set.
-func (p *nicPools) ensureModel(ctx context.Context, scaleSetID, poolID string) error {
+// ensureModel puts the pool in the scale set model's IP configuration
+// that an instance's ipConfigID is made from (the same NIC and
+// configuration names: the primary one, or the IPv6 one), once per scale
+// set.
+func (p *nicPools) ensureModel(ctx context.Context, scaleSetID, poolID, ipConfigID string) error {
 	key, ssKey := strings.ToLower(poolID), strings.ToLower(scaleSetID)
 	if p.models[key][ssKey] {
 		return nil
@@ -381,7 +383,11 @@ func (p *nicPools) ensureModel(ctx context.Context, scaleSetID, poolID string) e
 	if !ok {
 		return fmt.Errorf("scale set ID %q is malformed", scaleSetID)
 	}
-	if err := on412(func() error { return p.writeModel(ctx, rg, name, poolID, true) }); err != nil {
+	parts, err := parseIPConfigID(ipConfigID)
+	if err != nil {
+		return err
+	}
+	if err := on412(func() error { return p.writeModel(ctx, rg, name, poolID, &parts) }); err != nil {
 		return err
 	}
 	if p.models[key] == nil {
@@ -391,8 +397,10 @@ func (p *nicPools) ensureModel(ctx context.Context, scaleSetID, poolID string) e
 	return nil
 }
 
-// writeModel adds or removes the pool in a scale set's model.
-func (p *nicPools) writeModel(ctx context.Context, rg, name, poolID string, member bool) error {
+// writeModel adds the pool to a scale set model's IP configuration
+// named as in (its primary one when in names none), or with in nil
+// removes it from every one.
+func (p *nicPools) writeModel(ctx context.Context, rg, name, poolID string, in *ipConfigParts) error {
 	resp, err := p.api.scaleSets.Get(ctx, rg, name, nil)
 	if isNotFound(err) {
 		return nil
@@ -405,11 +413,26 @@ func (p *nicPools) writeModel(ctx context.Context, rg, name, poolID string, memb
 		return fmt.Errorf("scale set %s/%s has no network profile", rg, name)
 	}
 	nics := ss.Properties.VirtualMachineProfile.NetworkProfile.NetworkInterfaceConfigurations
-	c := primaryIPConfig(nics, "", "")
-	if c == nil {
-		return fmt.Errorf("scale set %s/%s has no primary IP configuration", rg, name)
+	changed := false
+	if in != nil {
+		c := primaryIPConfig(nics, in.nic, in.cfg)
+		if c == nil {
+			return fmt.Errorf("scale set %s/%s has no IP configuration %s/%s in its model", rg, name, in.nic, in.cfg)
+		}
+		changed = computeWithPool(c, poolID, true)
+	} else {
+		for _, n := range nics {
+			if n == nil || n.Properties == nil {
+				continue
+			}
+			for _, c := range n.Properties.IPConfigurations {
+				if c != nil && c.Properties != nil {
+					changed = computeWithPool(c, poolID, false) || changed
+				}
+			}
+		}
 	}
-	if !computeWithPool(c, poolID, member) {
+	if !changed {
 		return nil
 	}
 	body := armcompute.VirtualMachineScaleSet{
@@ -460,7 +483,7 @@ func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poo
 		if !ok {
 			continue
 		}
-		if err := on412(func() error { return p.writeModel(ctx, rg, name, poolID, false) }); err != nil {
+		if err := on412(func() error { return p.writeModel(ctx, rg, name, poolID, nil) }); err != nil {
 			return err
 		}
 	}
@@ -473,31 +496,40 @@ func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poo
 // ensureNICMembers makes the pools of the cluster's load balancers (lb,
 // just written, and the other one if it exists) hold the backends' NICs,
 // with NIC-based pools: both pools hold every node, so a node joining is
-// one write to its NIC for both.
+// one write to its NIC for both (two with an IPv6 pool: one per family's
+// IP configuration).
 func (l *loadBalancers) ensureNICMembers(ctx context.Context, lb *armnetwork.LoadBalancer, internal bool, backends []backend) error {
 	if l.nics == nil {
 		return nil
 	}
-	want := make([]string, 0, len(backends))
-	for _, b := range backends {
-		want = append(want, b.ipConfig)
-	}
-	pools := []poolRef{{lb, l.poolID(l.lbNameFor(internal))}}
 	other := l.internal
 	if internal {
 		other = l.public
 	}
-	if olb, found, err := other.current(ctx, false); err != nil {
+	olb, ofound, err := other.current(ctx, false)
+	if err != nil {
 		return err
-	} else if found && olb.Properties != nil && len(olb.Properties.FrontendIPConfigurations) > 0 && slices.ContainsFunc(olb.Properties.BackendAddressPools, func(bp *armnetwork.BackendAddressPool) bool {
-		return bp != nil && strings.EqualFold(deref(bp.Name), l.poolName())
-	}) {
-		pools = append(pools, poolRef{olb, l.poolID(l.lbNameFor(!internal))})
 	}
-	return l.nics.ensure(ctx, pools, want)
+	for _, v6 := range []bool{false, true} {
+		if findPool(lb, l.poolName(v6)) == nil {
+			continue
+		}
+		want := make([]string, 0, len(backends))
+		for _, b := range backends {
+			want = append(want, b.config(v6))
+		}
+		pools := []poolRef{{lb, l.poolID(l.lbNameFor(internal), v6)}}
+		if ofound && olb.Properties != nil && len(olb.Properties.FrontendIPConfigurations) > 0 && findPool(olb, l.poolName(v6)) != nil {
+			pools = append(pools, poolRef{olb, l.poolID(l.lbNameFor(!internal), v6)})
+		}
+		if err := l.nics.ensure(ctx, pools, want); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// releaseNICPool empties the NIC-based pool of a load balancer the
+// releaseNICPool empties the NIC-based pools of a load balancer the
 // Service's removal is about to delete (its last frontend, and ours).
 func (l *loadBalancers) releaseNICPool(ctx context.Context, w *shared[armnetwork.LoadBalancer], lbName string, names ...lbNames) error {
 	if l.nics == nil {
@@ -512,7 +544,15 @@ func (l *loadBalancers) releaseNICPool(ctx context.Context, w *shared[armnetwork
 			return nil
 		}
 	}
-	return l.nics.release(ctx, lb, l.poolID(lbName))
+	for _, v6 := range []bool{false, true} {
+		if findPool(lb, l.poolName(v6)) == nil {
+			continue
+		}
+		if err := l.nics.release(ctx, lb, l.poolID(lbName, v6)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dropNICMembers, with nodeIP pools, takes the NICs out of a pool that has
@@ -525,9 +565,17 @@ func (l *loadBalancers) dropNICMembers(ctx context.Context, w *shared[armnetwork
 		return nil
 	}
 	lb, found, err := w.current(ctx, false)
-	if err != nil || !found || len(poolMembers(lb, l.poolName())) == 0 {
+	if err != nil || !found {
 		return err
 	}
-	klog.FromContext(ctx).Info("Moving the backend pool from NICs to node addresses (loadBalancerBackendPoolConfigurationType nodeIP)", "loadBalancer", lbName)
-	return newNICPools(l.api).release(ctx, lb, l.poolID(lbName))
+	for _, v6 := range []bool{false, true} {
+		if len(poolMembers(lb, l.poolName(v6))) == 0 {
+			continue
+		}
+		klog.FromContext(ctx).Info("Moving the backend pool from NICs to node addresses (loadBalancerBackendPoolConfigurationType nodeIP)", "loadBalancer", lbName, "pool", l.poolName(v6))
+		if err := newNICPools(l.api).release(ctx, lb, l.poolID(lbName, v6)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -65,17 +65,21 @@ const (
 	serviceTagInternet = "Internet"
 )
 
-// allowRuleName is upstream's GenerateAllowSecurityRuleName for IPv4.
+// allowRuleName is upstream's GenerateAllowSecurityRuleName: the family
+// is in the name, not in the hash (securityrule.go:45-71).
 // These names MUST NOT change: they are how the rules are shared and found.
-func allowRuleName(protocol armnetwork.SecurityRuleProtocol, sources []string, ports []int32) string {
+func allowRuleName(protocol armnetwork.SecurityRuleProtocol, v6 bool, sources []string, ports []int32) string {
 	srcs := slices.Clone(sources)
 	slices.Sort(srcs)
 	sum := md5.Sum([]byte(strings.Join([]string{string(protocol), strings.Join(srcs, ","), strings.Join(portStrings(ports), ",")}, "_"))) //nolint:gosec
-	return strings.Join([]string{nsgRulePrefix, "allow", "IPv4", hex.EncodeToString(sum[:])}, "_")
+	return strings.Join([]string{nsgRulePrefix, "allow", familyName(v6), hex.EncodeToString(sum[:])}, "_")
 }
 
-// denyAllRuleName is upstream's GenerateDenyAllSecurityRuleName for IPv4.
-func denyAllRuleName() string { return strings.Join([]string{nsgRulePrefix, "deny-all", "IPv4"}, "_") }
+// denyAllRuleName is upstream's GenerateDenyAllSecurityRuleName
+// (securityrule.go:74-76).
+func denyAllRuleName(v6 bool) string {
+	return strings.Join([]string{nsgRulePrefix, "deny-all", familyName(v6)}, "_")
+}
 
 // portStrings are ports as decimal strings in string order, as upstream
 // sorts them (so 443 comes before 80).
@@ -127,21 +131,53 @@ type access struct {
 	// disabled is azure-disable-load-balancer-nsg-rule: the Service's
 	// destinations are still cleaned, no rule is added.
 	disabled bool
-	// sources are the allow rules' source sets: the ranges together,
-	// each service tag alone.
-	sources [][]string
+	// sources are, by family (IPv6 true), the allow rules' source sets:
+	// the family's ranges together, each service tag alone (a tag serves
+	// both families), as upstream's PatchSecurityGroup
+	// (loadbalancer/accesscontrol.go:195-275).
+	sources map[bool][][]string
 	denyAll bool
-	ports   map[armnetwork.SecurityRuleProtocol][]int32
+	// ports are the destination ports by family: they differ where the
+	// family's floating IP does (an internal Service's IPv6 half).
+	ports map[bool]map[armnetwork.SecurityRuleProtocol][]int32
 }
 
-// rules are the rules the Service wants for its destinations, with their
-// fields set but no priority.
+// allPorts are the Service's rules' ports of both families.
+func (a *access) allPorts() map[armnetwork.SecurityRuleProtocol][]int32 {
+	out := map[armnetwork.SecurityRuleProtocol][]int32{}
+	for _, byProto := range a.ports {
+		for proto, ps := range byProto {
+			out[proto] = append(out[proto], ps...)
+		}
+	}
+	return out
+}
+
+// rules are the rules the Service wants for its destinations (either
+// family's addresses, each family's to its own rules), with their fields
+// set but no priority.
 func (a *access) rules(dsts []string) []*armnetwork.SecurityRule {
 	if a.disabled || len(dsts) == 0 {
 		return nil
 	}
 	var out []*armnetwork.SecurityRule
-	a.eachAllow(func(proto armnetwork.SecurityRuleProtocol, srcs []string, ports []int32) {
+	for _, v6 := range []bool{false, true} {
+		var fd []string
+		for _, d := range dsts {
+			if strings.Contains(d, ":") == v6 {
+				fd = append(fd, d)
+			}
+		}
+		if len(fd) > 0 {
+			out = append(out, a.familyRules(v6, fd)...)
+		}
+	}
+	return out
+}
+
+func (a *access) familyRules(v6 bool, dsts []string) []*armnetwork.SecurityRule {
+	var out []*armnetwork.SecurityRule
+	a.eachAllow(v6, func(proto armnetwork.SecurityRuleProtocol, srcs []string, ports []int32) {
 		p := &armnetwork.SecurityRulePropertiesFormat{
 			Protocol:              to.Ptr(proto),
 			Access:                to.Ptr(armnetwork.SecurityRuleAccessAllow),
@@ -155,7 +191,7 @@ func (a *access) rules(dsts []string) []*armnetwork.SecurityRule {
 			p.SourceAddressPrefixes = to.SliceOfPtrs(srcs...)
 		}
 		setDestinations(p, dsts)
-		out = append(out, &armnetwork.SecurityRule{Name: to.Ptr(allowRuleName(proto, srcs, ports)), Properties: p})
+		out = append(out, &armnetwork.SecurityRule{Name: to.Ptr(allowRuleName(proto, v6, srcs, ports)), Properties: p})
 	})
 	if a.denyAll {
 		p := &armnetwork.SecurityRulePropertiesFormat{
@@ -167,30 +203,33 @@ func (a *access) rules(dsts []string) []*armnetwork.SecurityRule {
 			DestinationPortRange: to.Ptr("*"),
 		}
 		setDestinations(p, dsts)
-		out = append(out, &armnetwork.SecurityRule{Name: to.Ptr(denyAllRuleName()), Properties: p})
+		out = append(out, &armnetwork.SecurityRule{Name: to.Ptr(denyAllRuleName(v6)), Properties: p})
 	}
 	return out
 }
 
-// eachAllow calls f for each allow rule the Service asks for: per
-// protocol, per source set.
-func (a *access) eachAllow(f func(proto armnetwork.SecurityRuleProtocol, srcs []string, ports []int32)) {
+// eachAllow calls f for each allow rule of a family the Service asks
+// for: per protocol, per source set.
+func (a *access) eachAllow(v6 bool, f func(proto armnetwork.SecurityRuleProtocol, srcs []string, ports []int32)) {
 	for _, proto := range []armnetwork.SecurityRuleProtocol{armnetwork.SecurityRuleProtocolTCP, armnetwork.SecurityRuleProtocolUDP, armnetwork.SecurityRuleProtocolAsterisk} {
-		if ports, ok := a.ports[proto]; ok {
-			for _, srcs := range a.sources {
+		if ports, ok := a.ports[v6][proto]; ok {
+			for _, srcs := range a.sources[v6] {
 				f(proto, srcs, ports)
 			}
 		}
 	}
 }
 
-// allowRuleNames are the names of the Service's allow rules (whether or
-// not the NSG rule is disabled: a disabled Service's old rules still go).
+// allowRuleNames are the names of the Service's allow rules of both
+// families (whether or not the NSG rule is disabled: a disabled
+// Service's old rules still go).
 func (a *access) allowRuleNames() []string {
 	var out []string
-	a.eachAllow(func(proto armnetwork.SecurityRuleProtocol, srcs []string, ports []int32) {
-		out = append(out, allowRuleName(proto, srcs, ports))
-	})
+	for _, v6 := range []bool{false, true} {
+		a.eachAllow(v6, func(proto armnetwork.SecurityRuleProtocol, srcs []string, ports []int32) {
+			out = append(out, allowRuleName(proto, v6, srcs, ports))
+		})
+	}
 	return out
 }
 
@@ -379,7 +418,8 @@ func (e *nsgEdit) cleanRule(r *armnetwork.SecurityRule) *armnetwork.SecurityRule
 		np.SourceAddressPrefixes = to.SliceOfPtrs(srcs...)
 	}
 	setDestinations(&np, target)
-	return &armnetwork.SecurityRule{Name: to.Ptr(allowRuleName(proto, srcs, kept)), Properties: &np}
+	v6 := strings.Contains(deref(r.Name), "_"+familyName(true)+"_")
+	return &armnetwork.SecurityRule{Name: to.Ptr(allowRuleName(proto, v6, srcs, kept)), Properties: &np}
 }
 
 // assignPriorities gives each new rule upstream's priority: allow rules
@@ -440,8 +480,12 @@ func rulesSnapshot(rules []*armnetwork.SecurityRule) string {
 
 // readAccess reads the Service's security settings as upstream's
 // NewAccessControl, IsAllowFromInternet and DenyAllExceptSourceRanges.
-func readAccess(svc *v1.Service, internal bool, ports []v1.ServicePort, floatingIP bool) (*access, error) {
-	a := &access{ports: rulePorts(ports, floatingIP)}
+func readAccess(svc *v1.Service, sp *lbSpec) (*access, error) {
+	internal := sp.internal
+	a := &access{ports: map[bool]map[armnetwork.SecurityRuleProtocol][]int32{}, sources: map[bool][][]string{}}
+	for _, f := range sp.fams {
+		a.ports[f.v6] = rulePorts(sp.ports, f.floatingIP)
+	}
 	a.disabled = annotationTrue(annotationDisableNSGRule, svc)
 	srcRanges, err := specSourceRanges(svc)
 	if err != nil {
@@ -477,21 +521,23 @@ func readAccess(svc *v1.Service, internal bool, ports []v1.ServicePort, floating
 	if fromInternet && !allowAll {
 		tags = append(tags, serviceTagInternet)
 	}
-	for _, t := range tags {
-		a.sources = append(a.sources, []string{t})
-	}
-	var v4 []netip.Prefix
-	for _, p := range ranges {
-		if p.Addr().Is4() {
-			v4 = append(v4, p)
+	for _, v6 := range []bool{false, true} {
+		for _, t := range tags {
+			a.sources[v6] = append(a.sources[v6], []string{t})
 		}
-	}
-	if agg := aggregatePrefixes(v4); len(agg) > 0 {
-		srcs := make([]string, len(agg))
-		for i, p := range agg {
-			srcs[i] = p.String()
+		var fam []netip.Prefix
+		for _, p := range ranges {
+			if p.Addr().Is6() == v6 {
+				fam = append(fam, p)
+			}
 		}
-		a.sources = append(a.sources, srcs)
+		if agg := aggregatePrefixes(fam); len(agg) > 0 {
+			srcs := make([]string, len(agg))
+			for i, p := range agg {
+				srcs[i] = p.String()
+			}
+			a.sources[v6] = append(a.sources[v6], srcs)
+		}
 	}
 	a.denyAll = annotationTrue(annotationDenyAllExceptSourceRanges, svc) && len(ranges) > 0
 	return a, nil
@@ -563,7 +609,7 @@ func (l *loadBalancers) noteDests(svc *v1.Service, dsts []string, sp *lbSpec, do
 		slices.Sort(d)
 		d = slices.Compact(d)
 	}
-	l.dests[key] = svcDests{dsts: d, ports: sp.access.ports}
+	l.dests[key] = svcDests{dsts: d, ports: sp.access.allPorts()}
 }
 
 func (l *loadBalancers) dropDests(svc *v1.Service) {
@@ -665,9 +711,13 @@ func (l *loadBalancers) securityEdit(svc *v1.Service, names []lbNames, dsts []st
 		}
 		// Rules without floating IP are on the nodes' addresses, which
 		// every such Service shares (and which may not be known yet):
-		// their NodePorts are always kept.
+		// their NodePorts are always kept. So are those of an internal
+		// Service's IPv6 half, which has no floating IP.
 		if fip := floatingIPOf(s); !fip || shares(ingressIPs(s)) {
 			retain(rulePorts(s.Spec.Ports, fip))
+		}
+		if internal, _, _ := annotationInternal.Bool(s); internal && slices.Contains(serviceFamilies(s), true) {
+			retain(rulePorts(s.Spec.Ports, false))
 		}
 	}
 	// Dropping destinations nobody has needs the whole picture: every

@@ -24,9 +24,12 @@ import (
 // change. md5("Tcp_Internet_443,80"): ports sorted as strings.
 func TestSecurityRuleNamesGolden(t *testing.T) {
 	for got, want := range map[string]string{
-		allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{80, 443}):                            "k8s-azure-lb_allow_IPv4_556f7044ec033071ec0dfcf7cd85bc93",
-		allowRuleName(armnetwork.SecurityRuleProtocolUDP, []string{"AzureFrontDoor.Backend", "203.0.113.0/24"}, []int32{53}): "k8s-azure-lb_allow_IPv4_e0b1c45a7dd8fe92d925195b060e9d77",
-		denyAllRuleName(): "k8s-azure-lb_deny-all_IPv4",
+		allowRuleName(armnetwork.SecurityRuleProtocolTCP, false, []string{"Internet"}, []int32{80, 443}):                            "k8s-azure-lb_allow_IPv4_556f7044ec033071ec0dfcf7cd85bc93",
+		allowRuleName(armnetwork.SecurityRuleProtocolUDP, false, []string{"AzureFrontDoor.Backend", "203.0.113.0/24"}, []int32{53}): "k8s-azure-lb_allow_IPv4_e0b1c45a7dd8fe92d925195b060e9d77",
+		denyAllRuleName(false): "k8s-azure-lb_deny-all_IPv4",
+		// IPv6: the family in the name, the hash the same.
+		allowRuleName(armnetwork.SecurityRuleProtocolTCP, true, []string{"Internet"}, []int32{80, 443}): "k8s-azure-lb_allow_IPv6_556f7044ec033071ec0dfcf7cd85bc93",
+		denyAllRuleName(true): "k8s-azure-lb_deny-all_IPv6",
 	} {
 		if got != want {
 			t.Errorf("rule name %q, want %q", got, want)
@@ -123,7 +126,7 @@ func TestSecurityRulesAdoptUpstream(t *testing.T) {
 	svc.Status.LoadBalancer.Ingress = st.Ingress
 	other := lbService("other", 80)
 	other.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: "20.0.0.7"}}
-	shared := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{80})
+	shared := allowRuleName(armnetwork.SecurityRuleProtocolTCP, false, []string{"Internet"}, []int32{80})
 	base := upstreamNames("kubernetes", svc).base
 	env.putUpstreamRules(t,
 		// Upstream shares the rule; ours is replaced by it.
@@ -175,16 +178,16 @@ func TestSecurityRulesDenyAllAndDisable(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := st.Ingress[0].IP
-	allow := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"203.0.113.0/24"}, []int32{443})
+	allow := allowRuleName(armnetwork.SecurityRuleProtocolTCP, false, []string{"203.0.113.0/24"}, []int32{443})
 	g, _ := env.emu.SecurityGroup(env.fx.SecurityGroupResourceGroup, env.fx.SecurityGroupName)
 	prio := map[string]int32{}
 	for _, r := range g.Properties.SecurityRules {
 		prio[deref(r.Name)] = deref(r.Properties.Priority)
 	}
-	if prio[allow] != 500 || prio[denyAllRuleName()] != 4095 || len(prio) != 2 {
+	if prio[allow] != 500 || prio[denyAllRuleName(false)] != 4095 || len(prio) != 2 {
 		t.Errorf("priorities %v, want %s at 500 and the deny rule at 4095", prio, allow)
 	}
-	if got := env.nsgRule(t, denyAllRuleName()); got != "* *->"+addr+":* Deny" {
+	if got := env.nsgRule(t, denyAllRuleName(false)); got != "* *->"+addr+":* Deny" {
 		t.Errorf("deny rule %q", got)
 	}
 	if got := env.nsgRule(t, allow); got != "Tcp 203.0.113.0/24->"+addr+":443 Allow" {
@@ -211,7 +214,7 @@ func TestSecurityRulesFollowNodesWithoutFloatingIP(t *testing.T) {
 	if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err != nil {
 		t.Fatal(err)
 	}
-	rule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{svc.Spec.Ports[0].NodePort})
+	rule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, false, []string{"Internet"}, []int32{svc.Spec.Ports[0].NodePort})
 	check := func(nodes []*v1.Node) {
 		t.Helper()
 		if got, want := env.nsgRule(t, rule), fmt.Sprintf("Tcp Internet->%s:%d Allow", strings.Join(nodeIPs(nodes), ","), svc.Spec.Ports[0].NodePort); got != want {

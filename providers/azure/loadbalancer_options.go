@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,20 @@ const (
 	// Type: string (an IPv4 address)
 	// Default: spec.loadBalancerIP
 	annotationIPv4 svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-ipv4"
+	// annotationIPv6 is annotationIPv4 for the Service's IPv6 address
+	// (pkg/consts/consts.go:213): an IPv6 or dual-stack Service's.
+	//
+	// Type: string (an IPv6 address)
+	// Default: spec.loadBalancerIP when it is an IPv6 address
+	annotationIPv6 svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-ipv6"
+	// annotationPIPNameIPv6 is annotationPIPName for the IPv6 public IP
+	// of a dual-stack Service, and of an IPv6 Service ahead of
+	// azure-pip-name, as upstream's getServicePIPName (pkg/consts/consts.go:217,
+	// azure_utils.go:375-394).
+	//
+	// Type: string (a public IP name)
+	// Default: a public IP the manager creates and deletes
+	annotationPIPNameIPv6 svcopts.Annotation = "service.beta.kubernetes.io/azure-pip-name-ipv6"
 	// annotationDisableTCPReset "true" (any case) turns off TCP reset on
 	// idle timeout for the Service's TCP rules, as upstream
 	// (pkg/consts/consts.go:348, azure_loadbalancer.go:3371-3373).
@@ -134,13 +149,13 @@ type lbSpec struct {
 	internal bool
 	// subnet is the internal frontend's subnet name.
 	subnet string
-	// staticIP is spec.loadBalancerIP: for an internal Service the
-	// private address to take; for a public one, the address of an
-	// existing public IP to use.
-	staticIP string
-	// pipName is an existing public IP to use (azure-pip-name).
-	pipName  string
-	dnsLabel string
+	// fams are the Service's IP families (spec.ipFamilies, in its order;
+	// IPv4 when it names none), each a frontend with its rules.
+	fams []famSpec
+	// dualStack is two families: the IPv6 parts' names then carry
+	// "-IPv6" (lbNames.forFamily).
+	dualStack bool
+	dnsLabel  string
 	ports    []v1.ServicePort
 	local    bool
 	// access is what the Service asks of the network security group
@@ -164,13 +179,121 @@ type lbSpec struct {
 	haPorts bool
 }
 
+// famSpec is what a Service asks of one IP family.
+type famSpec struct {
+	v6 bool
+	// staticIP is the family's pinned address (azure-load-balancer-ipv4
+	// or -ipv6, else spec.loadBalancerIP of this family): for an internal
+	// Service the private address to take; for a public one, the address
+	// of an existing public IP to use.
+	staticIP string
+	// pipName is an existing public IP to use (azure-pip-name, or
+	// azure-pip-name-ipv6).
+	pipName string
+	// floatingIP is the Service's, except on an internal Service's IPv6
+	// frontend: Azure's internal load balancer does not take the nodes'
+	// secondary (IPv6) addresses as floating IP targets, so upstream
+	// turns it off there and sends the traffic to the NodePort
+	// (azure_loadbalancer.go:3375-3380).
+	floatingIP bool
+}
+
 // backendPort is where a rule sends a port's traffic: the Service port
 // with floating IP, else the NodePort.
-func (sp *lbSpec) backendPort(p v1.ServicePort) int32 {
-	if sp.floatingIP {
+func (f famSpec) backendPort(p v1.ServicePort) int32 {
+	if f.floatingIP {
 		return p.Port
 	}
 	return p.NodePort
+}
+
+func familyName(v6 bool) string {
+	if v6 {
+		return "IPv6"
+	}
+	return "IPv4"
+}
+
+// serviceFamilies are the Service's IP families as IPv6 flags, in
+// spec.ipFamilies' order, IPv4 when it names none (upstream's
+// getIPFamiliesEnabled).
+func serviceFamilies(svc *v1.Service) []bool {
+	var out []bool
+	for _, f := range svc.Spec.IPFamilies {
+		switch f {
+		case v1.IPv4Protocol:
+			out = append(out, false)
+		case v1.IPv6Protocol:
+			out = append(out, true)
+		}
+	}
+	if len(out) == 0 {
+		out = []bool{false}
+	}
+	return out
+}
+
+// readFamilies fills sp.fams: each family's pinned address and public IP
+// name, read as upstream's getServiceLoadBalancerIP and getServicePIPName
+// (azure_utils.go:318-334, 375-394). As upstream, an address annotation of
+// a family the Service does not have is not read.
+func readFamilies(svc *v1.Service, sp *lbSpec) error {
+	fams := serviceFamilies(svc)
+	sp.dualStack = len(fams) == 2
+	for _, v6 := range fams {
+		f := famSpec{v6: v6, floatingIP: sp.floatingIP && !(sp.internal && v6)}
+		ann := annotationIPv4
+		if v6 {
+			ann = annotationIPv6
+		}
+		ip, field := "", ""
+		if v, ok := ann.Lookup(svc); ok && strings.TrimSpace(v) != "" {
+			ip, field = strings.TrimSpace(v), "annotation "+string(ann)
+		} else if a, err := netip.ParseAddr(svc.Spec.LoadBalancerIP); err == nil && a.Is6() == v6 {
+			ip, field = svc.Spec.LoadBalancerIP, "spec.loadBalancerIP"
+		}
+		if ip != "" {
+			a, err := netip.ParseAddr(ip)
+			if err != nil || a.Is6() != v6 || a.Is4In6() {
+				return fmt.Errorf("%s %q: want an %s address", field, ip, familyName(v6))
+			}
+			f.staticIP = a.String()
+		}
+		name, nameAnn := "", annotationPIPName
+		switch {
+		case v6 && sp.dualStack:
+			nameAnn = annotationPIPNameIPv6
+		case v6:
+			if v, ok := annotationPIPNameIPv6.Lookup(svc); ok && v != "" {
+				nameAnn = annotationPIPNameIPv6
+			}
+		}
+		if v, ok := nameAnn.Lookup(svc); ok {
+			if sp.internal {
+				return fmt.Errorf("annotation %s names a public IP; an internal Service has none", nameAnn)
+			}
+			if !nameRE.MatchString(v) {
+				return nameAnn.Invalid(v, "a public IP name in the load balancer's resource group")
+			}
+			name = v
+		}
+		if name != "" && f.staticIP != "" {
+			return fmt.Errorf("%s and annotation %s both choose the %s public IP; set one", field, nameAnn, familyName(v6))
+		}
+		f.pipName = name
+		sp.fams = append(sp.fams, f)
+	}
+	return nil
+}
+
+// fam is the Service's spec of one family, if it has that family.
+func (sp *lbSpec) fam(v6 bool) (famSpec, bool) {
+	for _, f := range sp.fams {
+		if f.v6 == v6 {
+			return f, true
+		}
+	}
+	return famSpec{}, false
 }
 
 var (
@@ -196,37 +319,17 @@ func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 		}
 		sp.subnet = v
 	}
-	if v, ok := annotationPIPName.Lookup(svc); ok {
-		if sp.internal {
-			return nil, fmt.Errorf("annotation %s names a public IP; an internal Service has none", annotationPIPName)
-		}
-		if !nameRE.MatchString(v) {
-			return nil, annotationPIPName.Invalid(v, "a public IP name in the load balancer's resource group")
-		}
-		sp.pipName = v
+	if err := readFamilies(svc, sp); err != nil {
+		return nil, err
 	}
 	if v, ok := annotationDNSLabel.Lookup(svc); ok && v != "" {
-		if sp.internal || sp.pipName != "" {
+		if sp.internal || slices.ContainsFunc(sp.fams, func(f famSpec) bool { return f.pipName != "" }) {
 			return nil, fmt.Errorf("annotation %s sets the DNS label of a public IP the manager creates; this Service has none", annotationDNSLabel)
 		}
 		if !dnsLabelRE.MatchString(v) {
 			return nil, annotationDNSLabel.Invalid(v, "a DNS label of 3-63 lower-case letters, digits and '-', starting with a letter")
 		}
 		sp.dnsLabel = v
-	}
-	ip, field := svc.Spec.LoadBalancerIP, "spec.loadBalancerIP"
-	if v, ok := annotationIPv4.Lookup(svc); ok && strings.TrimSpace(v) != "" {
-		ip, field = strings.TrimSpace(v), "annotation "+string(annotationIPv4)
-	}
-	if ip != "" {
-		a, perr := netip.ParseAddr(ip)
-		if perr != nil || !a.Is4() {
-			return nil, fmt.Errorf("%s %q: want an IPv4 address", field, ip)
-		}
-		if sp.pipName != "" {
-			return nil, fmt.Errorf("%s and annotation %s both choose the public IP; set one", field, annotationPIPName)
-		}
-		sp.staticIP = a.String()
 	}
 	sp.haPorts = sp.internal && annotationTrue(annotationHAPorts, svc)
 	sp.tcpReset = !annotationTrue(annotationDisableTCPReset, svc)
@@ -263,7 +366,7 @@ func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 	}
 	_, _, sp.local = svcopts.HealthCheck(svc)
 	sp.sessionIP = svc.Spec.SessionAffinity == v1.ServiceAffinityClientIP
-	if sp.access, err = readAccess(svc, sp.internal, sp.ports, sp.floatingIP); err != nil {
+	if sp.access, err = readAccess(svc, sp); err != nil {
 		return nil, err
 	}
 	if sp.probes, sp.localProbe, err = probeSettings(svc, sp); err != nil {

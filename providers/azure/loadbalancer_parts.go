@@ -16,9 +16,26 @@ import (
 // the cluster's backend pool; whatever else the resource holds (outbound
 // rules, another controller's frontends) is kept.
 
-// backend is one node of the pool: its address, and with NIC-based pools
-// its primary IP configuration's ID.
-type backend struct{ node, ip, ipConfig string }
+// backend is one node of the pools: its addresses, and with NIC-based
+// pools its primary NIC's IP configurations' IDs, of each family (the
+// IPv6 ones empty on a node without IPv6).
+type backend struct{ node, ip, ipConfig, ip6, ipConfig6 string }
+
+// addr is the node's address of a family.
+func (b backend) addr(v6 bool) string {
+	if v6 {
+		return b.ip6
+	}
+	return b.ip
+}
+
+// config is the node's IP configuration of a family.
+func (b backend) config(v6 bool) string {
+	if v6 {
+		return b.ipConfig6
+	}
+	return b.ipConfig
+}
 
 // Probe settings, as upstream's defaults: every 5 s, two failures mark a
 // node down.
@@ -39,23 +56,26 @@ func findFrontend(lb *armnetwork.LoadBalancer, name string) *armnetwork.Frontend
 	return nil
 }
 
-// frontendFor is the Service's desired frontend: a private address in its
-// subnet, or a public IP (the manager's own, created if missing, or the
-// user's); pipAddress is the public address.
-func (l *loadBalancers) frontendFor(ctx context.Context, svc *v1.Service, sp *lbSpec, names lbNames) (fe *armnetwork.FrontendIPConfiguration, pipAddress string, err error) {
+// frontendFor is the Service's desired frontend of family f: a private
+// address in its subnet, or a public IP (the manager's own, created if
+// missing, or the user's); pipAddress is the public address.
+func (l *loadBalancers) frontendFor(ctx context.Context, svc *v1.Service, sp *lbSpec, f famSpec, names lbNames) (fe *armnetwork.FrontendIPConfiguration, pipAddress string, err error) {
 	name := names.frontend
 	if sp.internal {
 		props := &armnetwork.FrontendIPConfigurationPropertiesFormat{
 			Subnet:                    &armnetwork.Subnet{ID: to.Ptr(l.subnetID(sp.subnet))},
 			PrivateIPAllocationMethod: to.Ptr(armnetwork.IPAllocationMethodDynamic),
 		}
-		if sp.staticIP != "" {
+		if f.v6 {
+			props.PrivateIPAddressVersion = to.Ptr(armnetwork.IPVersionIPv6)
+		}
+		if f.staticIP != "" {
 			props.PrivateIPAllocationMethod = to.Ptr(armnetwork.IPAllocationMethodStatic)
-			props.PrivateIPAddress = to.Ptr(sp.staticIP)
+			props.PrivateIPAddress = to.Ptr(f.staticIP)
 		}
 		return &armnetwork.FrontendIPConfiguration{Name: to.Ptr(name), Properties: props}, "", nil
 	}
-	id, addr, err := l.ensurePublicIP(ctx, svc, sp, names)
+	id, addr, err := l.ensurePublicIP(ctx, svc, sp, f, names)
 	if err != nil {
 		return nil, "", err
 	}
@@ -99,43 +119,91 @@ func sameFrontend(a, b *armnetwork.FrontendIPConfigurationPropertiesFormat) bool
 		return true
 	}
 	am, bm := deref(a.PrivateIPAllocationMethod), deref(b.PrivateIPAllocationMethod)
-	if am != bm {
+	if am != bm || privateVersion(a) != privateVersion(b) {
 		return false
 	}
 	return am != armnetwork.IPAllocationMethodStatic || deref(a.PrivateIPAddress) == deref(b.PrivateIPAddress)
 }
 
-// ensureService makes lb hold the Service's frontend, and a rule and a
-// probe per port, and nothing else named after the Service. A Service
-// asking for the address of another Service's frontend (several Services
-// on one IP with distinct ports, as upstream allows) puts its rules on
-// that frontend and has none of its own. frontend is the frontend's name.
-func ensureService(lb *armnetwork.LoadBalancer, lbID, pool string, names lbNames, fe *armnetwork.FrontendIPConfiguration, sp *lbSpec) (changed bool, frontend string) {
+// privateVersion is a private frontend's IP version, IPv4 when unset as
+// ARM defaults it.
+func privateVersion(p *armnetwork.FrontendIPConfigurationPropertiesFormat) armnetwork.IPVersion {
+	if v := deref(p.PrivateIPAddressVersion); v != "" {
+		return v
+	}
+	return armnetwork.IPVersionIPv4
+}
+
+// feWant is one IP family's frontend as a sync wants it.
+type feWant struct {
+	f     famSpec
+	names lbNames
+	fe    *armnetwork.FrontendIPConfiguration
+	// pool is the family's backend pool.
+	pool string
+	// frontend is the name of the frontend its rules use, set by
+	// ensureService.
+	frontend string
+}
+
+// ensureService makes lb hold the Service's frontend of each family, and
+// a rule and a probe per port and family, and nothing else named after
+// the Service (a family it no longer has loses its frontend too). A
+// Service asking for the address of another Service's frontend (several
+// Services on one IP with distinct ports, as upstream allows) puts its
+// rules on that frontend and has none of its own.
+func ensureService(lb *armnetwork.LoadBalancer, lbID string, wants []*feWant, sp *lbSpec) (changed bool) {
 	if lb.Properties == nil {
 		lb.Properties = &armnetwork.LoadBalancerPropertiesFormat{}
 	}
 	p := lb.Properties
-	frontend = names.frontend
-	cur := findFrontend(lb, names.frontend)
-	switch shared := sharedFrontend(lb, names.frontend, fe.Properties); {
-	case cur == nil && shared != nil:
-		frontend = deref(shared.Name)
-	case cur == nil:
-		p.FrontendIPConfigurations = append(p.FrontendIPConfigurations, &armnetwork.FrontendIPConfiguration{Name: to.Ptr(names.frontend), Properties: fe.Properties})
-		changed = true
-	case !sameFrontend(cur.Properties, fe.Properties):
-		cur.Properties = fe.Properties
-		changed = true
+	rules := map[string]*armnetwork.LoadBalancingRule{}
+	probes := map[string]*armnetwork.Probe{}
+	own := map[string]bool{}
+	for _, w := range wants {
+		names, fe := w.names, w.fe
+		own[strings.ToLower(names.frontend)] = true
+		w.frontend = names.frontend
+		cur := findFrontend(lb, names.frontend)
+		switch shared := sharedFrontend(lb, names.frontend, fe.Properties); {
+		case cur == nil && shared != nil:
+			w.frontend = deref(shared.Name)
+		case cur == nil:
+			p.FrontendIPConfigurations = append(p.FrontendIPConfigurations, &armnetwork.FrontendIPConfiguration{Name: to.Ptr(names.frontend), Properties: fe.Properties})
+			changed = true
+		case !sameFrontend(cur.Properties, fe.Properties):
+			cur.Properties = fe.Properties
+			changed = true
+		}
+		desiredRules(rules, probes, lbID, w.pool, names, w.frontend, sp, w.f)
 	}
-	rules, probes := desiredRules(lbID, pool, names, frontend, sp)
+	base := wants[0].names.base
 	var rulesChanged, probesChanged bool
-	p.LoadBalancingRules, rulesChanged = reconcileOwned(p.LoadBalancingRules, rules, names.base,
+	p.LoadBalancingRules, rulesChanged = reconcileOwned(p.LoadBalancingRules, rules, base,
 		func(r *armnetwork.LoadBalancingRule) *string { return r.Name },
 		func(a, b *armnetwork.LoadBalancingRule) bool { return sameRule(a.Properties, b.Properties) })
-	p.Probes, probesChanged = reconcileOwned(p.Probes, probes, names.base,
+	p.Probes, probesChanged = reconcileOwned(p.Probes, probes, base,
 		func(r *armnetwork.Probe) *string { return r.Name },
 		func(a, b *armnetwork.Probe) bool { return sameProbe(a.Properties, b.Properties) })
-	return changed || rulesChanged || probesChanged, frontend
+	// The frontend of a family the Service no longer has (dual-stack
+	// made single-stack) goes once no rule uses it.
+	plain := wants[0].names.forFamily(false, false).frontend
+	stale := map[string]bool{}
+	for _, n := range []string{plain, plain + ipv6Suffix} {
+		if !own[strings.ToLower(n)] {
+			stale[strings.ToLower(n)] = true
+		}
+	}
+	used := frontendsInUse(p)
+	n := len(p.FrontendIPConfigurations)
+	p.FrontendIPConfigurations = slices.DeleteFunc(p.FrontendIPConfigurations, func(fe *armnetwork.FrontendIPConfiguration) bool {
+		if fe == nil {
+			return false
+		}
+		k := strings.ToLower(deref(fe.Name))
+		return stale[k] && !used[k]
+	})
+	return changed || rulesChanged || probesChanged || n != len(p.FrontendIPConfigurations)
 }
 
 // sharedFrontend is another frontend with the address want asks for: the
@@ -170,7 +238,7 @@ func ruleFrontend(lb *armnetwork.LoadBalancer, names lbNames) *armnetwork.Fronte
 		return nil
 	}
 	for _, r := range lb.Properties.LoadBalancingRules {
-		if r != nil && ownedBy(deref(r.Name), names.base) && r.Properties != nil && r.Properties.FrontendIPConfiguration != nil {
+		if r != nil && names.ownsRule(deref(r.Name)) && r.Properties != nil && r.Properties.FrontendIPConfiguration != nil {
 			id := deref(r.Properties.FrontendIPConfiguration.ID)
 			return findFrontend(lb, id[strings.LastIndex(id, "/")+1:])
 		}
@@ -227,17 +295,16 @@ func ownedBy(part, name string) bool {
 	return len(part) > len(name) && strings.EqualFold(part[:len(name)+1], name+"-")
 }
 
-// desiredRules are the Service's rules and probes by lower-cased name.
-// With floating IP on (upstream's default) a rule keeps the frontend's
-// address and the Service port, which kube-proxy answers on every node;
-// off, it sends the port's traffic to the nodes' NodePort. Probes go to
-// the NodePort either way, as upstream's.
-func desiredRules(lbID, pool string, names lbNames, frontend string, sp *lbSpec) (map[string]*armnetwork.LoadBalancingRule, map[string]*armnetwork.Probe) {
-	rules := map[string]*armnetwork.LoadBalancingRule{}
-	probes := map[string]*armnetwork.Probe{}
+// desiredRules adds the Service's rules and probes of family f to rules
+// and probes, by lower-cased name. With floating IP on (upstream's
+// default) a rule keeps the frontend's address and the Service port,
+// which kube-proxy answers on every node; off, it sends the port's
+// traffic to the nodes' NodePort. Probes go to the NodePort either way,
+// as upstream's.
+func desiredRules(rules map[string]*armnetwork.LoadBalancingRule, probes map[string]*armnetwork.Probe, lbID, pool string, names lbNames, frontend string, sp *lbSpec, f famSpec) {
 	if sp.haPorts {
-		haRule(rules, probes, lbID, pool, names, frontend, sp)
-		return rules, probes
+		haRule(rules, probes, lbID, pool, names, frontend, sp, f)
+		return
 	}
 	for i, port := range sp.ports {
 		rn := names.rule(port)
@@ -246,8 +313,8 @@ func desiredRules(lbID, pool string, names lbNames, frontend string, sp *lbSpec)
 			BackendAddressPool:      &armnetwork.SubResource{ID: to.Ptr(lbID + "/backendAddressPools/" + pool)},
 			Protocol:                to.Ptr(armnetwork.TransportProtocol(protocolName(port.Protocol))),
 			FrontendPort:            to.Ptr(port.Port),
-			BackendPort:             to.Ptr(sp.backendPort(port)),
-			EnableFloatingIP:        to.Ptr(sp.floatingIP),
+			BackendPort:             to.Ptr(f.backendPort(port)),
+			EnableFloatingIP:        to.Ptr(f.floatingIP),
 			IdleTimeoutInMinutes:    to.Ptr(sp.idleTimeout),
 			LoadDistribution:        to.Ptr(armnetwork.LoadDistributionDefault),
 			EnableTCPReset:          to.Ptr(port.Protocol == v1.ProtocolTCP && sp.tcpReset),
@@ -277,7 +344,6 @@ func desiredRules(lbID, pool string, names lbNames, frontend string, sp *lbSpec)
 		}
 		rules[strings.ToLower(rn)] = &armnetwork.LoadBalancingRule{Name: to.Ptr(rn), Properties: props}
 	}
-	return rules, probes
 }
 
 func protocolName(p v1.Protocol) string {
@@ -318,21 +384,40 @@ func sameProbe(a, b *armnetwork.ProbePropertiesFormat) bool {
 		deref(a.IntervalInSeconds) == deref(b.IntervalInSeconds) && deref(a.ProbeThreshold) == deref(b.ProbeThreshold)
 }
 
-// ensurePool makes the cluster's backend pool list exactly backends
-// (nodeIP pools: addresses in the nodes' virtual network, not NIC
-// configurations), so a node-set change is this one write. A NIC-based
-// pool only has to exist here (loadbalancer_nicpool.go).
-func (l *loadBalancers) ensurePool(lb *armnetwork.LoadBalancer, backends []backend) bool {
+// ensurePools makes the cluster's backend pools list exactly backends:
+// the IPv4 pool always, the IPv6 one when it exists or want6 asks for it
+// (a Service with an IPv6 frontend), so every pool follows the nodes.
+func (l *loadBalancers) ensurePools(lb *armnetwork.LoadBalancer, backends []backend, want6 bool) bool {
+	changed := l.ensurePool(lb, backends, false)
+	if want6 || findPool(lb, l.poolName(true)) != nil {
+		changed = l.ensurePool(lb, backends, true) || changed
+	}
+	return changed
+}
+
+func findPool(lb *armnetwork.LoadBalancer, name string) *armnetwork.BackendAddressPool {
+	if lb == nil || lb.Properties == nil {
+		return nil
+	}
+	for _, bp := range lb.Properties.BackendAddressPools {
+		if bp != nil && strings.EqualFold(deref(bp.Name), name) {
+			return bp
+		}
+	}
+	return nil
+}
+
+// ensurePool makes the cluster's backend pool of a family list exactly
+// backends' addresses of that family (nodeIP pools: addresses in the
+// nodes' virtual network, not NIC configurations), so a node-set change
+// is this one write. A NIC-based pool only has to exist here
+// (loadbalancer_nicpool.go).
+func (l *loadBalancers) ensurePool(lb *armnetwork.LoadBalancer, backends []backend, v6 bool) bool {
 	if lb.Properties == nil {
 		lb.Properties = &armnetwork.LoadBalancerPropertiesFormat{}
 	}
-	pool := l.poolName()
-	var cur *armnetwork.BackendAddressPool
-	for _, bp := range lb.Properties.BackendAddressPools {
-		if bp != nil && strings.EqualFold(deref(bp.Name), pool) {
-			cur = bp
-		}
-	}
+	pool := l.poolName(v6)
+	cur := findPool(lb, pool)
 	if l.nics != nil {
 		// NIC-based: the pool lists no address (ARM refuses a pool with
 		// both kinds of member); nodes join it from their side.
@@ -356,8 +441,11 @@ func (l *loadBalancers) ensurePool(lb *armnetwork.LoadBalancer, backends []backe
 	sorted := slices.Clone(backends)
 	slices.SortFunc(sorted, func(a, b backend) int { return strings.Compare(a.node, b.node) })
 	for _, b := range sorted {
+		if b.addr(v6) == "" {
+			continue
+		}
 		want = append(want, &armnetwork.LoadBalancerBackendAddress{Name: to.Ptr(b.node), Properties: &armnetwork.LoadBalancerBackendAddressPropertiesFormat{
-			IPAddress:      to.Ptr(b.ip),
+			IPAddress:      to.Ptr(b.addr(v6)),
 			VirtualNetwork: &armnetwork.SubResource{ID: to.Ptr(l.vnetID())},
 		}})
 	}
@@ -458,10 +546,11 @@ func frontendsInUse(p *armnetwork.LoadBalancerPropertiesFormat) map[string]bool 
 // haRule is azure-load-balancer-enable-high-availability-ports' one rule
 // for every port and protocol, as upstream's (azure_loadbalancer.go:3213-3256,
 // 3385-3397): named after the first port's rule, protocol All on ports
-// 0, floating IP always, TCP reset unless disabled, probed by the Local
-// health check or else the first port that has a probe (the probe named
-// after the rule).
-func haRule(rules map[string]*armnetwork.LoadBalancingRule, probes map[string]*armnetwork.Probe, lbID, pool string, names lbNames, frontend string, sp *lbSpec) {
+// 0, floating IP on (whatever the annotation says) but for the IPv6
+// frontend (azure_loadbalancer.go:3375-3380, 3385-3397), TCP reset unless
+// disabled, probed by the Local health check or else the first port that
+// has a probe (the probe named after the rule).
+func haRule(rules map[string]*armnetwork.LoadBalancingRule, probes map[string]*armnetwork.Probe, lbID, pool string, names lbNames, frontend string, sp *lbSpec, f famSpec) {
 	rn := names.rule(sp.ports[0])
 	props := &armnetwork.LoadBalancingRulePropertiesFormat{
 		FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(lbID + "/frontendIPConfigurations/" + frontend)},
@@ -469,7 +558,7 @@ func haRule(rules map[string]*armnetwork.LoadBalancingRule, probes map[string]*a
 		Protocol:                to.Ptr(armnetwork.TransportProtocolAll),
 		FrontendPort:            to.Ptr[int32](0),
 		BackendPort:             to.Ptr[int32](0),
-		EnableFloatingIP:        to.Ptr(true),
+		EnableFloatingIP:        to.Ptr(!f.v6),
 		IdleTimeoutInMinutes:    to.Ptr(sp.idleTimeout),
 		LoadDistribution:        to.Ptr(armnetwork.LoadDistributionDefault),
 		EnableTCPReset:          to.Ptr(sp.tcpReset),

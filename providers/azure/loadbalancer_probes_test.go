@@ -21,7 +21,9 @@ func TestProbesAsUpstream(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := upstreamNames("k", svc)
-		return desiredRules("/lb", "pool", n, n.frontend, sp)
+		rules, probes := map[string]*armnetwork.LoadBalancingRule{}, map[string]*armnetwork.Probe{}
+		desiredRules(rules, probes, "/lb", "pool", n, n.frontend, sp, sp.fams[0])
+		return rules, probes
 	}
 	t.Run("defaults: TCP on the NodePort every 5 s, threshold 2; none for UDP", func(t *testing.T) {
 		svc := lbService("def", 80, 53)

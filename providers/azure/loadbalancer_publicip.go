@@ -45,28 +45,32 @@ func (l *loadBalancers) pipGroups(svc *v1.Service) []string {
 	return []string{rg, l.cfg.LoadBalancerResourceGroup}
 }
 
-// ensurePublicIP returns the Service's public IP's ID and address.
-func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp *lbSpec, names lbNames) (id, address string, err error) {
+// ensurePublicIP returns the ID and address of the Service's public IP of
+// family f.
+func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp *lbSpec, f famSpec, names lbNames) (id, address string, err error) {
 	rg := l.pipResourceGroup(svc)
 	switch {
-	case sp.pipName != "":
-		resp, err := l.api.publicIPs.Get(ctx, rg, sp.pipName, nil)
+	case f.pipName != "":
+		resp, err := l.api.publicIPs.Get(ctx, rg, f.pipName, nil)
 		if isNotFound(err) {
-			return "", "", fmt.Errorf("public IP %s (annotation %s) not found in resource group %s", sp.pipName, annotationPIPName, rg)
+			return "", "", fmt.Errorf("public IP %s (the Service's %s public IP name) not found in resource group %s", f.pipName, familyName(f.v6), rg)
 		}
 		if err != nil {
-			return "", "", fmt.Errorf("get public IP %s/%s: %w", rg, sp.pipName, err)
+			return "", "", fmt.Errorf("get public IP %s/%s: %w", rg, f.pipName, err)
+		}
+		if err := checkPIPVersion(&resp.PublicIPAddress, f.v6); err != nil {
+			return "", "", err
 		}
 		return deref(resp.ID), addressOf(&resp.PublicIPAddress), nil
-	case sp.staticIP != "":
-		pip, err := l.publicIPByAddress(ctx, rg, sp.staticIP)
+	case f.staticIP != "":
+		pip, err := l.publicIPByAddress(ctx, rg, f.staticIP)
 		if err != nil {
 			return "", "", err
 		}
 		if err := l.bindPublicIP(ctx, rg, pip, svc, true); err != nil {
 			return "", "", err
 		}
-		return deref(pip.ID), sp.staticIP, nil
+		return deref(pip.ID), f.staticIP, nil
 	}
 	name := names.pip
 	var pip *armnetwork.PublicIPAddress
@@ -82,10 +86,13 @@ func (l *loadBalancers) ensurePublicIP(ctx context.Context, svc *v1.Service, sp 
 		break
 	}
 	if pip == nil {
-		return l.createPublicIP(ctx, svc, rg, name, sp, "")
+		return l.createPublicIP(ctx, svc, rg, name, sp, f.v6)
 	}
 	if !l.ownsPublicIP(pip, svc) {
 		return "", "", fmt.Errorf("public IP %s/%s exists but is not tagged %s=%s, %s=%s; it is not this Service's to use", rg, name, tagCluster, l.clusterID, tagService, serviceKey(svc))
+	}
+	if err := checkPIPVersion(pip, f.v6); err != nil {
+		return "", "", err
 	}
 	probe := maps.Clone(pip.Tags)
 	if dnsLabelOf(pip) != sp.dnsLabel || l.tags.reconcile(&probe, sp.pipTags) {
@@ -121,6 +128,23 @@ func (l *loadBalancers) updatePublicIP(ctx context.Context, rg string, pip *armn
 		return "", "", fmt.Errorf("update public IP %s/%s: %w", rg, name, err)
 	}
 	return deref(resp.ID), addressOf(&resp.PublicIPAddress), nil
+}
+
+// checkPIPVersion refuses a public IP of the other family: ARM changes no
+// existing public IP's version, and a frontend of the wrong one would
+// give the Service an address of a family it does not have.
+func checkPIPVersion(p *armnetwork.PublicIPAddress, v6 bool) error {
+	if p.Properties == nil {
+		return nil
+	}
+	got := deref(p.Properties.PublicIPAddressVersion)
+	if got == "" {
+		got = armnetwork.IPVersionIPv4
+	}
+	if want := armnetwork.IPVersion(familyName(v6)); !strings.EqualFold(string(got), string(want)) {
+		return fmt.Errorf("public IP %s is %s; the Service's %s frontend needs an %s one", deref(p.Name), got, want, want)
+	}
+	return nil
 }
 
 func addressOf(p *armnetwork.PublicIPAddress) string {
@@ -172,9 +196,10 @@ func (l *loadBalancers) pipClusterMatches(pip *armnetwork.PublicIPAddress) bool 
 	return !ok || strings.EqualFold(deref(v), l.clusterID)
 }
 
-// createPublicIP creates (etag "") or updates the Service's own public IP
-// in resource group rg.
-func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, rg, name string, sp *lbSpec, etag string) (id, address string, err error) {
+// createPublicIP creates the Service's own public IP of a family in
+// resource group rg: Standard, static (which ARM requires of a Standard
+// IPv6 one too).
+func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, rg, name string, sp *lbSpec, v6 bool) (id, address string, err error) {
 	own := map[string]string{}
 	dnsLabel := ""
 	if sp != nil {
@@ -189,13 +214,13 @@ func (l *loadBalancers) createPublicIP(ctx context.Context, svc *v1.Service, rg,
 		Tags:     tags,
 		Properties: &armnetwork.PublicIPAddressPropertiesFormat{
 			PublicIPAllocationMethod: to.Ptr(armnetwork.IPAllocationMethodStatic),
-			PublicIPAddressVersion:   to.Ptr(armnetwork.IPVersionIPv4),
+			PublicIPAddressVersion:   to.Ptr(armnetwork.IPVersion(familyName(v6))),
 		},
 	}
 	if dnsLabel != "" {
 		pip.Properties.DNSSettings = &armnetwork.PublicIPAddressDNSSettings{DomainNameLabel: to.Ptr(dnsLabel)}
 	}
-	p, err := l.api.publicIPs.BeginCreateOrUpdate(withPrecondition(ctx, etag), rg, name, pip, nil)
+	p, err := l.api.publicIPs.BeginCreateOrUpdate(withPrecondition(ctx, ""), rg, name, pip, nil)
 	if err != nil {
 		return "", "", fmt.Errorf("create public IP %s/%s: %w", rg, name, err)
 	}
@@ -221,7 +246,7 @@ func (l *loadBalancers) publicIPByAddress(ctx context.Context, rg, address strin
 			}
 		}
 	}
-	return nil, fmt.Errorf("spec.loadBalancerIP %s: %w in resource group %s; create a Standard static public IP there first", address, errNoPublicIP, rg)
+	return nil, fmt.Errorf("the Service's address %s: %w in resource group %s; create a Standard static public IP there first", address, errNoPublicIP, rg)
 }
 
 // errNoPublicIP is publicIPByAddress finding none.

@@ -206,8 +206,8 @@ func TestLoadBalancerLifecycle(t *testing.T) {
 	}
 	// Upstream's shared rules: one per protocol, sources and ports, to
 	// the Service's address (floating IP: the Service port).
-	tcpRule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{80, 443})
-	udpRule := allowRuleName(armnetwork.SecurityRuleProtocolUDP, []string{"Internet"}, []int32{53})
+	tcpRule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, false, []string{"Internet"}, []int32{80, 443})
+	udpRule := allowRuleName(armnetwork.SecurityRuleProtocolUDP, false, []string{"Internet"}, []int32{53})
 	if got := env.nsgRules(t); !slices.Equal(got, sortedStrings(tcpRule, udpRule)) {
 		t.Errorf("NSG rules %v, want %s and %s", got, tcpRule, udpRule)
 	}
@@ -613,7 +613,7 @@ func TestLoadBalancerOptions(t *testing.T) {
 	if _, err := env.cloud.lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes); err != nil {
 		t.Fatal(err)
 	}
-	if rules := env.nsgRules(t); len(rules) != 1 || rules[0] != allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{80}) {
+	if rules := env.nsgRules(t); len(rules) != 1 || rules[0] != allowRuleName(armnetwork.SecurityRuleProtocolTCP, false, []string{"Internet"}, []int32{80}) {
 		t.Errorf("rules after dropping ranges: %v", rules)
 	}
 
@@ -806,8 +806,8 @@ func TestFloatingIPToggle(t *testing.T) {
 	nodes := env.lbNodes(t, 1)
 	ctx := t.Context()
 	svc := lbService("fip", 80)
-	nodePortRule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{svc.Spec.Ports[0].NodePort})
-	servicePortRule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{80})
+	nodePortRule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, false, []string{"Internet"}, []int32{svc.Spec.Ports[0].NodePort})
+	servicePortRule := allowRuleName(armnetwork.SecurityRuleProtocolTCP, false, []string{"Internet"}, []int32{80})
 	ruleOf := func() *armnetwork.LoadBalancingRulePropertiesFormat {
 		lb, _ := env.lb(t, "kubernetes")
 		return lb.Properties.LoadBalancingRules[0].Properties
@@ -909,7 +909,7 @@ func TestPublicIPGroups(t *testing.T) {
 	// Made by an earlier version, in loadBalancerResourceGroup.
 	earlier := lbService("earlier", 80)
 	n := upstreamNames(l.clusterID, earlier)
-	_, addr, err := l.createPublicIP(ctx, earlier, "lb-group", n.pip, nil, "")
+	_, addr, err := l.createPublicIP(ctx, earlier, "lb-group", n.pip, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1102,7 +1102,7 @@ func TestSharedAddress(t *testing.T) {
 	if !ok || deref(pip.Tags[tagService]) != "default/share-b" {
 		t.Errorf("after a went: public IP %v services %q", ok, deref(pip.Tags[tagService]))
 	}
-	rule443 := allowRuleName(armnetwork.SecurityRuleProtocolTCP, []string{"Internet"}, []int32{443})
+	rule443 := allowRuleName(armnetwork.SecurityRuleProtocolTCP, false, []string{"Internet"}, []int32{443})
 	if got := env.nsgRules(t); !slices.Equal(got, []string{rule443}) {
 		t.Errorf("NSG rules %v after a went, want only b's %s", got, rule443)
 	}

@@ -53,19 +53,54 @@ type lbNames struct {
 	pip string
 	// legacy says these are this manager's names from before upstream's.
 	legacy bool
+	// suffix is "-IPv6" on the IPv6 half of a dual-stack Service
+	// (forFamily), after every name but the base.
+	suffix string
+}
+
+// ipv6Suffix marks the IPv6 parts of a dual-stack Service, as upstream's
+// getResourceByIPFamily (cloud-provider-azure pkg/provider/azure_utils.go:435-440,
+// consts.IPVersionIPv6String).
+const ipv6Suffix = "-IPv6"
+
+// forFamily are the names of the Service's parts of one IP family: a
+// dual-stack Service's IPv6 frontend, public IP, rules and probes carry
+// "-IPv6" (upstream's getFrontendIPConfigNames, getPublicIPName and
+// getLoadBalancerRuleName, azure_loadbalancer.go:4948-4955,
+// azure_standard.go:286-338); a single-stack Service's names are the
+// same for either family.
+func (n lbNames) forFamily(v6, dualStack bool) lbNames {
+	if !v6 || !dualStack {
+		return n
+	}
+	n.frontend += ipv6Suffix
+	n.pip += ipv6Suffix
+	n.suffix = ipv6Suffix
+	return n
+}
+
+// ownsRule says a rule or probe is of these names' family: the base's,
+// and with "-IPv6" exactly when the names have it, so the two halves of a
+// dual-stack Service tell their rules apart.
+func (n lbNames) ownsRule(part string) bool {
+	return ownedBy(part, n.base) && hasSuffixFold(part, ipv6Suffix) == (n.suffix != "")
+}
+
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
 }
 
 // rule is the name of the rule, and probe, of a Service port.
 func (n lbNames) rule(p v1.ServicePort) string {
 	name := fmt.Sprintf("%s-%s-%d", n.base, p.Protocol, p.Port)
 	if n.subnet == "" {
-		return name
+		return name + n.suffix
 	}
 	seg := n.subnet
 	if len(name)+len(seg)+1 > azureNameMax {
 		seg = seg[:max(0, azureNameMax-len(name)-1)]
 	}
-	return fmt.Sprintf("%s-%s-%s-%d", n.base, seg, p.Protocol, p.Port)
+	return fmt.Sprintf("%s-%s-%s-%d", n.base, seg, p.Protocol, p.Port) + n.suffix
 }
 
 // internalSubnet is upstream's getInternalSubnet (azure_loadbalancer.go:4094-4102):

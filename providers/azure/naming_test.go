@@ -27,7 +27,16 @@ func TestUpstreamNamesGolden(t *testing.T) {
 		"rule":     {n.rule(tcp80), "a6f2b1c3d12344abc8def0123456789a-TCP-80"},
 		"udp rule": {n.rule(udp53), "a6f2b1c3d12344abc8def0123456789a-UDP-53"},
 		"pip":      {n.pip, "kubernetes-a6f2b1c3d12344abc8def0123456789a"},
-		"pool":     {(&loadBalancers{clusterID: "kubernetes"}).poolName(), "kubernetes"},
+		"pool":     {(&loadBalancers{clusterID: "kubernetes"}).poolName(false), "kubernetes"},
+		// IPv6: the pool always carries -IPv6; the Service's parts only
+		// when it is dual-stack (azure_utils.go:435-440).
+		"IPv6 pool":          {(&loadBalancers{clusterID: "kubernetes"}).poolName(true), "kubernetes-IPv6"},
+		"dual IPv6 frontend": {n.forFamily(true, true).frontend, "a6f2b1c3d12344abc8def0123456789a-IPv6"},
+		"dual IPv6 rule":     {n.forFamily(true, true).rule(tcp80), "a6f2b1c3d12344abc8def0123456789a-TCP-80-IPv6"},
+		"dual IPv6 pip":      {n.forFamily(true, true).pip, "kubernetes-a6f2b1c3d12344abc8def0123456789a-IPv6"},
+		"dual IPv4 rule":     {n.forFamily(false, true).rule(tcp80), "a6f2b1c3d12344abc8def0123456789a-TCP-80"},
+		"IPv6-only frontend": {n.forFamily(true, false).frontend, "a6f2b1c3d12344abc8def0123456789a"},
+		"IPv6-only rule":     {n.forFamily(true, false).rule(tcp80), "a6f2b1c3d12344abc8def0123456789a-TCP-80"},
 	} {
 		if got[0] != got[1] {
 			t.Errorf("%s = %q, want %q", what, got[0], got[1])
@@ -41,6 +50,9 @@ func TestUpstreamNamesGolden(t *testing.T) {
 	n = upstreamNames("kubernetes", internal)
 	if n.frontend != "a6f2b1c3d12344abc8def0123456789a-lb-subnet" || n.rule(tcp80) != "a6f2b1c3d12344abc8def0123456789a-lb-subnet-TCP-80" {
 		t.Errorf("internal subnet names: frontend %q rule %q", n.frontend, n.rule(tcp80))
+	}
+	if n6 := n.forFamily(true, true); n6.frontend != "a6f2b1c3d12344abc8def0123456789a-lb-subnet-IPv6" || n6.rule(tcp80) != "a6f2b1c3d12344abc8def0123456789a-lb-subnet-TCP-80-IPv6" {
+		t.Errorf("internal subnet IPv6 names: frontend %q rule %q", n6.frontend, n6.rule(tcp80))
 	}
 	// The subnet annotation on a public Service is not part of a name.
 	public := svc.DeepCopy()
@@ -103,7 +115,7 @@ func TestLegacyNamesKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipID, addr, err := l.createPublicIP(ctx, svc, l.cfg.LoadBalancerResourceGroup, old.pip, nil, "")
+	pipID, addr, err := l.createPublicIP(ctx, svc, l.cfg.LoadBalancerResourceGroup, old.pip, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +125,8 @@ func TestLegacyNamesKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := l.public.submit(ctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
-		ensureService(lb, l.lbID(l.lbNameFor(false)), l.clusterID, old, fe, sp)
-		return l.ensurePool(lb, backends), nil
+		ensureService(lb, l.lbID(l.lbNameFor(false)), []*feWant{{f: sp.fams[0], names: old, fe: fe, pool: l.poolName(false)}}, sp)
+		return l.ensurePools(lb, backends, false), nil
 	}); err != nil {
 		t.Fatal(err)
 	}
