@@ -86,12 +86,16 @@ type VMInfo struct {
 	// PowerState is the instance view's PowerState/<state>, e.g. "running".
 	PowerState string `json:"powerState"`
 	PrivateIP  string `json:"privateIp,omitempty"`
-	PublicIP   string `json:"publicIp,omitempty"`
-	NICID      string `json:"nicId,omitempty"`
-	PublicIPID string `json:"publicIpId,omitempty"`
+	// PrivateIPv6 is the private address of the network interface's
+	// IPv6 IP configuration ("ipconfig-v6" in a dual-stack fixture).
+	PrivateIPv6 string `json:"privateIpv6,omitempty"`
+	PublicIP    string `json:"publicIp,omitempty"`
+	NICID       string `json:"nicId,omitempty"`
+	PublicIPID  string `json:"publicIpId,omitempty"`
 	// BackendPools are the load balancer backend address pools the
-	// primary network interface's primary IP configuration is in, as
-	// its loadBalancerBackendAddressPools name them.
+	// primary network interface's IP configurations are in (the primary
+	// one's, then the IPv6 one's in a dual-stack fixture), as their
+	// loadBalancerBackendAddressPools name them.
 	BackendPools []string `json:"backendPools,omitempty"`
 	// AvailabilitySet is the availability set's name, if any.
 	AvailabilitySet string `json:"availabilitySet,omitempty"`
@@ -396,6 +400,7 @@ func (e *Emulator) vmInfo(o *object) VMInfo {
 	if nic := e.lookup(info.NICID); nic != nil {
 		info.NICID = nic.id
 		info.PrivateIP, info.PublicIPID = nicAddresses(nic)
+		info.PrivateIPv6 = nicIPv6(nic)
 		info.BackendPools = nicPools(nic)
 		if pip := e.lookup(info.PublicIPID); pip != nil {
 			info.PublicIP = jsonStr(pip.props(), "ipAddress")
@@ -415,13 +420,38 @@ func nicAddresses(nic *object) (private, publicIPID string) {
 	return jsonStr(p, "privateIPAddress"), idOfRef(p["publicIPAddress"])
 }
 
-// nicPools are the backend pools of a NIC's primary IP configuration.
+// nicIPv6 is the private address of a NIC's first IPv6 IP
+// configuration, "" if it has none.
+func nicIPv6(nic *object) string {
+	cfgs, _ := nic.props()["ipConfigurations"].([]any)
+	for _, c := range cfgs {
+		if p := propsOf(asMap(c)); versionOf(p) == ipv6 {
+			return jsonStr(p, "privateIPAddress")
+		}
+	}
+	return ""
+}
+
+// nicPools are the backend pools of a NIC's IP configurations, the
+// primary one's first: pools by IP configuration hold IPv4 and IPv6
+// configurations alike.
 func nicPools(nic *object) []string {
 	chosen := nicPrimaryIPConfig(nic)
 	if chosen == nil {
 		return nil
 	}
-	return refIDs(propsOf(chosen)["loadBalancerBackendAddressPools"])
+	out := refIDs(propsOf(chosen)["loadBalancerBackendAddressPools"])
+	cfgs, _ := nic.props()["ipConfigurations"].([]any)
+	for _, c := range cfgs {
+		if m := asMap(c); m != nil && !sameID(jsonStr(m, "name"), jsonStr(chosen, "name")) {
+			for _, id := range refIDs(propsOf(m)["loadBalancerBackendAddressPools"]) {
+				if !slices.ContainsFunc(out, func(p string) bool { return sameID(p, id) }) {
+					out = append(out, id)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // nicPrimaryIPConfig is a NIC's primary IP configuration (its first if
@@ -445,8 +475,9 @@ func nicPrimaryIPConfig(nic *object) map[string]any {
 }
 
 // BackendPools reports the load balancer backend address pools a VM is
-// in through its primary network interface's primary IP configuration
-// (the membership the upstream CCM's nodeIPConfiguration pools write):
+// in through its primary network interface's IP configurations, the
+// primary one's first (the membership the upstream CCM's
+// nodeIPConfiguration pools write):
 // a standalone or Flexible scale set VM by name, or a Uniform scale set
 // instance as "<scale set>_<instance ID>" (its VMInfo.Name). ok is false
 // for a name that is neither. Over HTTP, VMInfo.BackendPools carries
@@ -749,15 +780,22 @@ func (e *Emulator) CreateScaleSet(spec ScaleSetSpec) (ScaleSetInfo, error) {
 		mode = "Flexible"
 	}
 	ipConfig := map[string]any{
-		"primary": true, "subnet": map[string]any{"id": fx.SubnetID}, "privateIPAddressVersion": "IPv4",
+		"primary": true, "subnet": map[string]any{"id": fx.SubnetID}, "privateIPAddressVersion": ipv4,
 		"loadBalancerBackendAddressPools": []any{},
 	}
 	if spec.PublicIP {
 		ipConfig["publicIPAddressConfiguration"] = map[string]any{"name": "pub1", "properties": map[string]any{"idleTimeoutInMinutes": 15}}
 	}
+	ipConfigs := []any{map[string]any{"name": "ipconfig1", "properties": ipConfig}}
+	if sub := e.lookup(fx.SubnetID); sub != nil && e.dualStack(sub) {
+		ipConfigs = append(ipConfigs, map[string]any{"name": IPv6IPConfigName, "properties": map[string]any{
+			"primary": false, "subnet": map[string]any{"id": fx.SubnetID}, "privateIPAddressVersion": ipv6,
+			"loadBalancerBackendAddressPools": []any{},
+		}})
+	}
 	nicConfig := map[string]any{"primary": true, "enableAcceleratedNetworking": false, "enableIPForwarding": true,
 		"dnsSettings":      map[string]any{"dnsServers": []any{}},
-		"ipConfigurations": []any{map[string]any{"name": "ipconfig1", "properties": ipConfig}}}
+		"ipConfigurations": ipConfigs}
 	netProfile := map[string]any{"networkInterfaceConfigurations": []any{map[string]any{"name": spec.Name, "properties": nicConfig}}}
 	profile := map[string]any{
 		"osProfile":      map[string]any{"computerNamePrefix": prefix, "adminUsername": "azureuser", "linuxConfiguration": linuxOSProfile("")["linuxConfiguration"]},
@@ -1099,7 +1137,8 @@ func fnv64(s string) uint64 {
 }
 
 // newScaleSetVM adds an instance to a Uniform scale set (e.mu held): the
-// VM, its network interface (a private address from the subnet) and, if
+// VM, its network interface (an IP configuration for each of the model's,
+// each with a private address of its version from the subnet) and, if
 // the model has a public IP configuration, its public IP.
 func (e *Emulator) newScaleSetVM(fx Fixture, ss *object, zone string) (*object, error) {
 	next := jsonInt(ss.body["_next"])
@@ -1108,7 +1147,13 @@ func (e *Emulator) newScaleSetVM(fx Fixture, ss *object, zone string) (*object, 
 	names := []string{ssName, id}
 	vmKind := e.kindOf(computeNS, typeVMSSVM)
 	vmID := resourceID(e.cfg.SubscriptionID, rg, vmKind, names)
-	addr, err := e.allocatePrivateIP(fx.SubnetID)
+	netConfigs := cloneJSON(map[string]any{"c": ss.props()["virtualMachineProfile"].(map[string]any)["networkProfile"].(map[string]any)["networkInterfaceConfigurations"]})["c"]
+	nicName := ssName
+	nicKind := e.kindOf(computeNS, typeVMSSVMNIC)
+	nicID := resourceID(e.cfg.SubscriptionID, rg, nicKind, []string{ssName, id, nicName})
+	cfg, _ := netConfigs.([]any)[0].(map[string]any)
+	cfgProps := propsOf(cfg)
+	ipConfigs, err := e.instanceIPConfigs(fx, nicID, cfgProps["ipConfigurations"].([]any))
 	if err != nil {
 		return nil, fmt.Errorf("private address for %s_%s: %w", ssName, id, err)
 	}
@@ -1121,10 +1166,6 @@ func (e *Emulator) newScaleSetVM(fx Fixture, ss *object, zone string) (*object, 
 	if zone == "" {
 		fd = next % 5
 	}
-	netConfigs := cloneJSON(map[string]any{"c": ss.props()["virtualMachineProfile"].(map[string]any)["networkProfile"].(map[string]any)["networkInterfaceConfigurations"]})["c"]
-	nicName := ssName
-	nicKind := e.kindOf(computeNS, typeVMSSVMNIC)
-	nicID := resourceID(e.cfg.SubscriptionID, rg, nicKind, []string{ssName, id, nicName})
 	body := map[string]any{
 		"instanceId": id, "location": e.cfg.Location,
 		"sku": map[string]any{"name": jsonStr(ss.body, "sku", "name"), "tier": "Standard"},
@@ -1154,24 +1195,10 @@ func (e *Emulator) newScaleSetVM(fx Fixture, ss *object, zone string) (*object, 
 	body["name"] = ssName + "_" + id
 
 	// The network interface, from the model's configuration.
-	cfg, _ := netConfigs.([]any)[0].(map[string]any)
-	cfgProps := propsOf(cfg)
-	ipCfg := propsOf(cfgProps["ipConfigurations"].([]any)[0].(map[string]any))
-	ipProps := map[string]any{
-		"provisioningState": "Succeeded", "privateIPAddress": addr, "privateIPAllocationMethod": "Dynamic",
-		"privateIPAddressVersion": "IPv4", "subnet": map[string]any{"id": fx.SubnetID}, "primary": true,
-		"loadBalancerBackendAddressPools": cloneJSON(map[string]any{"p": ipCfg["loadBalancerBackendAddressPools"]})["p"],
-	}
-	ipConfigID := nicID + "/ipConfigurations/ipconfig1"
-	var pipName string
-	if pc, ok := ipCfg["publicIPAddressConfiguration"].(map[string]any); ok {
-		pipName, _ = pc["name"].(string)
-		ipProps["publicIPAddress"] = map[string]any{"id": ipConfigID + "/publicIPAddresses/" + pipName}
-	}
 	nicBody := map[string]any{
 		"properties": map[string]any{
 			"provisioningState": "Succeeded", "resourceGuid": e.newGUID(),
-			"ipConfigurations":            []any{map[string]any{"id": ipConfigID, "name": "ipconfig1", "properties": ipProps}},
+			"ipConfigurations":            ipConfigs,
 			"dnsSettings":                 map[string]any{"dnsServers": []any{}, "appliedDnsServers": []any{}},
 			"macAddress":                  fmt.Sprintf("00-0D-3A-%02X-%02X-%02X", byte(e.comp.seq>>16), byte(e.comp.seq>>8), byte(e.comp.seq)),
 			"enableAcceleratedNetworking": cfgProps["enableAcceleratedNetworking"],
@@ -1183,31 +1210,68 @@ func (e *Emulator) newScaleSetVM(fx Fixture, ss *object, zone string) (*object, 
 			"tapConfigurations":           []any{},
 		},
 	}
-	nic := e.insert(nicKind, rg, []string{ssName, id, nicName}, nicBody)
+	e.insert(nicKind, rg, []string{ssName, id, nicName}, nicBody)
 	nicBody["type"] = "Microsoft.Network/networkInterfaces"
-	ipc := nicBody["properties"].(map[string]any)["ipConfigurations"].([]any)[0].(map[string]any)
-	ipc["etag"] = nicBody["etag"]
-	ipc["type"] = "Microsoft.Network/networkInterfaces/ipConfigurations"
-	_ = nic
-
-	if pipName != "" {
-		pipAddr := e.scaleSetPublicAddress()
-		pipKind := e.kindOf(computeNS, typeVMSSVMPIP)
-		pipBody := map[string]any{
-			"sku": map[string]any{"name": "Standard", "tier": "Regional"},
-			"properties": map[string]any{
-				"provisioningState": "Succeeded", "resourceGuid": e.newGUID(), "ipAddress": pipAddr,
-				"publicIPAddressVersion": "IPv4", "publicIPAllocationMethod": "Static", "idleTimeoutInMinutes": 15,
-				"ipConfiguration": map[string]any{"id": ipConfigID},
-			},
+	for _, c := range ipConfigs {
+		ipc := asMap(c)
+		ipc["etag"] = nicBody["etag"]
+		ipc["type"] = "Microsoft.Network/networkInterfaces/ipConfigurations"
+		if pipID := idOfRef(propsOf(ipc)["publicIPAddress"]); pipID != "" {
+			e.newScaleSetVMPublicIP(rg, []string{ssName, id, nicName, jsonStr(ipc, "name"), lastSegment(pipID)}, jsonStr(ipc, "id"), zone)
 		}
-		if zone != "" {
-			pipBody["zones"] = []any{zone}
-		}
-		e.insert(pipKind, rg, []string{ssName, id, nicName, "ipconfig1", pipName}, pipBody)
-		pipBody["type"] = "Microsoft.Network/publicIPAddresses"
 	}
 	return vm, nil
+}
+
+// instanceIPConfigs makes a Uniform scale set instance's network
+// interface IP configurations (e.mu held) from its model's: one for each,
+// named as it, with a private address of its version from the fixture's
+// subnet, its pools and, for its public IP configuration, a reference to
+// the instance-level public IP.
+func (e *Emulator) instanceIPConfigs(fx Fixture, nicID string, model []any) ([]any, error) {
+	var out []any
+	var taken []string
+	for _, c := range model {
+		m := asMap(c)
+		mp := propsOf(m)
+		version := versionOf(mp)
+		addr, err := e.allocateAddress(fx.SubnetID, version == ipv6, taken)
+		if err != nil {
+			return nil, err
+		}
+		taken = append(taken, addr)
+		primary, _ := mp["primary"].(bool)
+		props := map[string]any{
+			"provisioningState": "Succeeded", "privateIPAddress": addr, "privateIPAllocationMethod": "Dynamic",
+			"privateIPAddressVersion": version, "subnet": map[string]any{"id": fx.SubnetID}, "primary": primary || len(model) == 1,
+			"loadBalancerBackendAddressPools": cloneJSON(map[string]any{"p": mp["loadBalancerBackendAddressPools"]})["p"],
+		}
+		ipcID := nicID + "/ipConfigurations/" + jsonStr(m, "name")
+		// Instance-level public IPs are IPv4 only here.
+		if pc, ok := mp["publicIPAddressConfiguration"].(map[string]any); ok && version == ipv4 {
+			props["publicIPAddress"] = map[string]any{"id": ipcID + "/publicIPAddresses/" + jsonStr(pc, "name")}
+		}
+		out = append(out, map[string]any{"id": ipcID, "name": jsonStr(m, "name"), "properties": props})
+	}
+	return out, nil
+}
+
+// newScaleSetVMPublicIP makes the instance-level public IP of a scale
+// set instance's IP configuration ipConfigID (e.mu held).
+func (e *Emulator) newScaleSetVMPublicIP(rg string, names []string, ipConfigID, zone string) {
+	pipBody := map[string]any{
+		"sku": map[string]any{"name": "Standard", "tier": "Regional"},
+		"properties": map[string]any{
+			"provisioningState": "Succeeded", "resourceGuid": e.newGUID(), "ipAddress": e.scaleSetPublicAddress(),
+			"publicIPAddressVersion": ipv4, "publicIPAllocationMethod": "Static", "idleTimeoutInMinutes": 15,
+			"ipConfiguration": map[string]any{"id": ipConfigID},
+		},
+	}
+	if zone != "" {
+		pipBody["zones"] = []any{zone}
+	}
+	e.insert(e.kindOf(computeNS, typeVMSSVMPIP), rg, names, pipBody)
+	pipBody["type"] = "Microsoft.Network/publicIPAddresses"
 }
 
 // scaleSetPublicAddress hands out an instance-level public IP address

@@ -299,19 +299,24 @@ func profileWithoutNetwork(body map[string]any) map[string]any {
 // checkNetworkConfigs checks the subnets and pool references of network
 // configurations (at path in the request) that referrer writes.
 func (e *Emulator) checkNetworkConfigs(referrer, self, path string, configs []any) *armError {
+	joined := map[string]poolMember{}
 	for i, nc := range configs {
 		ips, _ := jsonValue(asMap(nc), "properties", "ipConfigurations").([]any)
 		for j, ipc := range ips {
 			ip, _ := asMap(ipc)["properties"].(map[string]any)
+			version := versionOf(ip)
 			sub := refID(ip, "subnet")
 			if sub != "" {
 				s := e.lookupKind(sub, "virtualNetworks/subnets")
 				if s == nil {
 					return errInvalidReference(sub, referrer)
 				}
+				if version == ipv6 && !hasFamily(s.body, true) {
+					return errNoIPv6Prefix("IP configuration "+jsonStr(asMap(ipc), "name"), s.id)
+				}
 				sub = s.id
 			}
-			join := poolJoin{referrer: referrer, subnet: sub, self: self,
+			join := poolJoin{referrer: referrer, subnet: sub, self: self, ipConfig: jsonStr(asMap(ipc), "name"), version: version, joined: joined,
 				path: fmt.Sprintf("%s[%d].properties.ipConfigurations[%d].properties.loadBalancerBackendAddressPools", path, i, j)}
 			if _, aerr := e.checkPools(join, refIDs(ip["loadBalancerBackendAddressPools"])); aerr != nil {
 				return aerr
@@ -344,6 +349,7 @@ func (e *Emulator) planInstanceNetwork(vm *object, configs []any, referrer, path
 	nicIPCs, _ := nic.props()["ipConfigurations"].([]any)
 	ips, _ := jsonValue(nc, "properties", "ipConfigurations").([]any)
 	primary := primaryIndex(ips)
+	joined := map[string]poolMember{}
 	var plan []nicPoolChange
 	for j, ipc := range ips {
 		m := asMap(ipc)
@@ -356,6 +362,7 @@ func (e *Emulator) planInstanceNetwork(vm *object, configs []any, referrer, path
 		}
 		ip, _ := m["properties"].(map[string]any)
 		join := poolJoin{referrer: referrer, subnet: jsonStr(target, "properties", "subnet", "id"), self: vm.id,
+			ipConfig: jsonStr(target, "name"), version: versionOf(propsOf(target)), joined: joined,
 			path: fmt.Sprintf("%s[%d].properties.ipConfigurations[%d].properties.loadBalancerBackendAddressPools", path, ci, j)}
 		pools, aerr := e.checkPools(join, refIDs(ip["loadBalancerBackendAddressPools"]))
 		if aerr != nil {

@@ -55,6 +55,12 @@ type Config struct {
 	// ClusterID names the fixture (resource group, virtual network, ...),
 	// default "kubernetes".
 	ClusterID string
+	// DualStack gives the fixture's virtual network and node subnet an
+	// IPv6 prefix besides their IPv4 one (FixtureVNetCIDRv6,
+	// FixtureSubnetCIDRv6), and every VM and scale set instance the
+	// admin API launches a second IP configuration, "ipconfig-v6", with a
+	// private IPv6 address (VMInfo.PrivateIPv6).
+	DualStack bool
 	// ClientID and ClientSecret are the one service principal's
 	// credentials; defaults are fixed test values (Fixture reports them).
 	ClientID     string

@@ -13,7 +13,8 @@ import (
 // "<ClusterID>-subnet" (10.240.0.0/16) guarded by the security group
 // "<ClusterID>-nsg", and a route table "<ClusterID>-routetable" that is
 // not yet associated with the subnet (the cloud-controller-manager
-// associates it when it manages routes).
+// associates it when it manages routes). With Config.DualStack the
+// virtual network also has fd00:10::/48 and the subnet fd00:10:0:f0::/64.
 type Fixture struct {
 	TenantID       string `json:"tenantId"`
 	SubscriptionID string `json:"subscriptionId"`
@@ -28,10 +29,14 @@ type Fixture struct {
 	VNetID            string `json:"vnetId"`
 	VNetCIDR          string `json:"vnetCidr"`
 	VNetResourceGroup string `json:"vnetResourceGroup"`
+	// VNetCIDRv6 and SubnetCIDRv6 are the IPv6 prefixes of a dual-stack
+	// fixture (Config.DualStack), empty otherwise.
+	VNetCIDRv6 string `json:"vnetCidrv6,omitempty"`
 
-	SubnetName string `json:"subnetName"`
-	SubnetCIDR string `json:"subnetCidr"`
-	SubnetID   string `json:"subnetId"`
+	SubnetName   string `json:"subnetName"`
+	SubnetCIDR   string `json:"subnetCidr"`
+	SubnetCIDRv6 string `json:"subnetCidrv6,omitempty"`
+	SubnetID     string `json:"subnetId"`
 
 	SecurityGroupName          string `json:"securityGroupName"`
 	SecurityGroupID            string `json:"securityGroupId"`
@@ -42,10 +47,14 @@ type Fixture struct {
 	RouteTableResourceGroup string `json:"routeTableResourceGroup"`
 }
 
-// Fixture CIDRs.
+// Fixture CIDRs. The IPv6 ones are a unique local /48 and a /64 in it:
+// Azure takes IPv6 subnets of exactly /64 only (IPv6 for Azure Virtual
+// Network overview).
 const (
-	FixtureVNetCIDR   = "10.0.0.0/8"
-	FixtureSubnetCIDR = "10.240.0.0/16"
+	FixtureVNetCIDR     = "10.0.0.0/8"
+	FixtureSubnetCIDR   = "10.240.0.0/16"
+	FixtureVNetCIDRv6   = "fd00:10::/48"
+	FixtureSubnetCIDRv6 = "fd00:10:0:f0::/64"
 )
 
 func (e *Emulator) fixture() Fixture {
@@ -59,6 +68,9 @@ func (e *Emulator) fixture() Fixture {
 		SubnetName: c + "-subnet", SubnetCIDR: FixtureSubnetCIDR,
 		SecurityGroupName: c + "-nsg", SecurityGroupResourceGroup: rg,
 		RouteTableName: c + "-routetable", RouteTableResourceGroup: rg,
+	}
+	if e.cfg.DualStack {
+		f.VNetCIDRv6, f.SubnetCIDRv6 = FixtureVNetCIDRv6, FixtureSubnetCIDRv6
 	}
 	f.VNetID = resourceID(e.cfg.SubscriptionID, rg, e.netKind("virtualNetworks"), []string{f.VNetName})
 	f.SubnetID = resourceID(e.cfg.SubscriptionID, rg, e.netKind("virtualNetworks/subnets"), []string{f.VNetName, f.SubnetName})
@@ -79,23 +91,33 @@ func (e *Emulator) buildFixture() {
 	e.insert(e.netKind("routeTables"), rg, []string{f.RouteTableName}, map[string]any{
 		"properties": map[string]any{"disableBgpRoutePropagation": false, "resourceGuid": e.newGUID()},
 	})
+	space := []any{f.VNetCIDR}
+	if f.VNetCIDRv6 != "" {
+		space = append(space, f.VNetCIDRv6)
+	}
 	e.insert(e.netKind("virtualNetworks"), rg, []string{f.VNetName}, map[string]any{
 		"properties": map[string]any{
-			"addressSpace":           map[string]any{"addressPrefixes": []any{f.VNetCIDR}},
+			"addressSpace":           map[string]any{"addressPrefixes": space},
 			"enableDdosProtection":   false,
 			"virtualNetworkPeerings": []any{},
 			"resourceGuid":           e.newGUID(),
 		},
 	})
-	e.insert(e.netKind("virtualNetworks/subnets"), rg, []string{f.VNetName, f.SubnetName}, map[string]any{
-		"properties": map[string]any{
-			"addressPrefix":                     f.SubnetCIDR,
-			"networkSecurityGroup":              subResource(f.SecurityGroupID),
-			"delegations":                       []any{},
-			"privateEndpointNetworkPolicies":    "Disabled",
-			"privateLinkServiceNetworkPolicies": "Enabled",
-		},
-	})
+	subnet := map[string]any{
+		"networkSecurityGroup":              subResource(f.SecurityGroupID),
+		"delegations":                       []any{},
+		"privateEndpointNetworkPolicies":    "Disabled",
+		"privateLinkServiceNetworkPolicies": "Enabled",
+	}
+	// The network provider shows one prefix as addressPrefix and two or
+	// more as addressPrefixes only (hashicorp/terraform-provider-azurerm
+	// #5139: a dual-stack subnet has no address_prefix).
+	if f.SubnetCIDRv6 != "" {
+		subnet["addressPrefixes"] = []any{f.SubnetCIDR, f.SubnetCIDRv6}
+	} else {
+		subnet["addressPrefix"] = f.SubnetCIDR
+	}
+	e.insert(e.netKind("virtualNetworks/subnets"), rg, []string{f.VNetName, f.SubnetName}, map[string]any{"properties": subnet})
 }
 
 // Fixture reports the fixture's names and IDs.

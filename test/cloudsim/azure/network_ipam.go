@@ -161,21 +161,81 @@ func errSubnetFull(subnetID string, prefixes []netip.Prefix) *armError {
 // subnetID (e.mu held), as Azure's dynamic allocation does: never one of
 // the subnet's five reserved addresses, never one in use.
 func (e *Emulator) allocatePrivateIP(subnetID string) (string, error) {
+	return e.allocateAddress(subnetID, false, nil)
+}
+
+// allocateAddress is allocatePrivateIP for either family (v6 picks
+// IPv6), also skipping the addresses in taken: those handed out to a
+// resource not yet stored.
+func (e *Emulator) allocateAddress(subnetID string, v6 bool, taken []string) (string, error) {
 	s := e.lookupKind(subnetID, "virtualNetworks/subnets")
 	if s == nil {
 		return "", errNestedNotFound(subnetID)
 	}
+	if v6 && !hasFamily(s.body, true) {
+		return "", errNoIPv6Prefix("An allocation", s.id)
+	}
 	used := e.usedPrivateIPs(s.id, nil)
+	for _, t := range taken {
+		if a, err := netip.ParseAddr(t); err == nil {
+			used[a] = ""
+		}
+	}
 	prefixes := subnetPrefixes(s.body)
+	if a, ok := firstFreeOf(prefixes, v6, used); ok {
+		return a.String(), nil
+	}
+	return "", errSubnetFull(s.id, prefixes)
+}
+
+// firstFreeOf is the lowest free address of the first of prefixes, of
+// the family v6 picks, that has one.
+func firstFreeOf(prefixes []netip.Prefix, v6 bool, used map[netip.Addr]string) (netip.Addr, bool) {
 	for _, p := range prefixes {
-		if !p.Addr().Is4() {
+		if p.Addr().Is6() != v6 {
 			continue
 		}
 		if a, ok := firstFree(p, used); ok {
-			return a.String(), nil
+			return a, true
 		}
 	}
-	return "", errSubnetFull(s.id, prefixes)
+	return netip.Addr{}, false
+}
+
+// hasFamily says a subnet body has an address prefix of the family v6
+// picks.
+func hasFamily(body map[string]any, v6 bool) bool {
+	for _, p := range subnetPrefixes(body) {
+		if p.Addr().Is6() == v6 {
+			return true
+		}
+	}
+	return false
+}
+
+// errNoIPv6Prefix refuses an IPv6 IP configuration (or a frontend; who
+// says which) in a subnet without an IPv6 prefix. The network provider's own code for
+// this was not found documented; PrivateIPAddressNotInSubnet ("the
+// specified IP address is outside of the subnet range", Azure Resource
+// Manager's common deployment errors) is the closest documented one.
+func errNoIPv6Prefix(who, subnetID string) *armError {
+	return errBadRequest("PrivateIPAddressNotInSubnet",
+		"%s requests a private IPv6 address, but subnet %s has no IPv6 address prefix.", who, subnetID)
+}
+
+// IP versions as the network provider spells them.
+const (
+	ipv4 = "IPv4"
+	ipv6 = "IPv6"
+)
+
+// versionOf is an IP configuration's privateIPAddressVersion (stored
+// properties), IPv4 when unset as the provider defaults it.
+func versionOf(props map[string]any) string {
+	if v := jsonStr(props, "privateIPAddressVersion"); strings.EqualFold(v, ipv6) {
+		return ipv6
+	}
+	return ipv4
 }
 
 // ipRequest is one IP configuration's private address in a PUT.
@@ -183,6 +243,8 @@ type ipRequest struct {
 	ipConfigID string
 	subnet     *object
 	static     bool
+	// v6 asks for an IPv6 address.
+	v6 bool
 	// addr is the requested address (static) or the one to keep
 	// (dynamic, already allocated); "" allocates.
 	addr   string
@@ -224,7 +286,7 @@ func (e *Emulator) assignPrivateIPs(owner *object, reqs []*ipRequest) *armError 
 			continue
 		}
 		a, err := netip.ParseAddr(r.addr)
-		if err != nil || !a.Is4() {
+		if err != nil || a.Is6() != r.v6 {
 			if r.static {
 				return errBadRequest("PrivateIPAddressInvalid", "IP configuration %s has an invalid private IP address %s.", r.ipConfigID, r.addr)
 			}
@@ -261,20 +323,11 @@ func (e *Emulator) assignPrivateIPs(owner *object, reqs []*ipRequest) *armError 
 			all[a] = id
 		}
 		prefixes := subnetPrefixes(r.subnet.body)
-		var got bool
-		for _, p := range prefixes {
-			if !p.Addr().Is4() {
-				continue
-			}
-			if a, ok := firstFree(p, all); ok {
-				take(r, a)
-				got = true
-				break
-			}
-		}
-		if !got {
+		a, ok := firstFreeOf(prefixes, r.v6, all)
+		if !ok {
 			return errSubnetFull(r.subnet.id, prefixes)
 		}
+		take(r, a)
 	}
 	return nil
 }

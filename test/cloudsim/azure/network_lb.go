@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -162,10 +163,17 @@ func putLoadBalancer(e *Emulator, c *putCall) *armError {
 	if aerr := e.completeFrontends(c, lb); aerr != nil {
 		return aerr
 	}
+	feVersions, aerr := e.frontendVersions(lbID, p.FrontendIPConfigurations)
+	if aerr != nil {
+		return aerr
+	}
+	poolVersions := map[string][]poolMember{}
 	for _, pool := range p.BackendAddressPools {
-		if aerr := e.completePool(lbID, pool); aerr != nil {
+		members, aerr := e.completePool(lbID, pool)
+		if aerr != nil {
 			return aerr
 		}
+		poolVersions[strings.ToLower(*pool.ID)] = members
 	}
 	for i, pr := range p.Probes {
 		if aerr := completeProbe(i, pr); aerr != nil {
@@ -175,6 +183,9 @@ func putLoadBalancer(e *Emulator, c *putCall) *armError {
 	feRules, feNat, feOut, probeRules := map[string][]string{}, map[string][]string{}, map[string][]string{}, map[string][]string{}
 	for i, r := range p.LoadBalancingRules {
 		if aerr := completeRule(lbID, i, r, feIDs, poolIDs, probeIDs); aerr != nil {
+			return aerr
+		}
+		if aerr := checkRuleVersions(r, feVersions, poolVersions); aerr != nil {
 			return aerr
 		}
 		rp := r.Properties
@@ -354,12 +365,16 @@ func (e *Emulator) completeFrontends(c *putCall, lb armnetwork.LoadBalancer) *ar
 			return errBadValue("properties.frontendIPConfigurations.properties.privateIPAllocationMethod", method)
 		}
 		version, ok := canon(fp.PrivateIPAddressVersion, armnetwork.PossibleIPVersionValues(), armnetwork.IPVersionIPv4)
-		if !ok || version != armnetwork.IPVersionIPv4 {
+		if !ok {
 			return errBadValue("properties.frontendIPConfigurations.properties.privateIPAddressVersion", version)
+		}
+		v6 := version == armnetwork.IPVersionIPv6
+		if v6 && !hasFamily(sub.body, true) {
+			return errNoIPv6Prefix("Frontend IP configuration "+*fe.ID, sub.id)
 		}
 		fp.PrivateIPAllocationMethod, fp.PrivateIPAddressVersion = &method, &version
 		fp.Subnet = &armnetwork.Subnet{ID: to.Ptr(sub.id)}
-		r := &ipRequest{ipConfigID: *fe.ID, subnet: sub, static: method == armnetwork.IPAllocationMethodStatic}
+		r := &ipRequest{ipConfigID: *fe.ID, subnet: sub, static: method == armnetwork.IPAllocationMethodStatic, v6: v6}
 		if r.static {
 			if r.addr = deref(fp.PrivateIPAddress); r.addr == "" {
 				return errBadRequest("PrivateIPAddressNotSpecified", "IP configuration %s has private IP allocation method Static but specifies no private IP address.", *fe.ID)
@@ -380,8 +395,10 @@ func (e *Emulator) completeFrontends(c *putCall, lb armnetwork.LoadBalancer) *ar
 }
 
 // completePool checks a backend address pool's IP-based addresses and
-// clears what the provider computes.
-func (e *Emulator) completePool(lbID string, pool *armnetwork.BackendAddressPool) *armError {
+// clears what the provider computes. It returns the pool's members, one
+// of each IP version (IP-based addresses, or the IP configurations in
+// it).
+func (e *Emulator) completePool(lbID string, pool *armnetwork.BackendAddressPool) ([]poolMember, *armError) {
 	if pool.Properties == nil {
 		pool.Properties = &armnetwork.BackendAddressPoolPropertiesFormat{}
 	}
@@ -393,7 +410,7 @@ func (e *Emulator) completePool(lbID string, pool *armnetwork.BackendAddressPool
 	if poolVNet != "" {
 		v := e.lookupKind(poolVNet, "virtualNetworks")
 		if v == nil {
-			return errInvalidReference(poolVNet, lbID)
+			return nil, errInvalidReference(poolVNet, lbID)
 		}
 		pp.VirtualNetwork.ID = to.Ptr(v.id)
 	}
@@ -415,7 +432,7 @@ func (e *Emulator) completePool(lbID string, pool *armnetwork.BackendAddressPool
 			continue
 		}
 		if pr := addrNames.add(deref(a.Name), fmt.Sprintf("properties.loadBalancerBackendAddresses[%d]", i)); pr != nil {
-			return errInvalidFormat(pr)
+			return nil, errInvalidFormat(pr)
 		}
 		if a.Properties == nil {
 			a.Properties = &armnetwork.LoadBalancerBackendAddressPropertiesFormat{}
@@ -429,14 +446,14 @@ func (e *Emulator) completePool(lbID string, pool *armnetwork.BackendAddressPool
 		s := deref(ap.IPAddress)
 		ip, err := netip.ParseAddr(s)
 		if err != nil {
-			return errBadRequest("InvalidLoadBalancerBackendAddress",
+			return nil, errBadRequest("InvalidLoadBalancerBackendAddress",
 				"Load balancer backend address %s of backend address pool %s has an invalid IP address '%s'.", *a.Name, poolID, s)
 		}
 		vnet, subnet := refOf(ap.VirtualNetwork), refOf(ap.Subnet)
 		if subnet != "" {
 			sub := e.lookupKind(subnet, "virtualNetworks/subnets")
 			if sub == nil {
-				return errInvalidReference(subnet, lbID)
+				return nil, errInvalidReference(subnet, lbID)
 			}
 			ap.Subnet.ID = to.Ptr(sub.id)
 		}
@@ -447,24 +464,67 @@ func (e *Emulator) completePool(lbID string, pool *armnetwork.BackendAddressPool
 		case subnet != "":
 			vnet = parentOf(subnet)
 		default:
-			return errBadRequest("InvalidLoadBalancerBackendAddress",
+			return nil, errBadRequest("InvalidLoadBalancerBackendAddress",
 				"Load balancer backend address %s of backend address pool %s must reference a virtual network or a subnet.", *a.Name, poolID)
 		}
 		v := e.lookupKind(vnet, "virtualNetworks")
 		if v == nil {
-			return errInvalidReference(vnet, lbID)
+			return nil, errInvalidReference(vnet, lbID)
 		}
 		if ap.VirtualNetwork != nil {
 			ap.VirtualNetwork.ID = to.Ptr(v.id)
 		}
 		if other, dup := ips[ip]; dup {
-			return errBadRequest("InvalidLoadBalancerBackendAddress",
+			return nil, errBadRequest("InvalidLoadBalancerBackendAddress",
 				"Load balancer backend addresses %s and %s of backend address pool %s have the same IP address %s.", other, *a.Name, poolID, ip)
 		}
 		ips[ip] = *a.Name
 	}
-	if len(ips) > 0 && len(e.poolMembers(poolID)) > 0 {
-		return errCannotMix(poolID)
+	members := e.poolMembers(poolID)
+	if len(ips) > 0 && len(members) > 0 {
+		return nil, errCannotMix(poolID)
+	}
+	var all []poolMember
+	for ip, name := range ips {
+		all = append(all, poolMember{name, addrVersion(ip)})
+	}
+	for _, r := range members {
+		all = append(all, poolMember{lastSegment(r.id), versionOf(r.props)})
+	}
+	slices.SortFunc(all, func(a, b poolMember) int { return strings.Compare(a.name, b.name) })
+	return oneOfEach(all), nil
+}
+
+// frontendVersions are the IP versions of a load balancer's frontends,
+// by lower-cased ID. A load balancer with IPv6 frontends needs an IPv4
+// one too: the network provider's code and message are as quoted in
+// kubernetes-sigs/cloud-provider-azure#1831.
+func (e *Emulator) frontendVersions(lbID string, fes []*armnetwork.FrontendIPConfiguration) (map[string]string, *armError) {
+	out := map[string]string{}
+	var v4, v6 bool
+	for _, fe := range fes {
+		v := e.frontendVersion(encodeJSON(fe.Properties))
+		out[strings.ToLower(*fe.ID)] = v
+		v4, v6 = v4 || v == ipv4, v6 || v == ipv6
+	}
+	if v6 && !v4 {
+		return nil, errBadRequest("AtleastOneIpV4RequiredForIpV6LbFrontendIpConfiguration",
+			"At least one IPv4 frontend ipConfiguration is required for an IPv6 frontend ipConfiguration on the load balancer '%s'", lbID)
+	}
+	return out, nil
+}
+
+// checkRuleVersions refuses a load balancing rule whose backend pools
+// hold members of another IP version than its frontend.
+func checkRuleVersions(r *armnetwork.LoadBalancingRule, feVersions map[string]string, poolVersions map[string][]poolMember) *armError {
+	fe := refOf(r.Properties.FrontendIPConfiguration)
+	v := feVersions[strings.ToLower(fe)]
+	for _, pool := range r.Properties.BackendAddressPools {
+		for _, m := range poolVersions[strings.ToLower(refOf(pool))] {
+			if m.version != v {
+				return errRuleVersion(*r.ID, fe, v, refOf(pool), m.version)
+			}
+		}
 	}
 	return nil
 }
@@ -788,8 +848,16 @@ func putBackendPool(e *Emulator, c *putCall) *armError {
 		return aerr
 	}
 	pool.ID, pool.Name, pool.Type, pool.Etag = to.Ptr(c.ID), to.Ptr(lastSegment(c.ID)), to.Ptr(lbSubType+"backendAddressPools"), nil
-	if aerr := e.completePool(lb.id, &pool); aerr != nil {
+	members, aerr := e.completePool(lb.id, &pool)
+	if aerr != nil {
 		return aerr
+	}
+	if rule, fe, v := e.ruleFrontendVersion(lb, c.ID); rule != "" {
+		for _, m := range members {
+			if m.version != v {
+				return errRuleVersion(rule, fe, v, c.ID, m.version)
+			}
+		}
 	}
 	replaceBody(c.Body, pool)
 	e.touch(lb.id)

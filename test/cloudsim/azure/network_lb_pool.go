@@ -2,6 +2,8 @@ package azure
 
 import (
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -13,6 +15,10 @@ import (
 // scale set's model, a scale set instance's network configuration, all
 // through checkPools) and, from the pool's side, refuses IP-based
 // addresses in a pool that holds IP configurations (completePool).
+//
+// A pool's members are of one IP version, the version of the frontend
+// of every load balancing rule that uses the pool (checkPoolVersion,
+// and from the load balancer's side checkRuleVersions).
 
 // poolTypePath is the type path pool references must name.
 const poolTypePath = "loadBalancers/backendAddressPools"
@@ -30,6 +36,19 @@ type poolJoin struct {
 	// rewritten: IP configurations under it do not count as the load
 	// balancer's other members.
 	self string
+	// ipConfig is the IP configuration's name and version its
+	// privateIPAddressVersion ("" skips the version checks).
+	ipConfig, version string
+	// joined holds, across the IP configurations of one request, the
+	// first to name each pool (by lower-cased ID), so that two of them
+	// cannot bring two versions into it; nil when there is one only.
+	joined map[string]poolMember
+}
+
+// poolMember is a pool member's name (an IP configuration's, an IP-based
+// address's) and IP version.
+type poolMember struct {
+	name, version string
 }
 
 // checkPools checks the pool references of one IP configuration and
@@ -54,6 +73,9 @@ func (e *Emulator) checkPools(j poolJoin, refs []string) ([]string, *armError) {
 		}
 		if pool.hasIPAddresses() {
 			return nil, errCannotMix(pool.id)
+		}
+		if aerr := e.checkPoolVersion(pool, j); aerr != nil {
+			return nil, aerr
 		}
 		if lb := e.lookup(parentOf(pool.id)); lb != nil && j.subnet != "" {
 			if vnet := e.loadBalancerVNet(lb, j.self); vnet != "" && !sameID(vnet, parentOf(j.subnet)) {
@@ -108,10 +130,8 @@ func (e *Emulator) loadBalancerVNet(lb *object, self string) string {
 			}
 		}
 	}
-	self = strings.ToLower(self)
 	for _, r := range e.ipConfigsWhere(func(r ipConfigRef) bool {
-		owner := strings.ToLower(r.owner.id)
-		if self != "" && (owner == self || strings.HasPrefix(owner, self+"/")) {
+		if under(r.owner.id, self) {
 			return false
 		}
 		for _, pool := range pools {
@@ -126,6 +146,13 @@ func (e *Emulator) loadBalancerVNet(lb *object, self string) string {
 		}
 	}
 	return ""
+}
+
+// under says the resource id is self or nested under it (false for
+// self "").
+func under(id, self string) bool {
+	id, self = strings.ToLower(id), strings.ToLower(self)
+	return self != "" && (id == self || strings.HasPrefix(id, self+"/"))
 }
 
 // poolMembers are the IP configurations in a pool, by ID.
@@ -198,4 +225,131 @@ func errCannotMix(poolID string) *armError {
 func errDifferentVNet(referrer, lbID, vnet, lbVNet string) *armError {
 	return errBadRequest("NetworkInterfaceAndLoadBalancerAreInDifferentVirtualNetworks",
 		"Network interface %s uses load balancer %s but does not use the same VNET (%s) as other network interfaces already in the load balancer (%s).", referrer, lbID, vnet, lbVNet)
+}
+
+// checkPoolVersion refuses an IP configuration joining a pool whose
+// members (but those under j.self, or earlier in the same request) are
+// of another IP version, or whose load balancing rules' frontend is.
+func (e *Emulator) checkPoolVersion(pool *object, j poolJoin) *armError {
+	if j.version == "" {
+		return nil
+	}
+	key := strings.ToLower(pool.id)
+	others := e.poolVersions(pool, j.self)
+	if first, ok := j.joined[key]; ok {
+		others = append(others, first)
+	} else if j.joined != nil {
+		j.joined[key] = poolMember{j.ipConfig, j.version}
+	}
+	for _, m := range others {
+		if m.version != j.version {
+			return errPoolVersions(j, m, pool.id)
+		}
+	}
+	if lb := e.lookup(parentOf(pool.id)); lb != nil {
+		if rule, fe, v := e.ruleFrontendVersion(lb, pool.id); rule != "" && v != j.version {
+			return errRuleVersion(rule, fe, v, pool.id, j.version)
+		}
+	}
+	return nil
+}
+
+// poolVersions are the IP versions of a stored pool's members (IP-based
+// addresses, or IP configurations but those under self), one member of
+// each version.
+func (e *Emulator) poolVersions(pool *object, self string) []poolMember {
+	var all []poolMember
+	addrs, _ := pool.props()["loadBalancerBackendAddresses"].([]any)
+	for _, a := range addrs {
+		m := asMap(a)
+		if ip, err := netip.ParseAddr(jsonStr(m, "properties", "ipAddress")); err == nil {
+			all = append(all, poolMember{jsonStr(m, "name"), addrVersion(ip)})
+		}
+	}
+	for _, r := range e.poolMembers(pool.id) {
+		if !under(r.owner.id, self) {
+			all = append(all, poolMember{lastSegment(r.id), versionOf(r.props)})
+		}
+	}
+	return oneOfEach(all)
+}
+
+// oneOfEach keeps the first member of each IP version.
+func oneOfEach(members []poolMember) []poolMember {
+	var out []poolMember
+	for _, m := range members {
+		if !slices.ContainsFunc(out, func(o poolMember) bool { return o.version == m.version }) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func addrVersion(a netip.Addr) string {
+	if a.Is6() {
+		return ipv6
+	}
+	return ipv4
+}
+
+// ruleFrontendVersion is the first load balancing rule of a stored load
+// balancer that uses the pool, with its frontend and that frontend's IP
+// version; "" for none.
+func (e *Emulator) ruleFrontendVersion(lb *object, poolID string) (rule, frontend, version string) {
+	fes, _ := lb.props()["frontendIPConfigurations"].([]any)
+	rules, _ := lb.props()["loadBalancingRules"].([]any)
+	for _, r := range rules {
+		props := propsOf(asMap(r))
+		pools := append(refIDs(props["backendAddressPools"]), refID(props, "backendAddressPool"))
+		if !slices.ContainsFunc(pools, func(p string) bool { return sameID(p, poolID) }) {
+			continue
+		}
+		fe := refID(props, "frontendIPConfiguration")
+		for _, f := range fes {
+			if sameID(jsonStr(asMap(f), "id"), fe) {
+				return jsonStr(asMap(r), "id"), fe, e.frontendVersion(propsOf(asMap(f)))
+			}
+		}
+	}
+	return "", "", ""
+}
+
+// frontendVersion is the IP version of a frontend (its properties as
+// stored): its public IP's, or its private address's.
+func (e *Emulator) frontendVersion(props map[string]any) string {
+	if id := refID(props, "publicIPAddress"); id != "" {
+		if pip := e.lookup(id); pip != nil && strings.EqualFold(jsonStr(pip.props(), "publicIPAddressVersion"), ipv6) {
+			return ipv6
+		}
+		return ipv4
+	}
+	return versionOf(props)
+}
+
+// errPoolVersions refuses IP configurations of two IP versions in one
+// pool. Code and message are the network provider's for a scale set
+// (kubernetes/kubernetes#93085); that it answers a network interface's
+// PUT with the same code is assumed: no other code for it was found
+// documented.
+func errPoolVersions(j poolJoin, other poolMember, poolID string) *armError {
+	owner := "network interface '" + j.referrer + "'"
+	if p, err := parseARMPath(j.referrer); err == nil && len(p.Types) > 0 && strings.EqualFold(p.Types[0], typeVMSS) {
+		owner = "VM Scale Set '" + topLevelOf(j.referrer) + "'"
+	}
+	return errBadRequest("AllNicIpConfigurationsOfLbBackendPoolOnVMScaleSetMustHaveSamePrivateIpAddressVersion",
+		"Network interface ipConfiguration '%s' of %s has privateIpAddressVersion '%s' that does not match with privateIpAddressVersion '%s' of ipConfiguration '%s' in the same load balancer backend address pool '%s'.",
+		j.ipConfig, owner, j.version, other.version, other.name, poolID)
+}
+
+// errRuleVersion refuses a load balancing rule whose frontend and backend
+// pool are of different IP versions (the load balancer does no NAT64:
+// IPv6 for Azure Virtual Network overview). The network provider's code
+// for it was not found documented; the closest documented one is its
+// refusal of a public IP and an IP configuration of different versions
+// (IPVersionForPublicIpAndNicIpConfigurationMustMatch, quoted in
+// ansible-collections/azure#582), whose message this follows.
+func errRuleVersion(ruleID, feID, feVersion, poolID, poolVersion string) *armError {
+	return errBadRequest("IPVersionForPublicIpAndNicIpConfigurationMustMatch",
+		"IP version for frontend ipConfiguration '%s', version '%s' and backend address pool '%s', version '%s' of load balancing rule '%s' must match.",
+		feID, feVersion, poolID, poolVersion, ruleID)
 }

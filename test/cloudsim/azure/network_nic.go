@@ -41,6 +41,7 @@ func putNetworkInterface(e *Emulator, c *putCall) *armError {
 	}
 	seen := newNames(nicID)
 	pipSeen := map[string]bool{}
+	joined := map[string]poolMember{}
 	var reqs []*ipRequest
 	owners := map[*ipRequest]*armnetwork.InterfaceIPConfigurationPropertiesFormat{}
 	primaries := 0
@@ -68,6 +69,14 @@ func putNetworkInterface(e *Emulator, c *putCall) *armError {
 			return aerr
 		}
 		ip.Subnet = &armnetwork.Subnet{ID: to.Ptr(sub.id)}
+		version, ok := canon(ip.PrivateIPAddressVersion, armnetwork.PossibleIPVersionValues(), armnetwork.IPVersionIPv4)
+		if !ok {
+			return errBadValue(path+".properties.privateIPAddressVersion", version)
+		}
+		v6 := version == armnetwork.IPVersionIPv6
+		if v6 && !hasFamily(sub.body, true) {
+			return errNoIPv6Prefix("IP configuration "+id, sub.id)
+		}
 		if ip.PublicIPAddress != nil && deref(ip.PublicIPAddress.ID) != "" {
 			pipID := *ip.PublicIPAddress.ID
 			if pipSeen[strings.ToLower(pipID)] {
@@ -76,6 +85,9 @@ func putNetworkInterface(e *Emulator, c *putCall) *armError {
 			pipSeen[strings.ToLower(pipID)] = true
 			pip, aerr := e.usePublicIP(pipID, id, nicID, c.Old)
 			if aerr != nil {
+				return aerr
+			}
+			if aerr := checkPublicIPVersion(pip, id, string(version)); aerr != nil {
 				return aerr
 			}
 			ip.PublicIPAddress = &armnetwork.PublicIPAddress{ID: to.Ptr(pip.id)}
@@ -88,7 +100,8 @@ func putNetworkInterface(e *Emulator, c *putCall) *armError {
 				poolRefs = append(poolRefs, deref(pool.ID))
 			}
 		}
-		pools, aerr := e.checkPools(poolJoin{referrer: nicID, path: path + ".properties.loadBalancerBackendAddressPools", subnet: sub.id, self: nicID}, poolRefs)
+		pools, aerr := e.checkPools(poolJoin{referrer: nicID, path: path + ".properties.loadBalancerBackendAddressPools", subnet: sub.id, self: nicID,
+			ipConfig: n, version: string(version), joined: joined}, poolRefs)
 		if aerr != nil {
 			return aerr
 		}
@@ -107,12 +120,8 @@ func putNetworkInterface(e *Emulator, c *putCall) *armError {
 		if !ok {
 			return errBadValue(path+".properties.privateIPAllocationMethod", method)
 		}
-		version, ok := canon(ip.PrivateIPAddressVersion, armnetwork.PossibleIPVersionValues(), armnetwork.IPVersionIPv4)
-		if !ok || version != armnetwork.IPVersionIPv4 {
-			return errBadValue(path+".properties.privateIPAddressVersion", version)
-		}
 		ip.PrivateIPAllocationMethod, ip.PrivateIPAddressVersion = &method, &version
-		r := &ipRequest{ipConfigID: id, subnet: sub, static: method == armnetwork.IPAllocationMethodStatic}
+		r := &ipRequest{ipConfigID: id, subnet: sub, static: method == armnetwork.IPAllocationMethodStatic, v6: v6}
 		if r.static {
 			if r.addr = deref(ip.PrivateIPAddress); r.addr == "" {
 				return errBadRequest("PrivateIPAddressNotSpecified", "IP configuration %s has private IP allocation method Static but specifies no private IP address.", id)
@@ -138,6 +147,9 @@ func putNetworkInterface(e *Emulator, c *putCall) *armError {
 		if ic.Properties.Primary == nil {
 			ic.Properties.Primary = to.Ptr(false)
 		}
+	}
+	if aerr := checkIPv4Primary(nicID, p.IPConfigurations); aerr != nil {
+		return aerr
 	}
 	if aerr := e.assignPrivateIPs(c.Old, reqs); aerr != nil {
 		return aerr
@@ -180,6 +192,61 @@ func putNetworkInterface(e *Emulator, c *putCall) *armError {
 	replaceBody(c.Body, nic)
 	e.touchChanged(before, nicPublicIPs(c.Body))
 	return nil
+}
+
+// checkIPv4Primary enforces the network provider's rules for IPv6 IP
+// configurations: a network interface has at least one IPv4 one ("each
+// NIC must include at least one IPv4 IP configuration", IPv6 for Azure
+// Virtual Network overview), and its primary one is IPv4.
+func checkIPv4Primary(nicID string, cfgs []*armnetwork.InterfaceIPConfiguration) *armError {
+	var v4, v6 bool
+	for _, ic := range cfgs {
+		isV6 := *ic.Properties.PrivateIPAddressVersion == armnetwork.IPVersionIPv6
+		v4, v6 = v4 || !isV6, v6 || isV6
+	}
+	if v6 && !v4 {
+		return errNeedIPv4(nicID)
+	}
+	for _, ic := range cfgs {
+		if *ic.Properties.Primary && *ic.Properties.PrivateIPAddressVersion == armnetwork.IPVersionIPv6 {
+			return errIPv6Primary(*ic.ID)
+		}
+	}
+	return nil
+}
+
+// errNeedIPv4 refuses a network interface with IPv6 IP configurations
+// only. The message is the network provider's as quoted by deployment
+// scripts in public repositories; the code is not found documented and
+// is named after the provider's documented one for load balancer
+// frontends (AtleastOneIpV4RequiredForIpV6LbFrontendIpConfiguration,
+// kubernetes-sigs/cloud-provider-azure#1831).
+func errNeedIPv4(nicID string) *armError {
+	return errBadRequest("AtleastOneIpV4RequiredForIpV6IpConfiguration",
+		"At least one IPv4 ipConfiguration is required for an IPv6 ipConfiguration on the network interface '%s'.", nicID)
+}
+
+// errIPv6Primary refuses an IPv6 primary IP configuration, which Azure
+// does not allow (hashicorp/terraform-provider-azurerm#2746). No code
+// for it was found documented; the code and message are worded here.
+func errIPv6Primary(ipConfigID string) *armError {
+	return errBadRequest("IPv6IpConfigurationCannotBePrimary",
+		"IP configuration %s is primary and has privateIPAddressVersion IPv6; a network interface's primary IP configuration must be IPv4.", ipConfigID)
+}
+
+// checkPublicIPVersion refuses a public IP of another IP version than
+// the IP configuration using it, with the network provider's code and
+// message (ansible-collections/azure#582).
+func checkPublicIPVersion(pip *object, ipConfigID, version string) *armError {
+	pv := ipv4
+	if strings.EqualFold(jsonStr(pip.props(), "publicIPAddressVersion"), ipv6) {
+		pv = ipv6
+	}
+	if pv == version {
+		return nil
+	}
+	return errBadRequest("IPVersionForPublicIpAndNicIpConfigurationMustMatch",
+		"IP version for publicIPAddress '%s', version '%s' and network interface ipConfiguration '%s', version '%s' must match.", pip.id, pv, ipConfigID, version)
 }
 
 // nicPublicIPs lists the public IPs a network interface body uses.
@@ -238,10 +305,17 @@ func removedNetworkInterface(e *Emulator, o *object) {
 	e.touchChanged(nicPublicIPs(o.body), nil)
 }
 
+// IPv6IPConfigName names the IPv6 IP configuration the admin API gives
+// every VM's network interface and every scale set model in a dual-stack
+// fixture (Config.DualStack).
+const IPv6IPConfigName = "ipconfig-v6"
+
 // newNIC creates a network interface (e.mu held) with one primary IP
 // configuration ("ipconfig1") in subnetID, a private IPv4 address
 // allocated from the subnet, optionally the public IP publicIPID,
-// attached to the VM vmID.
+// attached to the VM vmID. In a dual-stack fixture whose subnet has an
+// IPv6 prefix, a second IP configuration ("ipconfig-v6") has a private
+// IPv6 address from it.
 func (e *Emulator) newNIC(rg, name, subnetID, publicIPID, vmID string) (*object, error) {
 	if e.groups[strings.ToLower(rg)] == "" {
 		return nil, errGroupNotFound(rg)
@@ -257,13 +331,7 @@ func (e *Emulator) newNIC(rg, name, subnetID, publicIPID, vmID string) (*object,
 		return nil, errInvalidReference(subnetID, id)
 	}
 	ipcID := id + "/ipConfigurations/ipconfig1"
-	ipProps := map[string]any{
-		"primary":                   true,
-		"privateIPAllocationMethod": "Dynamic",
-		"privateIPAddressVersion":   "IPv4",
-		"subnet":                    subResource(sub.id),
-		"provisioningState":         "Succeeded",
-	}
+	ipProps := newIPConfigProps(sub.id, true, false)
 	if publicIPID != "" {
 		pip, aerr := e.usePublicIP(publicIPID, ipcID, id, nil)
 		if aerr != nil {
@@ -276,10 +344,16 @@ func (e *Emulator) newNIC(rg, name, subnetID, publicIPID, vmID string) (*object,
 		return nil, err
 	}
 	ipProps["privateIPAddress"] = addr
+	cfgs := []any{map[string]any{"name": "ipconfig1", "id": ipcID, "type": ipConfigType, "properties": ipProps}}
+	if e.dualStack(sub) {
+		v6Props := newIPConfigProps(sub.id, false, true)
+		if v6Props["privateIPAddress"], err = e.allocateAddress(sub.id, true, nil); err != nil {
+			return nil, err
+		}
+		cfgs = append(cfgs, map[string]any{"name": IPv6IPConfigName, "id": id + "/ipConfigurations/" + IPv6IPConfigName, "type": ipConfigType, "properties": v6Props})
+	}
 	props := map[string]any{
-		"ipConfigurations": []any{map[string]any{
-			"name": "ipconfig1", "id": ipcID, "type": ipConfigType, "properties": ipProps,
-		}},
+		"ipConfigurations":            cfgs,
 		"primary":                     true,
 		"macAddress":                  e.newMAC(),
 		"enableIPForwarding":          false,
@@ -298,6 +372,29 @@ func (e *Emulator) newNIC(rg, name, subnetID, publicIPID, vmID string) (*object,
 		e.touch(publicIPID)
 	}
 	return o, nil
+}
+
+// newIPConfigProps are the properties of a dynamic IP configuration in
+// subnetID, without its address.
+func newIPConfigProps(subnetID string, primary, v6 bool) map[string]any {
+	version := ipv4
+	if v6 {
+		version = ipv6
+	}
+	return map[string]any{
+		"primary":                   primary,
+		"privateIPAllocationMethod": "Dynamic",
+		"privateIPAddressVersion":   version,
+		"subnet":                    subResource(subnetID),
+		"provisioningState":         "Succeeded",
+	}
+}
+
+// dualStack says the admin API gives what it launches in subnet sub an
+// IPv6 IP configuration: the fixture is dual-stack and sub has an IPv6
+// prefix.
+func (e *Emulator) dualStack(sub *object) bool {
+	return e.cfg.DualStack && hasFamily(sub.body, true)
 }
 
 // newMAC is a MAC address in Azure's notation, from Microsoft's

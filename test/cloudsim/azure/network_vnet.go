@@ -126,7 +126,10 @@ func (e *Emulator) completeSubnet(vnetID string, space []netip.Prefix, id string
 	var prefixes []netip.Prefix
 	for _, v := range ss {
 		pf, err := netip.ParsePrefix(v)
-		if err != nil || pf.Masked() != pf {
+		// IPv6 subnets are /64 exactly (IPv6 for Azure Virtual Network
+		// overview); the provider's code for a refusal of another size
+		// is not documented, so it is the one for an invalid prefix.
+		if err != nil || pf.Masked() != pf || pf.Addr().Is6() && pf.Bits() != 64 {
 			return nil, invalid
 		}
 		inside := false
