@@ -749,7 +749,6 @@ func internalIPs(addrs []v1.NodeAddress) (ip4, ip6 string) {
 	return ip4, ip6
 }
 
-
 // controlPlaneNode is upstream's isControlPlaneNode
 // (cloud-provider-azure pkg/provider/azure_standard.go:142-157): the
 // node-role.kubernetes.io/control-plane or .../master label with any

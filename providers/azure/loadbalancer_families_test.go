@@ -7,6 +7,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
 	v1 "k8s.io/api/core/v1"
+
+	azemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/azure"
 )
 
 func dualStack(svc *v1.Service, families ...v1.IPFamily) *v1.Service {
@@ -186,5 +188,149 @@ func TestEnsureServiceDualStack(t *testing.T) {
 	ensureService(lb, "/lb", single, sp)
 	if n := len(lb.Properties.FrontendIPConfigurations); n != 1 || len(lb.Properties.LoadBalancingRules) != 1 || *lb.Properties.LoadBalancingRules[0].Name != base.rule(svc.Spec.Ports[0]) {
 		t.Errorf("after going single-stack: %d frontends, rules %v", n, lb.Properties.LoadBalancingRules)
+	}
+}
+
+// hasBothFamilies says a Node has an InternalIP of each family.
+func hasBothFamilies(n *v1.Node) bool {
+	ip4, ip6 := internalIPs(n.Status.Addresses)
+	return ip4 != "" && ip6 != ""
+}
+
+// Dual-stack and IPv6 Services against the dual-stack emulator, through
+// the real SDK clients, with either kind of pool: an address per family
+// in the Service's order, upstream's names, the IPv6 pool holding the
+// nodes' IPv6 addresses (or IPv6 IP configurations), the IPv6 security
+// rules, and nothing left after deletion.
+func TestDualStackLoadBalancers(t *testing.T) {
+	for _, pool := range []string{"nodeIP", "nodeIPConfiguration"} {
+		t.Run(pool, func(t *testing.T) {
+			env := newTestEnv(t, azemu.Config{DualStack: true}, func(s *Section) {
+				s.LoadBalancerBackendPoolConfigurationType = pool
+				s.VMType = VMTypeStandard
+			})
+			ctx := t.Context()
+			nodes := env.lbNodes(t, 2)
+			for _, n := range nodes {
+				if !hasBothFamilies(n) {
+					t.Fatalf("node %s addresses %v: want an InternalIP of each family", n.Name, n.Status.Addresses)
+				}
+			}
+			l := env.cloud.lb
+			public := dualStack(lbService("ds-pub", 80), v1.IPv4Protocol, v1.IPv6Protocol)
+			internal := dualStack(lbService("ds-int", 8080), v1.IPv6Protocol, v1.IPv4Protocol)
+			internal.Annotations = map[string]string{string(annotationInternal): "true"}
+			single6 := dualStack(lbService("v6-only", 9090), v1.IPv6Protocol)
+			single6.Annotations = map[string]string{string(annotationInternal): "true", string(annotationIPv6): "fd00:10:0:f0::99"}
+			env.withServices(t, public, internal, single6)
+
+			st, err := l.EnsureLoadBalancer(ctx, "kubernetes", public, nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st.Ingress) != 2 || strings.Contains(st.Ingress[0].IP, ":") || !strings.Contains(st.Ingress[1].IP, ":") {
+				t.Fatalf("public status %+v: want IPv4 then IPv6", st.Ingress)
+			}
+			n := upstreamNames(l.clusterID, public)
+			for _, name := range []string{n.pip, n.pip + "-IPv6"} {
+				pip, ok := env.emu.PublicIP(env.fx.ResourceGroup, name)
+				if !ok {
+					t.Fatalf("no public IP %s", name)
+				}
+				if v6 := strings.HasSuffix(name, "-IPv6"); string(deref(pip.Properties.PublicIPAddressVersion)) != familyName(v6) {
+					t.Errorf("public IP %s is %s", name, deref(pip.Properties.PublicIPAddressVersion))
+				}
+			}
+			got, exists, err := l.GetLoadBalancer(ctx, "kubernetes", public)
+			if err != nil || !exists || len(got.Ingress) != 2 || got.Ingress[1].IP != st.Ingress[1].IP {
+				t.Errorf("GetLoadBalancer %+v %v %v", got, exists, err)
+			}
+
+			ist, err := l.EnsureLoadBalancer(ctx, "kubernetes", internal, nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ist.Ingress) != 2 || !strings.HasPrefix(ist.Ingress[0].IP, "fd00:10:0:f0:") || strings.Contains(ist.Ingress[1].IP, ":") {
+				t.Fatalf("internal status %+v: want IPv6 from the subnet, then IPv4", ist.Ingress)
+			}
+			sst, err := l.EnsureLoadBalancer(ctx, "kubernetes", single6, nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sst.Ingress) != 1 || sst.Ingress[0].IP != "fd00:10:0:f0::99" {
+				t.Fatalf("IPv6 Service status %+v", sst.Ingress)
+			}
+
+			// The internal load balancer: each family's rule on its pool,
+			// the IPv6 ones to the NodePort without floating IP.
+			ilb, _ := env.lb(t, "kubernetes-internal")
+			in := upstreamNames(l.clusterID, internal)
+			for _, r := range ilb.Properties.LoadBalancingRules {
+				v6 := strings.HasSuffix(*r.Name, "-IPv6") || strings.HasPrefix(*r.Name, upstreamNames(l.clusterID, single6).base)
+				p := r.Properties
+				if strings.HasSuffix(*p.BackendAddressPool.ID, "-IPv6") != v6 || *p.EnableFloatingIP == v6 {
+					t.Errorf("rule %s: pool %s floating IP %v", *r.Name, *p.BackendAddressPool.ID, *p.EnableFloatingIP)
+				}
+			}
+			if fes := names(ilb.Properties.FrontendIPConfigurations, func(f *armnetwork.FrontendIPConfiguration) *string { return f.Name }); !slices.Contains(fes, in.frontend+"-IPv6") || !slices.Contains(fes, in.frontend) {
+				t.Errorf("internal frontends %v", fes)
+			}
+
+			// The pools: IPv4 and IPv6, each holding every node once.
+			for _, name := range []string{"kubernetes", "kubernetes-internal"} {
+				lb, _ := env.lb(t, name)
+				for _, v6 := range []bool{false, true} {
+					bp := findPool(&lb, l.poolName(v6))
+					if bp == nil {
+						t.Fatalf("%s has no pool %s", name, l.poolName(v6))
+					}
+					members := len(bp.Properties.LoadBalancerBackendAddresses)
+					if pool == "nodeIP" {
+						for _, a := range bp.Properties.LoadBalancerBackendAddresses {
+							if strings.Contains(deref(a.Properties.IPAddress), ":") != v6 {
+								t.Errorf("%s pool %s lists %s", name, *bp.Name, deref(a.Properties.IPAddress))
+							}
+						}
+					}
+					if members != len(nodes) {
+						t.Errorf("%s pool %s has %d members, want %d", name, *bp.Name, members, len(nodes))
+					}
+				}
+			}
+
+			// Security rules of both families: Internet to each public
+			// address on 80; none for the internal Services (no ranges).
+			rules := env.nsgRules(t)
+			r4 := allowRuleName(armnetwork.SecurityRuleProtocolTCP, false, []string{"Internet"}, []int32{80})
+			r6 := allowRuleName(armnetwork.SecurityRuleProtocolTCP, true, []string{"Internet"}, []int32{80})
+			if !slices.Contains(rules, r4) || !slices.Contains(rules, r6) {
+				t.Fatalf("rules %v: want %s and %s", rules, r4, r6)
+			}
+			if got := env.nsgRule(t, r6); got != "Tcp Internet->"+st.Ingress[1].IP+":80 Allow" {
+				t.Errorf("IPv6 rule %s", got)
+			}
+
+			// Deletion leaves nothing: load balancers, public IPs, rules.
+			// The IPv6 Service goes first: ARM keeps no IPv6 frontend
+			// without an IPv4 one on the load balancer.
+			for _, s := range []*v1.Service{single6, public, internal} {
+				if err := l.EnsureLoadBalancerDeleted(ctx, "kubernetes", s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, name := range []string{"kubernetes", "kubernetes-internal"} {
+				if _, ok := env.lb(t, name); ok {
+					t.Errorf("load balancer %s left", name)
+				}
+			}
+			for _, name := range []string{n.pip, n.pip + "-IPv6"} {
+				if _, ok := env.emu.PublicIP(env.fx.ResourceGroup, name); ok {
+					t.Errorf("public IP %s left", name)
+				}
+			}
+			if rules := env.nsgRules(t); slices.ContainsFunc(rules, func(r string) bool { return strings.HasPrefix(r, nsgRulePrefix) }) {
+				t.Errorf("security rules left: %v", rules)
+			}
+		})
 	}
 }

@@ -86,16 +86,18 @@ const (
 	// Type: string (an IPv4 address)
 	// Default: spec.loadBalancerIP
 	annotationIPv4 svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-ipv4"
-	// annotationIPv6 is annotationIPv4 for the Service's IPv6 address
-	// (pkg/consts/consts.go:213): an IPv6 or dual-stack Service's.
+	// annotationIPv6 pins the IPv6 address of an IPv6 or dual-stack
+	// Service, as azure-load-balancer-ipv4 pins the IPv4 one, as upstream
+	// (pkg/consts/consts.go:213): an existing public IP's address, or an
+	// internal Service's private address.
 	//
 	// Type: string (an IPv6 address)
 	// Default: spec.loadBalancerIP when it is an IPv6 address
 	annotationIPv6 svcopts.Annotation = "service.beta.kubernetes.io/azure-load-balancer-ipv6"
-	// annotationPIPNameIPv6 is annotationPIPName for the IPv6 public IP
-	// of a dual-stack Service, and of an IPv6 Service ahead of
-	// azure-pip-name, as upstream's getServicePIPName (pkg/consts/consts.go:217,
-	// azure_utils.go:375-394).
+	// annotationPIPNameIPv6 names an existing public IP to use as the
+	// IPv6 address of a dual-stack Service, or of an IPv6 Service ahead
+	// of azure-pip-name, as upstream's getServicePIPName
+	// (pkg/consts/consts.go:217, azure_utils.go:375-394).
 	//
 	// Type: string (a public IP name)
 	// Default: a public IP the manager creates and deletes
@@ -156,8 +158,8 @@ type lbSpec struct {
 	// "-IPv6" (lbNames.forFamily).
 	dualStack bool
 	dnsLabel  string
-	ports    []v1.ServicePort
-	local    bool
+	ports     []v1.ServicePort
+	local     bool
 	// access is what the Service asks of the network security group
 	// (loadbalancer_nsg.go).
 	access      *access

@@ -990,3 +990,92 @@ func val[T any](p *T) T {
 	}
 	return *p
 }
+
+// TestAzureDualStack: a dual-stack cluster (every VM with an IPv6
+// address), Services asking for both families through the real
+// apiserver: an address of each family in status, in the Service's
+// order, the Nodes with both InternalIPs, the IPv6 pool holding every
+// node, and nothing left after deletion.
+func TestAzureDualStack(t *testing.T) {
+	s := startSuiteCloud(t, confazure.Adapter{Options: confazure.Options{DualStack: true}}, "dual-stack")
+	c := s.cloud.(*confazure.Cloud)
+	emu, fx, lbName := c.Emulator(), c.Fixture(), c.ClusterID()
+	zones := s.cloud.Zones()
+	i1 := s.launchNode(t, zones[0], "az-ds-1", "")
+	i2 := s.launchNode(t, zones[1], "az-ds-2", "")
+	for _, i := range []conformance.Instance{i1, i2} {
+		n := waitInitialized(t, i.NodeName)
+		var v4, v6 bool
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				v6 = v6 || strings.Contains(a.Address, ":")
+				v4 = v4 || !strings.Contains(a.Address, ":")
+			}
+		}
+		if !v4 || !v6 {
+			t.Errorf("node %s addresses %v: want an InternalIP of each family", i.NodeName, n.Status.Addresses)
+		}
+	}
+	before := s.cloud.Inventory()
+	require := corev1.IPFamilyPolicyRequireDualStack
+	dual := func(name string, families ...corev1.IPFamily) *corev1.Service {
+		svc := lbService(name, 80)
+		svc.Spec.IPFamilyPolicy = &require
+		svc.Spec.IPFamilies = families
+		return svc
+	}
+	public := createService(t, dual("az-ds-web", corev1.IPv4Protocol, corev1.IPv6Protocol))
+	internalSvc := dual("az-ds-int", corev1.IPv6Protocol, corev1.IPv4Protocol)
+	internalSvc.Annotations = map[string]string{"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}
+	internal := createService(t, internalSvc)
+	bothFamilies := func(first6 bool) func(*corev1.Service) (bool, string) {
+		return func(s *corev1.Service) (bool, string) {
+			ing := s.Status.LoadBalancer.Ingress
+			ok := len(ing) == 2 && strings.Contains(ing[0].IP, ":") == first6 && strings.Contains(ing[1].IP, ":") != first6
+			return ok, fmt.Sprint(ing)
+		}
+	}
+	t.Run("an address of each family, in the Service's order", func(t *testing.T) {
+		waitService(t, public, "an IPv4 then an IPv6 address", bothFamilies(false))
+		waitService(t, internal, "an IPv6 then an IPv4 address", bothFamilies(true))
+		noWarnings(t, public)
+		noWarnings(t, internal)
+	})
+	t.Run("both load balancers' IPv6 pools hold every node", func(t *testing.T) {
+		settle(t, "the IPv6 pools", func() []string {
+			var problems []string
+			for _, name := range []string{lbName, lbName + "-internal"} {
+				lb, ok := emu.LoadBalancer(fx.ResourceGroup, name)
+				if !ok {
+					problems = append(problems, "no load balancer "+name)
+					continue
+				}
+				var found bool
+				for _, p := range lb.Properties.BackendAddressPools {
+					if val(p.Name) != lbName+"-IPv6" {
+						continue
+					}
+					found = true
+					var v6 int
+					for _, a := range p.Properties.LoadBalancerBackendAddresses {
+						if a.Properties != nil && strings.Contains(val(a.Properties.IPAddress), ":") {
+							v6++
+						}
+					}
+					if v6 != 2 {
+						problems = append(problems, fmt.Sprintf("%s's pool %s has %d IPv6 addresses, want 2", name, val(p.Name), v6))
+					}
+				}
+				if !found {
+					problems = append(problems, name+" has no pool "+lbName+"-IPv6")
+				}
+			}
+			return problems
+		})
+	})
+	t.Run("deleting the Services leaves nothing", func(t *testing.T) {
+		deleteServiceAndWait(t, public)
+		deleteServiceAndWait(t, internal)
+		waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the dual-stack Services")
+	})
+}

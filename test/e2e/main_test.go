@@ -65,7 +65,12 @@ func setup() error {
 	if err != nil {
 		return err
 	}
-	if env.cp, err = controlplane.Start(controlplane.Options{Output: logf}); err != nil {
+	// Dual-stack Service addresses, for the clouds' IPv6 and dual-stack
+	// Services; a Service asks for them with ipFamilyPolicy (SingleStack
+	// IPv4 otherwise).
+	if env.cp, err = controlplane.Start(controlplane.Options{Output: logf, ExtraAPIServerArgs: map[string]string{
+		"service-cluster-ip-range": "10.96.0.0/16,fd00:10:96::/112",
+	}}); err != nil {
 		return err
 	}
 	env.admin = env.cp.AdminClient

@@ -46,6 +46,9 @@ type Options struct {
 	// lines, each indented by two spaces (`  tags: "team=web"\n`), for
 	// Azure-only tests of a config setting.
 	ExtraConfig string
+	// DualStack gives the emulator's network and every VM an IPv6
+	// address beside the IPv4 one, for dual-stack Services.
+	DualStack bool
 }
 
 // Adapter is the Azure adapter.
@@ -74,7 +77,7 @@ func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 	if clusterID == "" {
 		clusterID = "kubernetes"
 	}
-	emu := cloudsimazure.New(cloudsimazure.Config{ClusterID: clusterID, OperationDelay: a.Options.OperationDelay})
+	emu := cloudsimazure.New(cloudsimazure.Config{ClusterID: clusterID, OperationDelay: a.Options.OperationDelay, DualStack: a.Options.DualStack})
 	srv, err := cloudsim.Start(emu)
 	if err != nil {
 		return nil, err
@@ -189,11 +192,11 @@ func (c *Cloud) MalformedAnnotation() (string, string) {
 // UpstreamAnnotations: a Private Link Service's name without its
 // creation asks for nothing served here (ignored); the upstream Azure
 // CCM terminates no TLS (its load balancers are layer 4), so the refused
-// ask is a pinned IPv6 address, which Services here (IPv4 only) would
+// ask is an address from a public IP prefix, which the Service here would
 // not get.
 func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
 	return map[string]string{"service.beta.kubernetes.io/azure-pls-name": "web-pls"}, map[string]string{
-		"service.beta.kubernetes.io/azure-load-balancer-ipv6": "2001:db8::10",
+		"service.beta.kubernetes.io/azure-pip-prefix-id": "/subscriptions/" + c.fx.SubscriptionID + "/resourceGroups/" + c.fx.ResourceGroup + "/providers/Microsoft.Network/publicIPPrefixes/web-prefix",
 	}
 }
 
