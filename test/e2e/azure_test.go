@@ -1016,6 +1016,11 @@ func TestAzureDualStack(t *testing.T) {
 			t.Errorf("node %s addresses %v: want an InternalIP of each family", i.NodeName, n.Status.Addresses)
 		}
 	}
+	// The user's own IPv6 public IP, for azure-pip-name-ipv6.
+	_, teamIP6, err := emu.CreatePublicIPv6(fx.ResourceGroup, "team-ip6")
+	if err != nil {
+		t.Fatal(err)
+	}
 	before := s.cloud.Inventory()
 	require := corev1.IPFamilyPolicyRequireDualStack
 	dual := func(name string, families ...corev1.IPFamily) *corev1.Service {
@@ -1024,20 +1029,34 @@ func TestAzureDualStack(t *testing.T) {
 		svc.Spec.IPFamilies = families
 		return svc
 	}
-	public := createService(t, dual("az-ds-web", corev1.IPv4Protocol, corev1.IPv6Protocol))
+	publicSvc := dual("az-ds-web", corev1.IPv4Protocol, corev1.IPv6Protocol)
+	publicSvc.Annotations = map[string]string{"service.beta.kubernetes.io/azure-pip-name-ipv6": "team-ip6"}
+	public := createService(t, publicSvc)
+	// A pinned private IPv6 address from the subnet's IPv6 prefix.
+	pinned6 := strings.TrimSuffix(cloudsimazure.FixtureSubnetCIDRv6, "/64") + "99"
 	internalSvc := dual("az-ds-int", corev1.IPv6Protocol, corev1.IPv4Protocol)
-	internalSvc.Annotations = map[string]string{"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}
+	internalSvc.Annotations = map[string]string{
+		"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
+		"service.beta.kubernetes.io/azure-load-balancer-ipv6":     pinned6,
+	}
 	internal := createService(t, internalSvc)
-	bothFamilies := func(first6 bool) func(*corev1.Service) (bool, string) {
+	// bothFamilies waits for an address of each family in the Service's
+	// order, the IPv6 one v6 when set.
+	bothFamilies := func(first6 bool, v6 string) func(*corev1.Service) (bool, string) {
 		return func(s *corev1.Service) (bool, string) {
 			ing := s.Status.LoadBalancer.Ingress
 			ok := len(ing) == 2 && strings.Contains(ing[0].IP, ":") == first6 && strings.Contains(ing[1].IP, ":") != first6
+			for _, in := range ing {
+				if strings.Contains(in.IP, ":") && v6 != "" && in.IP != v6 {
+					ok = false
+				}
+			}
 			return ok, fmt.Sprint(ing)
 		}
 	}
-	t.Run("an address of each family, in the Service's order", func(t *testing.T) {
-		waitService(t, public, "an IPv4 then an IPv6 address", bothFamilies(false))
-		waitService(t, internal, "an IPv6 then an IPv4 address", bothFamilies(true))
+	t.Run("an address of each family, in the Service's order; the pinned IPv6 ones", func(t *testing.T) {
+		waitService(t, public, "an IPv4 then the team-ip6 address", bothFamilies(false, teamIP6))
+		waitService(t, internal, "the pinned IPv6 then an IPv4 address", bothFamilies(true, pinned6))
 		noWarnings(t, public)
 		noWarnings(t, internal)
 	})

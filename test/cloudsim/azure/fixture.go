@@ -149,6 +149,23 @@ func (e *Emulator) CreatePublicIP(rg, name string, tags map[string]string) (id, 
 	return o.id, address, nil
 }
 
+// CreatePublicIPv6 is CreatePublicIP for a Standard static public IPv6
+// address (a dual-stack Service's azure-pip-name-ipv6).
+func (e *Emulator) CreatePublicIPv6(rg, name string) (id, address string, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.settle(e.cfg.Now())
+	o, err := e.newPublicIP(rg, name, nil)
+	if err != nil {
+		return "", "", err
+	}
+	p := o.props()
+	p["publicIPAddressVersion"] = "IPv6"
+	address = e.allocatePublicAddress(true)
+	p["ipAddress"] = address
+	return o.id, address, nil
+}
+
 // readNetwork renders the network resource of type typ at rg/names as a
 // GET shows it and decodes it into T.
 func readNetwork[T any](e *Emulator, typ, rg string, names ...string) (T, bool) {
