@@ -35,6 +35,7 @@ func main() {
 	binary := flag.String("binary", "", "the upstream Azure cloud-controller-manager binary")
 	dir := flag.String("dir", "", "state directory (default a temporary one)")
 	switchTo := flag.Bool("switch", true, "then switch the cluster to this manager (import-config) and check nothing changes")
+	flag.BoolVar(&dualStack, "dual-stack", false, "a dual-stack network and a dual-stack Service (IPv4 and IPv6)")
 	flag.Parse()
 	if err := run(*binary, *dir, *switchTo); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
@@ -42,6 +43,9 @@ func main() {
 	}
 	fmt.Println("PASS")
 }
+
+// dualStack runs the check with a dual-stack network and Service.
+var dualStack bool
 
 func run(binary, dir string, switchTo bool) error {
 	if binary == "" {
@@ -59,7 +63,11 @@ func run(binary, dir string, switchTo bool) error {
 		return err
 	}
 	cpLog, _ := os.Create(filepath.Join(dir, "controlplane.log"))
-	cp, err := controlplane.Start(controlplane.Options{Output: cpLog})
+	cpOpts := controlplane.Options{Output: cpLog}
+	if dualStack {
+		cpOpts.ExtraAPIServerArgs = map[string]string{"service-cluster-ip-range": "10.96.0.0/16,fd00:10:96::/112"}
+	}
+	cp, err := controlplane.Start(cpOpts)
 	if err != nil {
 		return err
 	}
@@ -67,7 +75,7 @@ func run(binary, dir string, switchTo bool) error {
 	const cluster = "upstream"
 	// AD FS, as a disconnected Azure Stack Hub: MSAL then looks nothing
 	// up on the internet (Azure AD's instance discovery).
-	emu := cloudsimazure.New(cloudsimazure.Config{ClusterID: cluster, TenantID: "adfs"})
+	emu := cloudsimazure.New(cloudsimazure.Config{ClusterID: cluster, TenantID: "adfs", DualStack: dualStack})
 	srv, err := cloudsim.Start(emu)
 	if err != nil {
 		return err
@@ -138,6 +146,9 @@ func run(binary, dir string, switchTo bool) error {
 		node.Spec.Taints = nil
 		node.Spec.ProviderID = "azure://" + vm.ID
 		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: vm.PrivateIP}, {Type: corev1.NodeHostName, Address: node.Name}}
+		if vm.PrivateIPv6 != "" {
+			node.Status.Addresses = append(node.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: vm.PrivateIPv6})
+		}
 		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
 		created, err := admin.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		if err != nil {
@@ -152,6 +163,13 @@ func run(binary, dir string, switchTo bool) error {
 		Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web"},
 		Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}},
 	}}
+	wantIngress, wantPools := 1, 1
+	if dualStack {
+		require := corev1.IPFamilyPolicyRequireDualStack
+		svc.Spec.IPFamilyPolicy = &require
+		svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+		wantIngress, wantPools = 2, 2
+	}
 	if _, err := admin.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		return err
 	}
@@ -167,15 +185,16 @@ func run(binary, dir string, switchTo bool) error {
 		if err != nil {
 			return err
 		}
-		// Upstream's default pool is NIC-based: each VM's NIC names it.
+		// Upstream's default pool is NIC-based: each VM's NIC names it
+		// (dual-stack: the IPv4 and the IPv6 configuration their pool).
 		inPool := 0
 		for _, vm := range vms {
-			if pools, _ := emu.BackendPools(vm.Name); len(pools) > 0 {
+			if pools, _ := emu.BackendPools(vm.Name); len(pools) >= wantPools {
 				inPool++
 			}
 		}
-		fmt.Printf("service ingress %v, VMs in the backend pool %d/%d\n", got.Status.LoadBalancer.Ingress, inPool, len(vms))
-		if len(got.Status.LoadBalancer.Ingress) > 0 && inPool == len(vms) {
+		fmt.Printf("service ingress %v, VMs in the backend pools %d/%d\n", got.Status.LoadBalancer.Ingress, inPool, len(vms))
+		if len(got.Status.LoadBalancer.Ingress) >= wantIngress && inPool == len(vms) {
 			fmt.Printf("upstream's calls: %v\n", srv.Calls())
 			break
 		}
@@ -193,7 +212,7 @@ func run(binary, dir string, switchTo bool) error {
 	if err != nil {
 		return err
 	}
-	addr := svcBefore.Status.LoadBalancer.Ingress[0].IP
+	addr := ingressIPs(svcBefore)
 	ours := filepath.Join(dir, "multicloud-ccm")
 	if err := ccmproc.Build(ours, "", os.Stdout); err != nil {
 		return err
@@ -243,8 +262,8 @@ func run(binary, dir string, switchTo bool) error {
 	if err != nil {
 		return err
 	}
-	if a := got.Status.LoadBalancer.Ingress[0].IP; a != addr {
-		return fmt.Errorf("the switch changed the address from %s to %s", addr, a)
+	if a := ingressIPs(got); a != addr {
+		return fmt.Errorf("the switch changed the addresses from %s to %s", addr, a)
 	}
 	added, removed := cloudsim.DiffResources(before, srv.Resources())
 	fmt.Printf("this manager's calls: %v\nadded %v\nremoved %v\n", srv.Calls(), added, removed)
@@ -252,8 +271,8 @@ func run(binary, dir string, switchTo bool) error {
 		return fmt.Errorf("the switch added %d resources: %v", len(added), added)
 	}
 	for _, vm := range vms {
-		if pools, _ := emu.BackendPools(vm.Name); len(pools) == 0 {
-			return fmt.Errorf("VM %s left the pool", vm.Name)
+		if pools, _ := emu.BackendPools(vm.Name); len(pools) < wantPools {
+			return fmt.Errorf("VM %s left a pool: %v", vm.Name, pools)
 		}
 	}
 	fmt.Printf("PASS: switched, address %s kept, nothing added\n", addr)
@@ -288,6 +307,15 @@ func run(binary, dir string, switchTo bool) error {
 	}
 	fmt.Printf("deleted: %d resources went, nothing left\n", len(removed))
 	return nil
+}
+
+// ingressIPs are a Service's status addresses, in order.
+func ingressIPs(svc *corev1.Service) string {
+	var ips []string
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		ips = append(ips, in.IP)
+	}
+	return strings.Join(ips, ",")
 }
 
 func writeJSON(path string, v any) error {
