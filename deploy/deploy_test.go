@@ -246,7 +246,7 @@ func checkBinding(t *testing.T, what string, ref rbacv1.RoleRef, subjects []rbac
 
 // TestLeaderElectionAndAuthDelegationRBAC checks that beyond the upstream
 // ClusterRole the ServiceAccount gets only what leader election and delegated
-// authentication need.
+// authentication need, and reading the one ConfigMap kube-system/ingress-uid.
 func TestLeaderElectionAndAuthDelegationRBAC(t *testing.T) {
 	ms := loadManifests(t)
 
@@ -274,6 +274,8 @@ func TestLeaderElectionAndAuthDelegationRBAC(t *testing.T) {
 	wantRules := []rbacv1.PolicyRule{
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
 		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{leaseName}, Verbs: []string{"get", "update"}},
+		// GCE's cluster ID of the upstream CCM (providers/gce clusterid.go).
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"ingress-uid"}, Verbs: []string{"get"}},
 	}
 	if len(role.Rules) != len(wantRules) {
 		t.Fatalf("Role %s: %d rules, want %d", role.Name, len(role.Rules), len(wantRules))

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/api/iterator"
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
@@ -98,8 +99,20 @@ func newCloud(s *Section, clusterID string, api *clients, zones []string, clk cl
 	return c
 }
 
-// Initialize is called once leadership is won.
-func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
+// Initialize is called once leadership is won, before the controllers
+// start: it reads the upstream GCE CCM's cluster ID (clusterid.go), which
+// names the cluster's shared load balancer parts when present.
+func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, _ <-chan struct{}) {
+	client, err := b.Client("cloud-controller-manager")
+	if err != nil {
+		klog.Background().Error(err, "No client to read the upstream GCE cluster ID; the shared load balancer parts are named after clusterID")
+		return
+	}
+	if id := readSharedID(context.Background(), client); id != "" {
+		klog.Background().Info("Naming the cluster's shared load balancer parts after the upstream GCE CCM's cluster ID", "configMap", clusterIDNamespace+"/"+clusterIDConfigMap, "id", id)
+		c.lb.setSharedID(id)
+	}
+}
 
 // SetInformers gives the backend the manager's Node informer, so Node
 // names map to instances without cloud calls.

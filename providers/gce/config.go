@@ -56,6 +56,15 @@ type Section struct {
 	// CredentialsJSON is a service account key given inline instead of
 	// credentialsFile (its private key is never logged or shown).
 	CredentialsJSON string `yaml:"credentialsJSON" secret:"true"`
+	// KeepAddresses keeps each external Service's address reserved (a
+	// static address named after the Service) for as long as the Service
+	// exists, so the IP survives its forwarding rule being deleted out of
+	// band. Default false, as upstream: the address is reserved only
+	// while the forwarding rule is made and then released, the rule
+	// keeping the IP, because every reserved address counts against the
+	// region's static address quota (STATIC_ADDRESSES, which has been as
+	// low as 8 per region).
+	KeepAddresses bool `yaml:"keepAddresses"`
 
 	// Options are the options every backend shares: requestTimeout,
 	// maxAttempts and instanceCacheTTL.

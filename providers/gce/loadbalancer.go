@@ -58,6 +58,10 @@ type loadBalancers struct {
 	// (all but one then failing with alreadyExists) and making their
 	// pools reference a check whose creation is still running.
 	sharedFlight flight.Group[struct{}]
+	// upstreamID is the upstream CCM's cluster ID (clusterid.go), set
+	// once at Initialize; sharedMu guards it.
+	sharedMu   sync.Mutex
+	upstreamID string
 }
 
 // once runs ensure for a shared part of the cluster once among the
@@ -118,28 +122,28 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.S
 // deletion cut off anywhere is found with few calls.
 func (l *loadBalancers) anyPartLeft(ctx context.Context, base, key string) (bool, error) {
 	a, err := l.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Address: base}, l.api.retry)
-	if err == nil && ours(a.GetDescription(), l.clusterID, key) {
+	if err == nil && l.owns(a.GetDescription(), key, "") {
 		return true, nil
 	}
 	if err != nil && !isNotFound(err) {
 		return false, fmt.Errorf("get address %s: %w", base, err)
 	}
 	fw, err := l.api.firewalls.Get(ctx, &computepb.GetFirewallRequest{Project: l.cfg.NetworkProjectID, Firewall: firewallName(base)}, l.api.retry)
-	if err == nil && ours(fw.GetDescription(), l.clusterID, key) {
+	if err == nil && l.owns(fw.GetDescription(), key, "") {
 		return true, nil
 	}
 	if err != nil && !isNotFound(err) {
 		return false, fmt.Errorf("get firewall rule %s: %w", firewallName(base), err)
 	}
 	pool, err := l.api.targetPools.Get(ctx, &computepb.GetTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: base}, l.api.retry)
-	if err == nil && ours(pool.GetDescription(), l.clusterID, key) {
+	if err == nil && l.owns(pool.GetDescription(), key, "") {
 		return true, nil
 	}
 	if err != nil && !isNotFound(err) {
 		return false, fmt.Errorf("get target pool %s: %w", base, err)
 	}
 	bs, err := l.api.regionBackendServices.Get(ctx, &computepb.GetRegionBackendServiceRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, BackendService: base}, l.api.retry)
-	if err == nil && ours(bs.GetDescription(), l.clusterID, key) {
+	if err == nil && l.owns(bs.GetDescription(), key, "") {
 		return true, nil
 	}
 	if err != nil && !isNotFound(err) {
@@ -170,7 +174,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		want = schemeInternal
 	}
 	for _, fr := range rules {
-		if ours(fr.GetDescription(), l.clusterID, key) && fr.GetLoadBalancingScheme() != want {
+		if l.owns(fr.GetDescription(), key, "") && fr.GetLoadBalancingScheme() != want {
 			if err := l.deleteParts(ctx, base, key, rules); err != nil {
 				return nil, fmt.Errorf("delete the %s load balancer the Service had: %w", fr.GetLoadBalancingScheme(), err)
 			}
@@ -256,7 +260,7 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 // names this cluster and Service are deleted.
 func (l *loadBalancers) deleteParts(ctx context.Context, base, key string, rules map[string]*computepb.ForwardingRule) error {
 	for _, name := range slices.Sorted(maps.Keys(rules)) {
-		if !ours(rules[name].GetDescription(), l.clusterID, key) {
+		if !l.owns(rules[name].GetDescription(), key, "") {
 			continue
 		}
 		if err := l.deleteForwardingRule(ctx, name); err != nil {
@@ -275,7 +279,7 @@ func (l *loadBalancers) deleteParts(ctx context.Context, base, key string, rules
 	if _, err := l.deleteRegionHealthCheck(ctx, base, key); err != nil {
 		return err
 	}
-	for _, name := range []string{firewallName(base), healthCheckFirewallName(base)} {
+	for _, name := range []string{firewallName(base), healthCheckFirewallName(base, false), legacyHealthCheckFirewallName(base)} {
 		if err := l.deleteFirewall(ctx, name, key); err != nil {
 			return err
 		}
@@ -294,7 +298,7 @@ func (l *loadBalancers) deleteParts(ctx context.Context, base, key string, rules
 func (l *loadBalancers) releaseShared(ctx context.Context) error {
 	l.shared.Lock()
 	defer l.shared.Unlock()
-	hc := nodeHealthCheckName(l.clusterID)
+	hc := nodeHealthCheckName(l.sharedID())
 	legacyGone, err := l.deleteHealthCheck(ctx, hc, "")
 	if err != nil {
 		return err
@@ -304,7 +308,7 @@ func (l *loadBalancers) releaseShared(ctx context.Context) error {
 		return err
 	}
 	if legacyGone && regionalGone {
-		if err := l.deleteFirewall(ctx, healthCheckFirewallName(hc), ""); err != nil {
+		if err := l.deleteFirewall(ctx, healthCheckFirewallName(hc, true), ""); err != nil {
 			return err
 		}
 	}

@@ -27,7 +27,7 @@ func (l *loadBalancers) ensureExternal(ctx context.Context, base, key string, sp
 	var ip string
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		ip, err = l.ensureAddress(gctx, base, key, sp)
+		ip, err = l.ensureAddress(gctx, base, key, sp, rules)
 		return err
 	})
 	g.Go(func() error {
@@ -54,6 +54,15 @@ func (l *loadBalancers) ensureExternal(ctx context.Context, base, key string, sp
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	// The rules hold the IP now: the reservation goes, as upstream's
+	// (the rules keep the IP as an ephemeral one); so does one this
+	// manager kept before keepAddresses (its default then), or one a
+	// failed upstream sync left: one read when there is none.
+	if !l.cfg.KeepAddresses && sp.staticIP == "" {
+		if err := l.releaseAddress(ctx, base, key); err != nil {
+			return nil, err
+		}
+	}
 	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: ip}}}, nil
 }
 
@@ -79,7 +88,7 @@ func (l *loadBalancers) ensureTargetPool(ctx context.Context, name, svcKey, hc s
 	if err != nil {
 		return fmt.Errorf("get target pool %s: %w", name, err)
 	}
-	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+	if !l.owns(cur.GetDescription(), svcKey, "") {
 		return fmt.Errorf("target pool %s exists and is not this Service's (description %q)", name, cur.GetDescription())
 	}
 	if cur.GetSessionAffinity() != affinity {
@@ -145,7 +154,7 @@ func (l *loadBalancers) deleteTargetPool(ctx context.Context, name, svcKey strin
 	if err != nil {
 		return fmt.Errorf("get target pool %s: %w", name, err)
 	}
-	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+	if !l.owns(cur.GetDescription(), svcKey, "") {
 		return nil
 	}
 	err = waitOp(ctx)(l.api.targetPools.Delete(ctx, &computepb.DeleteTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name}, l.api.retry))
@@ -178,7 +187,7 @@ func (l *loadBalancers) ensureForwardingRule(ctx context.Context, name, svcKey, 
 		Target: proto.String(pool), LoadBalancingScheme: proto.String(schemeExternal), NetworkTier: proto.String(sp.tier),
 	}
 	if cur != nil {
-		if cur.GetIPAddress() == ip && cur.GetIPProtocol() == string(protocol) && cur.GetPortRange() == want.GetPortRange() && (cur.GetNetworkTier() == "" || cur.GetNetworkTier() == sp.tier) {
+		if ruleAsWanted(cur, ip, protocol, sp) {
 			if sameLink(cur.GetTarget(), pool) {
 				return nil
 			}
@@ -196,6 +205,13 @@ func (l *loadBalancers) ensureForwardingRule(ctx context.Context, name, svcKey, 
 	return l.createForwardingRule(ctx, want)
 }
 
+// ruleAsWanted says an external forwarding rule forwards protocol's ports
+// at ip in the Service's tier: what cannot change in place.
+func ruleAsWanted(cur *computepb.ForwardingRule, ip string, protocol v1.Protocol, sp *lbSpec) bool {
+	return cur.GetIPAddress() == ip && cur.GetIPProtocol() == string(protocol) && cur.GetPortRange() == portRange(sp.ports, protocol) &&
+		(cur.GetNetworkTier() == "" || cur.GetNetworkTier() == sp.tier)
+}
+
 func (l *loadBalancers) createForwardingRule(ctx context.Context, want *computepb.ForwardingRule) error {
 	err := waitOp(ctx)(l.api.forwardingRules.Insert(ctx, &computepb.InsertForwardingRuleRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, ForwardingRuleResource: want}, l.api.retry))
 	if err != nil && !alreadyExists(err) {
@@ -211,7 +227,7 @@ func (l *loadBalancers) createForwardingRule(ctx context.Context, want *computep
 func (l *loadBalancers) ensureRules(ctx context.Context, base, key string, sp *lbSpec, rules map[string]*computepb.ForwardingRule, ensure func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error) error {
 	keep := ruleNames(base, sp)
 	for _, name := range slices.Sorted(maps.Keys(rules)) {
-		if _, ok := keep[name]; !ok && ours(rules[name].GetDescription(), l.clusterID, key) {
+		if _, ok := keep[name]; !ok && l.owns(rules[name].GetDescription(), key, "") {
 			if err := l.deleteForwardingRule(ctx, name); err != nil {
 				return err
 			}
@@ -219,7 +235,7 @@ func (l *loadBalancers) ensureRules(ctx context.Context, base, key string, sp *l
 	}
 	for _, name := range slices.Sorted(maps.Keys(keep)) {
 		cur := rules[name]
-		if cur != nil && !ours(cur.GetDescription(), l.clusterID, key) {
+		if cur != nil && !l.owns(cur.GetDescription(), key, "") {
 			return fmt.Errorf("forwarding rule %s exists and is not this Service's (description %q)", name, cur.GetDescription())
 		}
 		if err := ensure(name, keep[name], cur); err != nil {

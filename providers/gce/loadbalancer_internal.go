@@ -98,7 +98,7 @@ func (l *loadBalancers) updateInternal(ctx context.Context, base, key string, sp
 		if err != nil {
 			return fmt.Errorf("get backend service %s: %w", name, err)
 		}
-		if !ours(cur.GetDescription(), l.clusterID, key) {
+		if !l.owns(cur.GetDescription(), key, "") {
 			return fmt.Errorf("backend service %s exists and is not this Service's (description %q)", name, cur.GetDescription())
 		}
 		if sameGroups(cur.GetBackends(), groups) {
@@ -154,7 +154,7 @@ func (l *loadBalancers) ensureInternalAddress(ctx context.Context, base, svcKey 
 // (externalTrafficPolicy Local), else the cluster's shared check of
 // kube-proxy, with upstream's timings.
 func (l *loadBalancers) regionHealthCheckFor(base string, sp *lbSpec) *computepb.HealthCheck {
-	name, port, path := nodeHealthCheckName(l.clusterID), int32(kubeProxyHealthPort), "/healthz"
+	name, port, path := nodeHealthCheckName(l.sharedID()), int32(kubeProxyHealthPort), "/healthz"
 	if sp.local {
 		name, port, path = base, sp.healthPort, sp.healthPath
 	}
@@ -181,7 +181,7 @@ func (l *loadBalancers) ensureRegionHealthCheck(ctx context.Context, want *compu
 	case err != nil:
 		return fmt.Errorf("get health check %s: %w", name, err)
 	}
-	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+	if !l.owns(cur.GetDescription(), svcKey, name) {
 		return fmt.Errorf("health check %s exists and is not this cluster's (description %q)", name, cur.GetDescription())
 	}
 	if cur.GetType() == want.GetType() && cur.GetHttpHealthCheck().GetPort() == want.GetHttpHealthCheck().GetPort() &&
@@ -208,7 +208,7 @@ func (l *loadBalancers) deleteRegionHealthCheck(ctx context.Context, name, svcKe
 	if err != nil {
 		return false, fmt.Errorf("get health check %s: %w", name, err)
 	}
-	if d := parseDescription(cur.GetDescription()); d.Cluster != l.clusterID || d.Service != svcKey {
+	if !l.owns(cur.GetDescription(), svcKey, name) {
 		return false, nil
 	}
 	err = waitOp(ctx)(l.api.regionHealthChecks.Delete(ctx, &computepb.DeleteRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry))
@@ -266,7 +266,7 @@ func (l *loadBalancers) ensureBackendService(ctx context.Context, name, svcKey s
 	case err != nil:
 		return fmt.Errorf("get backend service %s: %w", name, err)
 	}
-	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+	if !l.owns(cur.GetDescription(), svcKey, "") {
 		return fmt.Errorf("backend service %s exists and is not this Service's (description %q)", name, cur.GetDescription())
 	}
 	if cur.GetProtocol() == want.GetProtocol() && cur.GetSessionAffinity() == affinity && len(cur.GetHealthChecks()) == 1 &&
@@ -308,7 +308,7 @@ func (l *loadBalancers) deleteBackendServicesExcept(ctx context.Context, base, s
 		if err != nil {
 			return false, fmt.Errorf("list backend services %s: %w", base, err)
 		}
-		if !ours(bs.GetDescription(), l.clusterID, svcKey) {
+		if !l.owns(bs.GetDescription(), svcKey, "") {
 			continue
 		}
 		had = true

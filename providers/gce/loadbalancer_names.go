@@ -36,14 +36,28 @@ func forwardingRuleName(base string, protocol v1.Protocol, first bool) string {
 func firewallName(base string) string { return "k8s-fw-" + base }
 
 // nodeHealthCheckName is the cluster's shared health check of kube-proxy
-// on every node (Services with externalTrafficPolicy Cluster).
+// on every node (Services with externalTrafficPolicy Cluster), upstream's
+// "k8s-<cluster ID>-node" (gce_loadbalancer_naming.go MakeNodesHealthCheckName).
 func nodeHealthCheckName(clusterID string) string {
 	return "k8s-" + naming.Alnum(clusterID, 40) + "-node"
 }
 
 // healthCheckFirewallName admits Google's health checkers to a health
-// check's port.
-func healthCheckFirewallName(healthCheck string) string { return healthCheck + "-http-hc" }
+// check's port on the nodes, as upstream's MakeHealthCheckFirewallName
+// (gce_loadbalancer_naming.go:114-121): "<node check>-http-hc" for the
+// cluster's shared check, "k8s-<check>-http-hc" for a Service's own.
+// These MUST NOT change: switched clusters find upstream's rules by them.
+func healthCheckFirewallName(healthCheck string, shared bool) string {
+	if shared {
+		return healthCheck + "-http-hc"
+	}
+	return "k8s-" + healthCheck + "-http-hc"
+}
+
+// legacyHealthCheckFirewallName is the name this manager gave a Service's
+// own health check rule before 2026-11-26 ("<check>-http-hc"), still
+// deleted with the Service.
+func legacyHealthCheckFirewallName(healthCheck string) string { return healthCheck + "-http-hc" }
 
 // Google's health checkers and the network load balancer's probes come
 // from these ranges (documented for target pools and backend services).
@@ -83,4 +97,46 @@ func parseDescription(s string) description {
 func ours(desc, clusterID, svc string) bool {
 	d := parseDescription(desc)
 	return d.Cluster == clusterID && (svc == "" || d.Service == svc)
+}
+
+// owns says whether a part named name, with description desc, is this
+// cluster's and (svc "" for the cluster's shared parts) the Service's to
+// change and delete: this manager's description, or the upstream GCE
+// CCM's, which names no cluster (gce_loadbalancer_naming.go:88-130):
+//   - a Service's parts, {"kubernetes.io/service-name":"<ns>/<name>"}
+//     (firewall rules add "kubernetes.io/service-ip"): those are named
+//     after the Service's UID, so the Service's name and theirs together
+//     are this Service's;
+//   - health checks, {"kubernetes.io/service-name":"<the check's name>"}:
+//     a Service's own is named after its UID, the shared one after
+//     sharedID;
+//   - the shared check's firewall rule, {"kubernetes.io/cluster-id":"<sharedID>"}.
+func (l *loadBalancers) owns(desc, svc, name string) bool {
+	d := parseDescription(desc)
+	switch d.Cluster {
+	case l.clusterID:
+		return d.Service == svc
+	case "":
+		return (svc != "" && d.Service == svc) || (name != "" && d.Service == name)
+	}
+	return svc == "" && d.Service == "" && d.Cluster == l.sharedID()
+}
+
+// setSharedID names the cluster's shared parts after the upstream CCM's
+// cluster ID.
+func (l *loadBalancers) setSharedID(id string) {
+	l.sharedMu.Lock()
+	defer l.sharedMu.Unlock()
+	l.upstreamID = id
+}
+
+// sharedID is what the cluster's shared parts are named after: the
+// upstream CCM's cluster ID when the cluster has one, else clusterID.
+func (l *loadBalancers) sharedID() string {
+	l.sharedMu.Lock()
+	defer l.sharedMu.Unlock()
+	if l.upstreamID != "" {
+		return l.upstreamID
+	}
+	return l.clusterID
 }

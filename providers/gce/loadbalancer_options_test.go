@@ -76,11 +76,43 @@ func TestLoadBalancerNames(t *testing.T) {
 	if forwardingRuleName(base, v1.ProtocolTCP, true) != base || forwardingRuleName(base, v1.ProtocolUDP, false) != base+"-udp" {
 		t.Error("forwarding rule names")
 	}
-	if firewallName(base) != "k8s-fw-"+base || healthCheckFirewallName(nodeHealthCheckName("Prod_1")) != "k8s-prod1-node-http-hc" {
+	// Upstream's names (gce_loadbalancer_naming.go); MUST NOT change.
+	if firewallName(base) != "k8s-fw-"+base || healthCheckFirewallName(nodeHealthCheckName("Prod_1"), true) != "k8s-prod1-node-http-hc" ||
+		healthCheckFirewallName(base, false) != "k8s-"+base+"-http-hc" {
 		t.Error("firewall names")
 	}
 	d := description{Service: "default/web", Cluster: "prod1"}.String()
 	if !ours(d, "prod1", "default/web") || ours(d, "prod2", "") || ours(d, "prod1", "default/other") || ours("made by hand", "prod1", "") {
 		t.Errorf("ownership of %s", d)
+	}
+}
+
+// What the manager takes as its own: its descriptions, and the upstream
+// GCE CCM's (no cluster ID), byte for byte as upstream writes them.
+func TestOwnsUpstreamDescriptions(t *testing.T) {
+	l := &loadBalancers{clusterID: "prod1"}
+	l.setSharedID("3b2c1a0f9e8d7c6b")
+	for _, c := range []struct {
+		desc, svc, name string
+		want            bool
+	}{
+		{description{Service: "default/web", Cluster: "prod1"}.String(), "default/web", "", true},
+		{description{Service: "default/web", Cluster: "prod2"}.String(), "default/web", "", false},
+		// A Service's parts (makeServiceDescription, makeFirewallDescription).
+		{`{"kubernetes.io/service-name":"default/web"}`, "default/web", "", true},
+		{`{"kubernetes.io/service-name":"default/web", "kubernetes.io/service-ip":"34.1.2.3"}`, "default/web", "", true},
+		{`{"kubernetes.io/service-name":"default/other"}`, "default/web", "", false},
+		// Health checks name themselves (makeHealthCheckDescription).
+		{`{"kubernetes.io/service-name":"k8s-3b2c1a0f9e8d7c6b-node"}`, "", "k8s-3b2c1a0f9e8d7c6b-node", true},
+		{`{"kubernetes.io/service-name":"a1234"}`, "default/web", "a1234", true},
+		{`{"kubernetes.io/service-name":"k8s-other-node"}`, "", "k8s-3b2c1a0f9e8d7c6b-node", false},
+		// The shared check's firewall rule names the cluster ID.
+		{`{"kubernetes.io/cluster-id":"3b2c1a0f9e8d7c6b"}`, "", "", true},
+		{`{"kubernetes.io/cluster-id":"someone-else"}`, "", "", false},
+		{"made by hand", "", "", false},
+	} {
+		if got := l.owns(c.desc, c.svc, c.name); got != c.want {
+			t.Errorf("owns(%s, %q, %q) = %v, want %v", c.desc, c.svc, c.name, got, c.want)
+		}
 	}
 }

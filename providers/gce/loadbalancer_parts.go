@@ -67,13 +67,38 @@ func sameLink(a, b string) bool {
 
 // ensureAddress is the external Service's IP: spec.loadBalancerIP as it
 // is (the user's reserved address, never changed or released), else the
-// address the manager reserved for the Service, reserved now if missing.
-func (l *loadBalancers) ensureAddress(ctx context.Context, base, svcKey string, sp *lbSpec) (string, error) {
+// IP its forwarding rules hold, else a new one, reserved as the address
+// named base (released once the rules hold it, unless keepAddresses,
+// ensureExternal): as upstream's ensureStaticIP
+// (gce_loadbalancer_external.go:1424-1470) an IP a rule holds is
+// promoted, never changed, so a rule made again, or a switch from the
+// upstream CCM, keeps it. With the rules as wanted and keepAddresses off
+// no address is touched at all.
+func (l *loadBalancers) ensureAddress(ctx context.Context, base, svcKey string, sp *lbSpec, rules map[string]*computepb.ForwardingRule) (string, error) {
 	if sp.staticIP != "" {
 		return sp.staticIP, nil
 	}
-	a, err := l.reserveAddress(ctx, svcKey, &computepb.Address{Name: proto.String(base), AddressType: proto.String("EXTERNAL"), NetworkTier: proto.String(sp.tier)},
-		func(a *computepb.Address) bool { return a.GetAddressType() == "INTERNAL" })
+	held := ""
+	settled := true
+	for name, p := range ruleNames(base, sp) {
+		cur := rules[name]
+		if cur == nil || !l.owns(cur.GetDescription(), svcKey, "") {
+			settled = false
+			continue
+		}
+		if held == "" {
+			held = cur.GetIPAddress()
+		}
+		settled = settled && ruleAsWanted(cur, cur.GetIPAddress(), p, sp)
+	}
+	if held != "" && settled && !l.cfg.KeepAddresses {
+		return held, nil
+	}
+	want := &computepb.Address{Name: proto.String(base), AddressType: proto.String("EXTERNAL"), NetworkTier: proto.String(sp.tier)}
+	if held != "" {
+		want.Address = proto.String(held)
+	}
+	a, err := l.reserveAddress(ctx, svcKey, want, func(a *computepb.Address) bool { return a.GetAddressType() == "INTERNAL" })
 	if err != nil {
 		return "", err
 	}
@@ -110,7 +135,7 @@ func (l *loadBalancers) reserveAddress(ctx context.Context, svcKey string, want 
 	if err != nil {
 		return nil, fmt.Errorf("get address %s: %w", name, err)
 	}
-	if !ours(a.GetDescription(), l.clusterID, svcKey) {
+	if !l.owns(a.GetDescription(), svcKey, "") {
 		return nil, fmt.Errorf("address %s exists and is not this Service's (description %q)", name, a.GetDescription())
 	}
 	if !stale(a) {
@@ -138,7 +163,13 @@ func (l *loadBalancers) releaseAddress(ctx context.Context, base, svcKey string)
 	if err != nil {
 		return fmt.Errorf("get address %s: %w", base, err)
 	}
-	if d := parseDescription(a.GetDescription()); d.Cluster != l.clusterID || d.Service != svcKey || d.Address == "" {
+	// The manager's own reservation, or one the upstream CCM left (it
+	// reserves the address only while it makes the forwarding rule, and
+	// its deletion releases any left by a failed sync).
+	d := parseDescription(a.GetDescription())
+	mine := d.Cluster == l.clusterID && d.Service == svcKey && d.Address != ""
+	upstream := d.Cluster == "" && d.Service == svcKey
+	if !mine && !upstream {
 		return nil
 	}
 	err = waitOp(ctx)(l.api.addresses.Delete(ctx, &computepb.DeleteAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Address: base}, l.api.retry))
@@ -153,7 +184,7 @@ func (l *loadBalancers) releaseAddress(ctx context.Context, base, svcKey string)
 // Local), else the cluster's shared check of kube-proxy.
 func (l *loadBalancers) healthCheckFor(base string, sp *lbSpec) *computev1.HttpHealthCheck {
 	hc := &computev1.HttpHealthCheck{
-		Name: nodeHealthCheckName(l.clusterID), Port: kubeProxyHealthPort, RequestPath: "/healthz",
+		Name: nodeHealthCheckName(l.sharedID()), Port: kubeProxyHealthPort, RequestPath: "/healthz",
 		// upstream's intervals: a node is out after 3 failures 8 s apart.
 		CheckIntervalSec: 8, TimeoutSec: 1, HealthyThreshold: 1, UnhealthyThreshold: 3,
 	}
@@ -179,7 +210,7 @@ func (l *loadBalancers) ensureHealthCheck(ctx context.Context, want *computev1.H
 	case err != nil:
 		return fmt.Errorf("get health check %s: %w", name, err)
 	}
-	if !ours(cur.Description, l.clusterID, svcKey) {
+	if !l.owns(cur.Description, svcKey, name) {
 		return fmt.Errorf("health check %s exists and is not this cluster's (description %q)", name, cur.Description)
 	}
 	if cur.Port == want.Port && cur.RequestPath == want.RequestPath && cur.CheckIntervalSec == want.CheckIntervalSec && cur.UnhealthyThreshold == want.UnhealthyThreshold {
@@ -204,7 +235,7 @@ func (l *loadBalancers) deleteHealthCheck(ctx context.Context, name, svcKey stri
 	if err != nil {
 		return false, fmt.Errorf("get health check %s: %w", name, err)
 	}
-	if d := parseDescription(cur.Description); d.Cluster != l.clusterID || d.Service != svcKey {
+	if !l.owns(cur.Description, svcKey, name) {
 		return false, nil
 	}
 	op, err := l.api.httpHealthChecks.Delete(l.cfg.ProjectID, name).Context(ctx).Do()
@@ -257,7 +288,7 @@ func (l *loadBalancers) ensureFirewall(ctx context.Context, want *computepb.Fire
 	case err != nil:
 		return fmt.Errorf("get firewall rule %s: %w", name, err)
 	}
-	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+	if !l.owns(cur.GetDescription(), svcKey, "") {
 		return fmt.Errorf("firewall rule %s exists and is not this Service's (description %q)", name, cur.GetDescription())
 	}
 	if sameFirewall(cur, want) {
@@ -296,7 +327,7 @@ func (l *loadBalancers) deleteFirewall(ctx context.Context, name, svcKey string)
 	if err != nil {
 		return fmt.Errorf("get firewall rule %s: %w", name, err)
 	}
-	if !ours(cur.GetDescription(), l.clusterID, svcKey) {
+	if !l.owns(cur.GetDescription(), svcKey, "") {
 		return nil
 	}
 	err = waitOp(ctx)(l.api.firewalls.Delete(ctx, &computepb.DeleteFirewallRequest{Project: project, Firewall: name}, l.api.retry))
@@ -328,7 +359,7 @@ func (l *loadBalancers) ensureClientFirewall(ctx context.Context, base, svcKey, 
 // ensureHealthCheckFirewall admits Google's health checkers to a health
 // check's port on the nodes; owner is "" for the cluster's shared check.
 func (l *loadBalancers) ensureHealthCheckFirewall(ctx context.Context, hc string, port int, tags []string, owner string) error {
-	name := healthCheckFirewallName(hc)
+	name := healthCheckFirewallName(hc, owner == "")
 	return l.once(ctx, owner, "firewalls/"+name+"/"+strings.Join(tags, ","), func(ctx context.Context) error {
 		return l.ensureFirewall(ctx, &computepb.Firewall{
 			Name: proto.String(name), SourceRanges: healthCheckRanges, TargetTags: tags,

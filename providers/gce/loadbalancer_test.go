@@ -76,7 +76,7 @@ func TestExternalLoadBalancer(t *testing.T) {
 	if err != nil || fmt.Sprint(fw.GetTargetTags()) != "[k8s-node]" || fmt.Sprint(fw.GetSourceRanges()) != "[0.0.0.0/0]" {
 		t.Fatalf("firewall %v: %v", fw, err)
 	}
-	if _, err := env.api.firewalls.Get(ctx, &computepb.GetFirewallRequest{Project: env.s.ProjectID, Firewall: healthCheckFirewallName(nodeHealthCheckName("kubernetes"))}); err != nil {
+	if _, err := env.api.firewalls.Get(ctx, &computepb.GetFirewallRequest{Project: env.s.ProjectID, Firewall: healthCheckFirewallName(nodeHealthCheckName("kubernetes"), true)}); err != nil {
 		t.Errorf("health check firewall: %v", err)
 	}
 	got, found, err := lb.GetLoadBalancer(ctx, "kubernetes", svc)
@@ -208,5 +208,51 @@ func TestPoolRecordStale(t *testing.T) {
 	}
 	if got := poolMembers(t, env, base); fmt.Sprint(got) != "[lb-node-0 lb-node-1 lb-node-2]" {
 		t.Errorf("pool members %v", got)
+	}
+}
+
+// Addresses, as upstream: reserved while the forwarding rule is made, then
+// released, the rule keeping the IP (no static address quota held); a
+// port change that makes the rule again promotes the IP first, so it
+// stays. With keepAddresses the reservation stays for the Service's life.
+func TestExternalAddressReservation(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keepAddresses=%v", keep), func(t *testing.T) {
+			env, lb, nodes := lbEnv(t, 1)
+			env.s.KeepAddresses = keep
+			ctx := t.Context()
+			svc := svcWith(nil)
+			st, err := lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := lbName(svc)
+			reserved := func() bool {
+				_, err := env.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: env.s.ProjectID, Region: env.s.Region, Address: base})
+				return err == nil
+			}
+			if reserved() != keep {
+				t.Errorf("address %s reserved: %v, want %v", base, reserved(), keep)
+			}
+			// A port change makes the rule again (its port range changes):
+			// the IP stays.
+			svc.Spec.Ports = append(svc.Spec.Ports, v1.ServicePort{Name: "p8443", Protocol: v1.ProtocolTCP, Port: 8443, NodePort: 30999})
+			st2, err := lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st2.Ingress[0].IP != st.Ingress[0].IP {
+				t.Errorf("the port change moved the address from %s to %s", st.Ingress[0].IP, st2.Ingress[0].IP)
+			}
+			if reserved() != keep {
+				t.Errorf("after the change, address %s reserved: %v, want %v", base, reserved(), keep)
+			}
+			if err := lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", svc); err != nil {
+				t.Fatal(err)
+			}
+			if reserved() {
+				t.Error("the address is still reserved after the deletion")
+			}
+		})
 	}
 }
