@@ -65,6 +65,12 @@ type Section struct {
 	// region's static address quota (STATIC_ADDRESSES, which has been as
 	// low as 8 per region).
 	KeepAddresses bool `yaml:"keepAddresses"`
+	// UpstreamClusterName is the --cluster-name of the upstream GCE CCM
+	// this cluster was switched from (import-config sets it): its pod
+	// routes, "<name[:26]>-<node UID>" described k8s-node-route, are the
+	// cluster's routes too, kept for their nodes and deleted with them,
+	// not made again. Empty: only this manager's routes are listed.
+	UpstreamClusterName string `yaml:"upstreamClusterName"`
 
 	// Options are the options every backend shares: requestTimeout,
 	// maxAttempts and instanceCacheTTL.

@@ -46,7 +46,7 @@ type upstreamGlobal struct {
 // filled; what upstream took from the metadata server (project, zone,
 // network) is reported for the user to set. gce.conf does not name the
 // cluster, so the options are not needed.
-func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
+func ImportConfig(data []byte, opts importcfg.Options) (*importcfg.Result, error) {
 	var file upstreamConfigFile
 	// upstream reads it with gcfg too and drops the warnings about
 	// unknown keys (gce.go:417-424); here they become Notes.
@@ -64,6 +64,9 @@ func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
 	im.credentials()
 	im.nodes()
 	im.unported()
+	// Upstream's routes are named after its --cluster-name: they stay the
+	// cluster's (routes.go).
+	im.s.UpstreamClusterName = opts.ClusterName
 	for _, k := range unknown {
 		im.notes = append(im.notes, unknownKeyNote(k))
 	}

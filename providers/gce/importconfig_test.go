@@ -69,18 +69,18 @@ func TestImportConfigSamples(t *testing.T) {
 		{"full.conf", Section{
 			ProjectID: "my-project-123", Region: "europe-west1", NetworkProjectID: "host-project-1",
 			NetworkName: "shared-vpc", SubnetworkName: "nodes-ew1", NodeTags: []string{"gke-prod-node", "web"},
-			NodeInstancePrefix: "gke-prod-", Endpoint: "https://www.googleapis.com",
+			NodeInstancePrefix: "gke-prod-", Endpoint: "https://www.googleapis.com", UpstreamClusterName: "kubernetes",
 		}, []string{
 			"[global] alpha-features", "[global] container-api-endpoint", "[global] multizone", "[global] node-instance-prefix",
 			"[global] regional", "[global] secondary-range-name", "[global] stack-type", "[global] token-body", "[global] token-url",
 		}},
 		{"typical.conf", Section{
 			ProjectID: "my-project-123", Region: "us-central1", NetworkName: "k8s-net", SubnetworkName: "k8s-nodes",
-			NodeTags: []string{"k8s-node"}, NodeInstancePrefix: "k8s-node-",
+			NodeTags: []string{"k8s-node"}, NodeInstancePrefix: "k8s-node-", UpstreamClusterName: "kubernetes",
 		}, []string{"[global] multizone", "[global] node-instance-prefix"}},
 		{"unknown-key.conf", Section{
 			ProjectID: "my-project-123", Region: "us-central1", NetworkName: "k8s-net", SubnetworkName: "k8s-nodes",
-			NodeTags: []string{"k8s-node"},
+			NodeTags: []string{"k8s-node"}, UpstreamClusterName: "kubernetes",
 		}, []string{"[Global] node-tag", "[Global] projectid", "[LoadBalancer]", "[global] multizone"}},
 	} {
 		t.Run(tt.file, func(t *testing.T) {

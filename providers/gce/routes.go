@@ -44,9 +44,29 @@ func (r *routes) routeName(node types.NodeName, cidr string) string {
 	return r.routePrefix() + naming.Alnum(string(node), 20) + "-" + hex.EncodeToString(sum[:5])
 }
 
-// ListRoutes lists the cluster's pod routes: one filtered listing.
+// upstreamRoutePrefix starts the names of the upstream GCE CCM's routes
+// for the cluster: its --cluster-name cut to 26 characters and "-"
+// (cloud-provider-gcp providers/gce/gce_routes.go truncateClusterName,
+// CreateRoute names "<that>-<node UID>"); "" without upstreamClusterName.
+func (r *routes) upstreamRoutePrefix() string {
+	name := r.cfg.UpstreamClusterName
+	if name == "" {
+		return ""
+	}
+	if len(name) > 26 {
+		name = name[:26]
+	}
+	return name + "-"
+}
+
+// ListRoutes lists the cluster's pod routes, this manager's and, with
+// upstreamClusterName, the upstream CCM's: one filtered listing either way.
 func (r *routes) ListRoutes(ctx context.Context, _ string) ([]*cloudprovider.Route, error) {
-	filter := fmt.Sprintf(`(name eq "%s.*") (description eq "%s")`, regexp.QuoteMeta(r.routePrefix()), routeDescription)
+	names := regexp.QuoteMeta(r.routePrefix())
+	if up := r.upstreamRoutePrefix(); up != "" {
+		names = "(" + names + "|" + regexp.QuoteMeta(up) + ")"
+	}
+	filter := fmt.Sprintf(`(name eq "%s.*") (description eq "%s")`, names, routeDescription)
 	it := r.api.routes.List(ctx, &computepb.ListRoutesRequest{Project: r.cfg.NetworkProjectID, Filter: proto.String(filter)}, r.api.retry)
 	var out []*cloudprovider.Route
 	for {

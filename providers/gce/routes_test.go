@@ -73,3 +73,43 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("someone else's route: %v", err)
 	}
 }
+
+// TestUpstreamRoutes: with upstreamClusterName, the routes the upstream
+// GCE CCM made ("<cluster-name[:26]>-<node UID>", described k8s-node-route)
+// are listed with this manager's, in the same one listing, so the route
+// controller keeps them for their nodes instead of making them twice;
+// without it, and for another cluster's name, they are not.
+func TestUpstreamRoutes(t *testing.T) {
+	env := newTestEnv(t, gceemu.Config{}, nil)
+	ctx := t.Context()
+	nodes := env.launch(t, cloudsim.InstanceSpec{Name: "up-0"})
+	hop := "projects/" + env.s.ProjectID + "/zones/" + env.emu.Config().Zones[0] + "/instances/" + nodes[0].Name
+	for name, desc := range map[string]string{
+		"a-very-long-cluster-name-o-6f2b1c3d-1234-4abc-8def-0123456789ab": "k8s-node-route", // the name cut to 26
+		"other-cluster-0f2b1c3d-1234-4abc-8def-0123456789ab":               "k8s-node-route",
+		"a-very-long-cluster-name-o-manual":                               "made by hand",
+	} {
+		if err := waitOp(ctx)(env.api.routes.Insert(ctx, &computepb.InsertRouteRequest{Project: env.s.ProjectID, RouteResource: &computepb.Route{
+			Name: proto.String(name), Description: proto.String(desc), Network: proto.String(env.s.networkURL()),
+			DestRange: proto.String("10.244." + fmt.Sprint(len(name)) + ".0/24"), NextHopInstance: proto.String(hop), Priority: proto.Uint32(1000),
+		}})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt, _ := env.cloud.Routes()
+	if listed, err := rt.ListRoutes(ctx, "kubernetes"); err != nil || len(listed) != 0 {
+		t.Fatalf("without upstreamClusterName: %v %v", listed, err)
+	}
+	env.s.UpstreamClusterName = "a-very-long-cluster-name-over-26"
+	env.srv.ResetCalls()
+	listed, err := rt.ListRoutes(ctx, "kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != 1 || listed[0].Name != "a-very-long-cluster-name-o-6f2b1c3d-1234-4abc-8def-0123456789ab" || string(listed[0].TargetNode) != nodes[0].Name {
+		t.Errorf("listed %+v, want upstream's route of this cluster only", listed)
+	}
+	if n := env.srv.CallCount("compute:Routes.List"); n != 1 {
+		t.Errorf("%d route listings", n)
+	}
+}
