@@ -101,13 +101,15 @@ func newCloud(s *Section, clusterID string, api *clients, zones []string, clk cl
 
 // Initialize is called once leadership is won, before the controllers
 // start: it reads the upstream GCE CCM's cluster ID (clusterid.go), which
-// names the cluster's shared load balancer parts when present.
+// names the cluster's shared load balancer parts when present, and keeps
+// a client to remove upstream's finalizers from Services.
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, _ <-chan struct{}) {
 	client, err := b.Client("cloud-controller-manager")
 	if err != nil {
 		klog.Background().Error(err, "No client to read the upstream GCE cluster ID; the shared load balancer parts are named after clusterID")
 		return
 	}
+	c.lb.services = client.CoreV1()
 	if id := readSharedID(context.Background(), client); id != "" {
 		klog.Background().Info("Naming the cluster's shared load balancer parts after the upstream GCE CCM's cluster ID", "configMap", clusterIDNamespace+"/"+clusterIDConfigMap, "id", id)
 		c.lb.setSharedID(id)

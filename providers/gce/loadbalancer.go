@@ -13,7 +13,10 @@ import (
 	"google.golang.org/api/iterator"
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	servicehelpers "k8s.io/cloud-provider/service/helpers"
 	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
@@ -62,6 +65,32 @@ type loadBalancers struct {
 	// once at Initialize; sharedMu guards it.
 	sharedMu   sync.Mutex
 	upstreamID string
+	// services patches Services (their upstream finalizers), set at
+	// Initialize; nil in tests without a cluster.
+	services corev1client.CoreV1Interface
+}
+
+// upstreamFinalizers are the upstream GCE CCM's own finalizers on the
+// Services it served (cloud-provider-gcp providers/gce/gce_util.go:56,
+// gce_loadbalancer_internal.go:47). After a switch only this manager can
+// remove them: it does once the load balancer is gone, as upstream's
+// ensureExternalLoadBalancerDeleted and ensureInternalLoadBalancerDeleted
+// do, or a deleted Service would stay Terminating for ever. (The v2 and
+// v3 ones are GKE's own controllers', left to them.)
+var upstreamFinalizers = []string{"gke.networking.io/l4-netlb-v1", "gke.networking.io/l4-ilb-v1"}
+
+// dropUpstreamFinalizers patches upstream's finalizers off the Service.
+func (l *loadBalancers) dropUpstreamFinalizers(ctx context.Context, svc *v1.Service) error {
+	if l.services == nil || !slices.ContainsFunc(svc.Finalizers, func(f string) bool { return slices.Contains(upstreamFinalizers, f) }) {
+		return nil
+	}
+	updated := svc.DeepCopy()
+	updated.Finalizers = slices.DeleteFunc(updated.Finalizers, func(f string) bool { return slices.Contains(upstreamFinalizers, f) })
+	if _, err := servicehelpers.PatchService(l.services, svc, updated); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove the upstream GCE CCM's finalizers: %w", err)
+	}
+	klog.FromContext(ctx).Info("Removed the upstream GCE CCM's finalizers", "service", klog.KObj(svc))
+	return nil
 }
 
 // once runs ensure for a shared part of the cluster once among the
@@ -248,7 +277,10 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	if err != nil {
 		return err
 	}
-	return l.deleteParts(ctx, base, key, rules)
+	if err := l.deleteParts(ctx, base, key, rules); err != nil {
+		return err
+	}
+	return l.dropUpstreamFinalizers(ctx, svc)
 }
 
 // deleteParts deletes, in dependency order, the Service's forwarding

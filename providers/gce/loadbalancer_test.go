@@ -8,7 +8,9 @@ import (
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	gceemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
@@ -254,5 +256,27 @@ func TestExternalAddressReservation(t *testing.T) {
 				t.Error("the address is still reserved after the deletion")
 			}
 		})
+	}
+}
+
+// TestUpstreamFinalizersRemoved: a Service the upstream GCE CCM served
+// carries its finalizer; deleting the load balancer takes it off (as
+// upstream's deletion does), or the Service would stay Terminating. Other
+// finalizers stay.
+func TestUpstreamFinalizersRemoved(t *testing.T) {
+	_, lb, _ := lbEnv(t, 1)
+	svc := svcWith(nil)
+	svc.Finalizers = []string{"service.kubernetes.io/load-balancer-cleanup", "gke.networking.io/l4-netlb-v1"}
+	client := fake.NewSimpleClientset(svc)
+	lb.services = client.CoreV1()
+	if err := lb.EnsureLoadBalancerDeleted(t.Context(), "kubernetes", svc); err != nil {
+		t.Fatal(err)
+	}
+	got, err := client.CoreV1().Services(svc.Namespace).Get(t.Context(), svc.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.Finalizers) != "[service.kubernetes.io/load-balancer-cleanup]" {
+		t.Errorf("finalizers %v", got.Finalizers)
 	}
 }

@@ -86,7 +86,7 @@ func TestUpstreamRoutes(t *testing.T) {
 	hop := "projects/" + env.s.ProjectID + "/zones/" + env.emu.Config().Zones[0] + "/instances/" + nodes[0].Name
 	for name, desc := range map[string]string{
 		"a-very-long-cluster-name-o-6f2b1c3d-1234-4abc-8def-0123456789ab": "k8s-node-route", // the name cut to 26
-		"other-cluster-0f2b1c3d-1234-4abc-8def-0123456789ab":               "k8s-node-route",
+		"other-cluster-0f2b1c3d-1234-4abc-8def-0123456789ab":              "k8s-node-route",
 		"a-very-long-cluster-name-o-manual":                               "made by hand",
 	} {
 		if err := waitOp(ctx)(env.api.routes.Insert(ctx, &computepb.InsertRouteRequest{Project: env.s.ProjectID, RouteResource: &computepb.Route{

@@ -159,6 +159,18 @@ type UpstreamLoadBalancer struct {
 	// before the Service changes, must remove none: a part replaced
 	// could mean a moment without a backend.
 	Kept []string
+	// Finalizers are the upstream CCM's own finalizers on the Service
+	// (GCE's gke.networking.io/l4-netlb-v1), which only the switched
+	// manager can remove when the Service goes.
+	Finalizers []string
+}
+
+// UpstreamClusterState is what a Cloud may also implement: objects the
+// upstream CCM keeps in the cluster itself (GCE's ConfigMap
+// kube-system/ingress-uid with the cluster ID its shared parts are named
+// after), which the adoption scenario creates before the switch.
+type UpstreamClusterState interface {
+	UpstreamConfigMaps() []*corev1.ConfigMap
 }
 
 // Cloud is one running emulator as seen through its adapter.

@@ -1062,6 +1062,7 @@ func adoption(t *testing.T, a conformance.Adapter) {
 			metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
 		}
 		svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
+		svc.Finalizers = append(svc.Finalizers, up.Finalizers...)
 		if svc, err = env.admin.CoreV1().Services(key.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -1072,6 +1073,16 @@ func adoption(t *testing.T, a conformance.Adapter) {
 		svcs = append(svcs, adopted{key: key, up: up, wantStatus: ingressAddrs(up.Status)})
 	}
 	made := s.cloud.Inventory()
+	if st, ok := s.cloud.(conformance.UpstreamClusterState); ok {
+		for _, cm := range st.UpstreamConfigMaps() {
+			if _, err := env.admin.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				_ = env.admin.CoreV1().ConfigMaps(cm.Namespace).Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+			})
+		}
+	}
 
 	s.ccm = s.startCCM(t, "adopt-switched")
 	sameLB := func(t *testing.T, ports []int32, backends ...conformance.Instance) {

@@ -101,6 +101,16 @@ func (e *Emulator) ForwardingRules() []*computepb.ForwardingRule {
 	return readAll[*computepb.ForwardingRule](e, scopeRegional, "forwardingRules")
 }
 
+// HealthCheck returns a global health check.
+func (e *Emulator) HealthCheck(name string) (*computepb.HealthCheck, bool) {
+	return readOne[*computepb.HealthCheck](e, scopeGlobal, "healthChecks", "", name)
+}
+
+// HealthChecks returns every global health check.
+func (e *Emulator) HealthChecks() []*computepb.HealthCheck {
+	return readAll[*computepb.HealthCheck](e, scopeGlobal, "healthChecks")
+}
+
 // RegionHealthCheck returns a health check of the region.
 func (e *Emulator) RegionHealthCheck(name string) (*computepb.HealthCheck, bool) {
 	return readOne[*computepb.HealthCheck](e, scopeRegional, "healthChecks", e.cfg.Region, name)

@@ -32,9 +32,10 @@
 // built in legacy_messages.go and clients reach it through
 // google.golang.org/api/compute/v1), EXTERNAL and INTERNAL forwarding
 // rules (forwardingrules.go, their IPs in forwardingrules_ip.go),
-// regional health checks (regionhealthchecks.go), INTERNAL regional
-// backend services (regionbackendservices.go) and the unmanaged instance
-// groups they balance over (instancegroups.go, listInstances in
+// global and regional health checks (healthchecks.go,
+// regionhealthchecks.go), INTERNAL regional backend services
+// (regionbackendservices.go) and the unmanaged instance groups they
+// balance over (instancegroups.go, listInstances in
 // instancegroups_list.go).
 //
 // Credentials work as on Google Cloud (oauth2.go, auth.go,

@@ -188,6 +188,7 @@ func registerKinds(t *kindTable) {
 	registerTargetPools(t)
 	registerHTTPHealthChecks(t)
 	registerForwardingRules(t)
+	registerHealthChecks(t)
 	registerRegionHealthChecks(t)
 	registerRegionBackendServices(t)
 	registerInstanceGroups(t)

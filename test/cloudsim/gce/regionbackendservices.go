@@ -12,8 +12,10 @@ import (
 // Regional backend services of internal passthrough load balancers: insert,
 // get, list, delete, patch and update. What GCE requires of one is kept:
 // loadBalancingScheme INTERNAL (the default here; other schemes are not
-// emulated), protocol TCP (default) or UDP, exactly one regional health
-// check, backends that are instance groups of the region, each once (GCE's
+// emulated), protocol TCP (default) or UDP, exactly one health check,
+// global or of the region (GCE lets an internal passthrough load
+// balancer's backend service use either, but not a legacy HTTP one),
+// backends that are instance groups of the region, each once (GCE's
 // "Duplicate instance groups in backend service."), with balancingMode
 // CONNECTION (the default, and the only mode of the scheme), and a
 // session affinity the scheme has. GCE's defaults are filled in
@@ -85,6 +87,8 @@ func prepareBackendService(e *Emulator, c *change) *apiError {
 	if len(bs.GetHealthChecks()) != 1 {
 		return errInvalid("resource.healthChecks", fmt.Sprint(bs.GetHealthChecks()), "An INTERNAL backend service has exactly one health check.")
 	}
+	// Global and regional health checks are both the collection
+	// healthChecks; a legacy httpHealthChecks one is refused.
 	hc, aerr := e.requireRef("resource.healthChecks[0]", bs.HealthChecks[0], "healthChecks")
 	if aerr != nil {
 		return aerr

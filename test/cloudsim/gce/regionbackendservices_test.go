@@ -92,7 +92,7 @@ func TestBackendServiceLifecycle(t *testing.T) {
 		reason string
 	}{
 		{"no health check", &computepb.BackendService{Name: proto.String("b")}, http.StatusBadRequest, "invalid"},
-		{"global health check", &computepb.BackendService{Name: proto.String("b"), HealthChecks: []string{"global/healthChecks/hc"}}, http.StatusNotFound, "notFound"},
+		{"missing global health check", &computepb.BackendService{Name: proto.String("b"), HealthChecks: []string{"global/healthChecks/hc"}}, http.StatusNotFound, "notFound"},
 		{"two health checks", &computepb.BackendService{Name: proto.String("b"),
 			HealthChecks: []string{"regions/us-central1/healthChecks/hc", "regions/us-central1/healthChecks/hc"}}, http.StatusBadRequest, "invalid"},
 		{"external scheme", &computepb.BackendService{Name: proto.String("b"), LoadBalancingScheme: proto.String("EXTERNAL"),

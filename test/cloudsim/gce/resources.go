@@ -9,6 +9,8 @@ import (
 // relative path, its tags the labels. Zones, regions and operations are
 // not resources anyone leaks and are left out. Inserts whose operations
 // are not DONE yet are in: they will be there unless the operation fails.
+// A global and a regional health check share the API's kind
+// (compute#healthCheck) and differ by ID.
 func (e *Emulator) Resources() []cloudsim.Resource {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -6,7 +6,6 @@ package gce
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -55,10 +54,16 @@ var _ conformance.Adapter = Adapter{}
 // Name implements conformance.Adapter.
 func (Adapter) Name() string { return "gce" }
 
-// Features implements conformance.Adapter: pod routes are network routes.
+// Features implements conformance.Adapter: pod routes are network
+// routes; the upstream CCM makes an external load balancer (target pool)
+// by default and an internal one (backend service) when asked.
 func (Adapter) Features() conformance.Features {
-	return conformance.Features{Routes: true,
-		NoAdoption: "load balancer parts the upstream GCE CCM made carry no cluster ID in their descriptions and this backend does not take them over yet: adoption comes with the GCE issue (20)"}
+	// The internal shape (upstream's internal load balancer, on global
+	// health checks) is adopted with the next step of issue 20: this
+	// backend's internal load balancers use regional health checks.
+	return conformance.Features{Routes: true, AdoptionShapes: map[string]map[string]string{
+		"external": nil,
+	}}
 }
 
 // Start implements conformance.Adapter.
@@ -95,6 +100,10 @@ type Cloud struct {
 
 	mu     sync.Mutex
 	cached *view
+	// upstream are the base names MakeUpstreamLoadBalancer made, by
+	// "<ns>/<name>": upstream's descriptions carry no cluster ID, so the
+	// view would not count them as this cluster's.
+	upstream map[string][]string
 }
 
 var _ conformance.Cloud = (*Cloud)(nil)
@@ -194,11 +203,6 @@ func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
 	}
 }
 
-// MakeUpstreamLoadBalancer is not called: Features().NoAdoption says why.
-func (c *Cloud) MakeUpstreamLoadBalancer(*corev1.Service, string, []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
-	return conformance.UpstreamLoadBalancer{}, errors.New("no upstream-shaped load balancers for gce yet")
-}
-
 // Launch starts an instance; a kubelet on GCE registers its Node under
 // the instance's name.
 func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {
@@ -295,6 +299,13 @@ func (c *Cloud) view() *view {
 	}
 	for _, h := range c.emu.RegionHealthChecks() {
 		note(h.GetDescription(), h.GetName())
+	}
+	for key, bases := range c.upstream {
+		for _, base := range bases {
+			if !slices.Contains(v.bases[key], base) {
+				v.bases[key] = append(v.bases[key], base)
+			}
+		}
 	}
 	c.cached = v
 	return v
