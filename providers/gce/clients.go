@@ -44,8 +44,11 @@ type clients struct {
 	globalOperations *compute.GlobalOperationsClient
 	routes           *compute.RoutesClient
 	// The internal passthrough load balancer's parts.
-	instanceGroups        *compute.InstanceGroupsClient
-	regionHealthChecks    *compute.RegionHealthChecksClient
+	instanceGroups     *compute.InstanceGroupsClient
+	regionHealthChecks *compute.RegionHealthChecksClient
+	// healthChecks are the global health checks internal load balancers
+	// use, as upstream's do.
+	healthChecks          *compute.HealthChecksClient
 	regionBackendServices *compute.RegionBackendServicesClient
 	// retry is the call option every call carries: the SDK's defaults
 	// retry reads on 503/504 only, never a throttled call.
@@ -156,6 +159,9 @@ func newClients(ctx context.Context, setup *clientSetup) (*clients, error) {
 		return nil, err
 	}
 	if c.regionHealthChecks, err = compute.NewRegionHealthChecksRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.healthChecks, err = compute.NewHealthChecksRESTClient(ctx, opts...); err != nil {
 		return nil, err
 	}
 	if c.regionBackendServices, err = compute.NewRegionBackendServicesRESTClient(ctx, opts...); err != nil {

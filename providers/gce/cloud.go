@@ -94,6 +94,7 @@ func newCloud(s *Section, clusterID string, api *clients, zones []string, clk cl
 	c.lb = &loadBalancers{cfg: s, clusterID: clusterID, api: api, in: c.instances,
 		groups: &instanceGroups{cfg: s, clusterID: clusterID, api: api, clk: clk},
 		pools:  lbrecords.New[[]string](poolRecordTTL, clk)}
+	c.lb.groups.sharedID = c.lb.sharedID
 	c.serialLB = lbserial.Wrap(c.lb)
 	c.routes = &routes{cfg: s, clusterID: clusterID, api: api, in: c.instances}
 	return c

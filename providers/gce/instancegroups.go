@@ -28,8 +28,11 @@ import (
 type instanceGroups struct {
 	cfg       *Section
 	clusterID string
-	api       *clients
-	clk       clock.Clock
+	// sharedID is what the groups are named after: the upstream CCM's
+	// cluster ID when the cluster has one (clusterid.go), else clusterID.
+	sharedID func() string
+	api      *clients
+	clk      clock.Clock
 
 	mu sync.Mutex // one sync at a time; guards what follows
 	// synced is the membership the last successful sync left (zone ->
@@ -85,14 +88,14 @@ func (g *instanceGroups) sync(ctx context.Context, want map[string][]string) ([]
 func (g *instanceGroups) linksOf(want map[string][]string) []string {
 	var out []string
 	for _, zone := range slices.Sorted(maps.Keys(want)) {
-		out = append(out, "projects/"+g.cfg.ProjectID+"/zones/"+zone+"/instanceGroups/"+instanceGroupName(g.clusterID))
+		out = append(out, "projects/"+g.cfg.ProjectID+"/zones/"+zone+"/instanceGroups/"+instanceGroupName(g.sharedID()))
 	}
 	return out
 }
 
 // list is the cluster's groups by zone: one aggregated listing.
 func (g *instanceGroups) list(ctx context.Context) (map[string]*computepb.InstanceGroup, error) {
-	name := instanceGroupName(g.clusterID)
+	name := instanceGroupName(g.sharedID())
 	it := g.api.instanceGroups.AggregatedList(ctx, &computepb.AggregatedListInstanceGroupsRequest{
 		Project: g.cfg.ProjectID, Filter: proto.String(`name eq "` + name + `"`),
 	}, g.api.retry)
@@ -116,7 +119,7 @@ func (g *instanceGroups) list(ctx context.Context) (map[string]*computepb.Instan
 // ensureGroup creates zone's group if it is missing and brings its
 // members in step with members.
 func (g *instanceGroups) ensureGroup(ctx context.Context, zone string, cur *computepb.InstanceGroup, members []string) error {
-	name := instanceGroupName(g.clusterID)
+	name := instanceGroupName(g.sharedID())
 	if cur == nil {
 		err := waitOp(ctx)(g.api.instanceGroups.Insert(ctx, &computepb.InsertInstanceGroupRequest{Project: g.cfg.ProjectID, Zone: zone, InstanceGroupResource: &computepb.InstanceGroup{
 			Name: proto.String(name), Description: proto.String(description{Cluster: g.clusterID}.String()), Network: proto.String(g.cfg.networkURL()),
@@ -170,7 +173,7 @@ func (g *instanceGroups) syncMembers(ctx context.Context, ig *computepb.Instance
 }
 
 func (g *instanceGroups) changeMembers(ctx context.Context, zone string, add, remove []string) error {
-	name := instanceGroupName(g.clusterID)
+	name := instanceGroupName(g.sharedID())
 	refs := func(links []string) []*computepb.InstanceReference {
 		var out []*computepb.InstanceReference
 		for _, l := range links {
@@ -211,7 +214,9 @@ func (g *instanceGroups) deleteUnused(ctx context.Context) error {
 	}
 	for _, zone := range slices.Sorted(maps.Keys(existing)) {
 		ig := existing[zone]
-		if !ours(ig.GetDescription(), g.clusterID, "") {
+		// Upstream's groups carry no description: their name, the
+		// cluster ID's, makes them the cluster's.
+		if !ours(ig.GetDescription(), g.clusterID, "") && strings.TrimSpace(ig.GetDescription()) != "" {
 			continue
 		}
 		err := waitOp(ctx)(g.api.instanceGroups.Delete(ctx, &computepb.DeleteInstanceGroupRequest{Project: g.cfg.ProjectID, Zone: zone, InstanceGroup: ig.GetName()}, g.api.retry))

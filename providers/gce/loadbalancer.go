@@ -311,7 +311,10 @@ func (l *loadBalancers) deleteParts(ctx context.Context, base, key string, rules
 	if _, err := l.deleteRegionHealthCheck(ctx, base, key); err != nil {
 		return err
 	}
-	for _, name := range []string{firewallName(base), healthCheckFirewallName(base, false), legacyHealthCheckFirewallName(base)} {
+	if _, err := l.deleteGlobalHealthCheck(ctx, base, key); err != nil {
+		return err
+	}
+	for _, name := range []string{firewallName(base), healthCheckFirewallName(base, false), internalHealthCheckFirewallName(base), legacyHealthCheckFirewallName(base)} {
 		if err := l.deleteFirewall(ctx, name, key); err != nil {
 			return err
 		}
@@ -323,7 +326,8 @@ func (l *loadBalancers) deleteParts(ctx context.Context, base, key string, rules
 }
 
 // releaseShared deletes the cluster's shared parts that no load balancer
-// uses any more, as upstream does: the node health checks (GCE refuses,
+// uses any more, as upstream does: the node health checks (legacy HTTP,
+// global, and the regional one of before; GCE refuses,
 // resourceInUseByAnotherResource, while a target pool or backend service
 // uses one, and it stays), their firewall rule once both are gone, and
 // the instance groups no backend service uses.
@@ -339,8 +343,18 @@ func (l *loadBalancers) releaseShared(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	globalGone, err := l.deleteGlobalHealthCheck(ctx, hc, "")
+	if err != nil {
+		return err
+	}
+	// The legacy check's rule served the regional one of before too.
 	if legacyGone && regionalGone {
 		if err := l.deleteFirewall(ctx, healthCheckFirewallName(hc, true), ""); err != nil {
+			return err
+		}
+	}
+	if globalGone {
+		if err := l.deleteFirewall(ctx, internalHealthCheckFirewallName(hc), ""); err != nil {
 			return err
 		}
 	}

@@ -35,7 +35,9 @@ func (l *loadBalancers) ensureExternal(ctx context.Context, base, key string, sp
 			return err
 		}
 		h, hctx := errgroup.WithContext(gctx)
-		h.Go(func() error { return l.ensureHealthCheckFirewall(hctx, hc.Name, int(hc.Port), tags, hcOwner) })
+		h.Go(func() error {
+			return l.ensureHealthCheckFirewall(hctx, healthCheckFirewallName(hc.Name, hcOwner == ""), int(hc.Port), tags, hcOwner)
+		})
 		h.Go(func() error {
 			return l.ensureTargetPool(hctx, base, key, l.globalLink("httpHealthChecks", hc.Name), instanceLinks(members), sp)
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -15,9 +16,15 @@ import (
 )
 
 // The internal passthrough load balancer's parts: an internal address in
-// the subnetwork, a regional health check, the cluster's instance groups
-// (instancegroups.go), and per protocol a regional backend service over
-// the groups and an internal forwarding rule, as upstream builds them.
+// the subnetwork, a global health check (the cluster's shared one, or the
+// Service's own for Local) with its firewall rule, the cluster's instance
+// groups (instancegroups.go), and per protocol a regional backend service
+// over the groups and an internal forwarding rule, named as upstream
+// names them (gce_loadbalancer_internal.go, gce_loadbalancer_naming.go),
+// so a cluster switched from it keeps them. Versions of this manager
+// before 2026-11-26 used regional health checks: a backend service moves
+// to the global check on its next sync and the regional ones go once
+// unused (releaseShared, deleteParts).
 
 // maxInternalPorts is how many ports an internal forwarding rule lists;
 // a Service with more gets a rule for all ports, as upstream does.
@@ -26,9 +33,9 @@ const maxInternalPorts = 5
 // ensureInternal creates or updates the internal Service's parts. rules
 // are the Service's forwarding rules as they are now.
 func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp *lbSpec, members []instanceRef, tags []string, rules map[string]*computepb.ForwardingRule) (*v1.LoadBalancerStatus, error) {
-	hc := l.regionHealthCheckFor(base, sp)
+	hc := l.internalHealthCheckFor(base, sp)
 	hcOwner := healthCheckOwner(sp, key)
-	hcLink := l.regionLink("healthChecks", hc.GetName())
+	hcLink := l.globalLink("healthChecks", hc.GetName())
 	// The address, the health check with its firewall rule, and the
 	// groups do not depend on each other: made at once, as the external
 	// parts are.
@@ -36,14 +43,14 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 	var groups []string
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		ip, err = l.ensureInternalAddress(gctx, base, key, sp)
+		ip, err = l.ensureInternalAddress(gctx, base, key, sp, rules)
 		return err
 	})
 	g.Go(func() error {
-		if err := l.once(gctx, hcOwner, "regionHealthChecks/"+hc.GetName(), func(ctx context.Context) error { return l.ensureRegionHealthCheck(ctx, hc, hcOwner) }); err != nil {
+		if err := l.once(gctx, hcOwner, "healthChecks/"+hc.GetName(), func(ctx context.Context) error { return l.ensureGlobalHealthCheck(ctx, hc, hcOwner) }); err != nil {
 			return err
 		}
-		return l.ensureHealthCheckFirewall(gctx, hc.GetName(), int(hc.GetHttpHealthCheck().GetPort()), tags, hcOwner)
+		return l.ensureHealthCheckFirewall(gctx, internalHealthCheckFirewallName(hc.GetName()), int(hc.GetHttpHealthCheck().GetPort()), tags, hcOwner)
 	})
 	g.Go(func() (err error) {
 		groups, err = l.groups.sync(gctx, membersByZone(members))
@@ -130,17 +137,29 @@ func (l *loadBalancers) subnetworkLink(name string) string {
 
 // ensureInternalAddress is the internal Service's IP: spec.loadBalancerIP
 // as it is (the user's), else an internal address in the subnetwork the
-// manager reserved for the Service. It is reserved for as long as the
-// Service exists, shared by its forwarding rules (one per protocol), so
-// the IP stays when a rule is made again.
-func (l *loadBalancers) ensureInternalAddress(ctx context.Context, base, svcKey string, sp *lbSpec) (string, error) {
+// manager reserved for the Service: the IP its forwarding rules hold
+// (promoted, as upstream's addressManager.HoldAddress does, so a switch
+// keeps it), else a new one. It stays reserved for as long as the Service
+// exists, shared by its forwarding rules (one per protocol, which GCE
+// allows only on a SHARED_LOADBALANCER_VIP address), so the IP stays when
+// a rule is made again. Upstream releases it after each sync; internal
+// addresses have their own, larger quota (INTERNAL_ADDRESSES) than
+// external static ones.
+func (l *loadBalancers) ensureInternalAddress(ctx context.Context, base, svcKey string, sp *lbSpec, rules map[string]*computepb.ForwardingRule) (string, error) {
 	if sp.staticIP != "" {
 		return sp.staticIP, nil
 	}
 	subnet := l.subnetworkLink(sp.subnet)
-	a, err := l.reserveAddress(ctx, svcKey, &computepb.Address{
+	want := &computepb.Address{
 		Name: proto.String(base), AddressType: proto.String("INTERNAL"), Purpose: proto.String("SHARED_LOADBALANCER_VIP"), Subnetwork: proto.String(subnet),
-	}, func(a *computepb.Address) bool {
+	}
+	for _, name := range slices.Sorted(maps.Keys(rules)) {
+		if fr := rules[name]; l.owns(fr.GetDescription(), svcKey, "") && fr.GetLoadBalancingScheme() == schemeInternal && sameLink(fr.GetSubnetwork(), subnet) && fr.GetIPAddress() != "" {
+			want.Address = proto.String(fr.GetIPAddress())
+			break
+		}
+	}
+	a, err := l.reserveAddress(ctx, svcKey, want, func(a *computepb.Address) bool {
 		return a.GetAddressType() != "INTERNAL" || !sameLink(a.GetSubnetwork(), subnet)
 	})
 	if err != nil {
@@ -149,11 +168,11 @@ func (l *loadBalancers) ensureInternalAddress(ctx context.Context, base, svcKey 
 	return a.GetAddress(), nil
 }
 
-// regionHealthCheckFor is the regional health check of the Service's
+// internalHealthCheckFor is the global health check of the Service's
 // backend services: its own on healthCheckNodePort
 // (externalTrafficPolicy Local), else the cluster's shared check of
 // kube-proxy, with upstream's timings.
-func (l *loadBalancers) regionHealthCheckFor(base string, sp *lbSpec) *computepb.HealthCheck {
+func (l *loadBalancers) internalHealthCheckFor(base string, sp *lbSpec) *computepb.HealthCheck {
 	name, port, path := nodeHealthCheckName(l.sharedID()), int32(kubeProxyHealthPort), "/healthz"
 	if sp.local {
 		name, port, path = base, sp.healthPort, sp.healthPath
@@ -165,15 +184,15 @@ func (l *loadBalancers) regionHealthCheckFor(base string, sp *lbSpec) *computepb
 	}
 }
 
-// ensureRegionHealthCheck makes the health check exist as want; svcKey is
-// "" for the cluster's shared one.
-func (l *loadBalancers) ensureRegionHealthCheck(ctx context.Context, want *computepb.HealthCheck, svcKey string) error {
+// ensureGlobalHealthCheck makes the global health check exist as want;
+// svcKey is "" for the cluster's shared one.
+func (l *loadBalancers) ensureGlobalHealthCheck(ctx context.Context, want *computepb.HealthCheck, svcKey string) error {
 	name := want.GetName()
 	want.Description = proto.String(description{Service: svcKey, Cluster: l.clusterID}.String())
-	cur, err := l.api.regionHealthChecks.Get(ctx, &computepb.GetRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry)
+	cur, err := l.api.healthChecks.Get(ctx, &computepb.GetHealthCheckRequest{Project: l.cfg.ProjectID, HealthCheck: name}, l.api.retry)
 	switch {
 	case isNotFound(err):
-		err = waitOp(ctx)(l.api.regionHealthChecks.Insert(ctx, &computepb.InsertRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheckResource: want}, l.api.retry))
+		err = waitOp(ctx)(l.api.healthChecks.Insert(ctx, &computepb.InsertHealthCheckRequest{Project: l.cfg.ProjectID, HealthCheckResource: want}, l.api.retry))
 		if err != nil && !alreadyExists(err) {
 			return fmt.Errorf("create health check %s: %w", name, err)
 		}
@@ -189,17 +208,43 @@ func (l *loadBalancers) ensureRegionHealthCheck(ctx context.Context, want *compu
 		cur.GetCheckIntervalSec() == want.GetCheckIntervalSec() && cur.GetUnhealthyThreshold() == want.GetUnhealthyThreshold() {
 		return nil
 	}
-	err = waitOp(ctx)(l.api.regionHealthChecks.Update(ctx, &computepb.UpdateRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name, HealthCheckResource: want}, l.api.retry))
+	err = waitOp(ctx)(l.api.healthChecks.Update(ctx, &computepb.UpdateHealthCheckRequest{Project: l.cfg.ProjectID, HealthCheck: name, HealthCheckResource: want}, l.api.retry))
 	if err != nil {
 		return fmt.Errorf("update health check %s: %w", name, err)
 	}
 	return nil
 }
 
-// deleteRegionHealthCheck deletes the regional health check name if it
-// is svcKey's ("" for the cluster's shared one) and no backend service
-// uses it, and says whether it is gone. One not the Service's stays and
-// counts as not gone.
+// deleteGlobalHealthCheck deletes the global health check name if it is
+// svcKey's ("" for the cluster's shared one) and no backend service uses
+// it, and says whether it is gone. One not the Service's stays and counts
+// as not gone.
+func (l *loadBalancers) deleteGlobalHealthCheck(ctx context.Context, name, svcKey string) (bool, error) {
+	cur, err := l.api.healthChecks.Get(ctx, &computepb.GetHealthCheckRequest{Project: l.cfg.ProjectID, HealthCheck: name}, l.api.retry)
+	if isNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get health check %s: %w", name, err)
+	}
+	if !l.owns(cur.GetDescription(), svcKey, name) {
+		return false, nil
+	}
+	err = waitOp(ctx)(l.api.healthChecks.Delete(ctx, &computepb.DeleteHealthCheckRequest{Project: l.cfg.ProjectID, HealthCheck: name}, l.api.retry))
+	err = ignoreNotFound(err)
+	if inUse(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("delete health check %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// deleteRegionHealthCheck deletes the regional health check name (what
+// versions before 2026-11-26 made) if it is svcKey's ("" for the
+// cluster's shared one) and no backend service uses it, and says whether
+// it is gone. One not the Service's stays and counts as not gone.
 func (l *loadBalancers) deleteRegionHealthCheck(ctx context.Context, name, svcKey string) (bool, error) {
 	cur, err := l.api.regionHealthChecks.Get(ctx, &computepb.GetRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry)
 	if isNotFound(err) {

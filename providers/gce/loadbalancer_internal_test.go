@@ -102,7 +102,7 @@ func TestInternalLoadBalancer(t *testing.T) {
 	if got := fmt.Sprint(groupMembers(env, zones[0]), groupMembers(env, zones[1])); got != "[ilb-node-0 ilb-node-2] [ilb-node-1 ilb-node-3]" {
 		t.Errorf("group members %s", got)
 	}
-	hc, ok := env.emu.RegionHealthCheck(nodeHealthCheckName("kubernetes"))
+	hc, ok := env.emu.HealthCheck(nodeHealthCheckName("kubernetes"))
 	if !ok || hc.GetHttpHealthCheck().GetPort() != kubeProxyHealthPort {
 		t.Errorf("health check %v", hc)
 	}
@@ -165,7 +165,7 @@ func TestInternalLoadBalancer(t *testing.T) {
 	if _, ok := env.emu.InstanceGroup(zones[0], instanceGroupName("kubernetes")); !ok {
 		t.Fatal("the groups went while another internal Service uses them")
 	}
-	if _, ok := env.emu.RegionHealthCheck(nodeHealthCheckName("kubernetes")); !ok {
+	if _, ok := env.emu.HealthCheck(nodeHealthCheckName("kubernetes")); !ok {
 		t.Fatal("the shared health check went while another internal Service uses it")
 	}
 	if err := lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", other); err != nil {

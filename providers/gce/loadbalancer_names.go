@@ -54,6 +54,13 @@ func healthCheckFirewallName(healthCheck string, shared bool) string {
 	return "k8s-" + healthCheck + "-http-hc"
 }
 
+// internalHealthCheckFirewallName admits the health checkers to an
+// internal load balancer's (global) health check, as upstream names it
+// (makeHealthCheckFirewallName, gce_loadbalancer_naming.go:86-91):
+// "k8s-<cluster ID>-node-hc" for the shared check, "<check>-hc" for a
+// Service's own. MUST NOT change.
+func internalHealthCheckFirewallName(healthCheck string) string { return healthCheck + "-hc" }
+
 // legacyHealthCheckFirewallName is the name this manager gave a Service's
 // own health check rule before 2026-11-26 ("<check>-http-hc"), still
 // deleted with the Service.
@@ -110,8 +117,14 @@ func ours(desc, clusterID, svc string) bool {
 //   - health checks, {"kubernetes.io/service-name":"<the check's name>"}:
 //     a Service's own is named after its UID, the shared one after
 //     sharedID;
-//   - the shared check's firewall rule, {"kubernetes.io/cluster-id":"<sharedID>"}.
+//   - the shared check's firewall rule, {"kubernetes.io/cluster-id":"<sharedID>"};
+//   - an internal load balancer's health check, its firewall rule and the
+//     instance groups, no description at all: named after the Service's
+//     UID or the cluster ID, name (given) makes them the caller's.
 func (l *loadBalancers) owns(desc, svc, name string) bool {
+	if strings.TrimSpace(desc) == "" {
+		return name != ""
+	}
 	d := parseDescription(desc)
 	switch d.Cluster {
 	case l.clusterID:

@@ -288,7 +288,7 @@ func (l *loadBalancers) ensureFirewall(ctx context.Context, want *computepb.Fire
 	case err != nil:
 		return fmt.Errorf("get firewall rule %s: %w", name, err)
 	}
-	if !l.owns(cur.GetDescription(), svcKey, "") {
+	if !l.owns(cur.GetDescription(), svcKey, name) {
 		return fmt.Errorf("firewall rule %s exists and is not this Service's (description %q)", name, cur.GetDescription())
 	}
 	if sameFirewall(cur, want) {
@@ -327,7 +327,7 @@ func (l *loadBalancers) deleteFirewall(ctx context.Context, name, svcKey string)
 	if err != nil {
 		return fmt.Errorf("get firewall rule %s: %w", name, err)
 	}
-	if !l.owns(cur.GetDescription(), svcKey, "") {
+	if !l.owns(cur.GetDescription(), svcKey, name) {
 		return nil
 	}
 	err = waitOp(ctx)(l.api.firewalls.Delete(ctx, &computepb.DeleteFirewallRequest{Project: project, Firewall: name}, l.api.retry))
@@ -357,9 +357,9 @@ func (l *loadBalancers) ensureClientFirewall(ctx context.Context, base, svcKey, 
 }
 
 // ensureHealthCheckFirewall admits Google's health checkers to a health
-// check's port on the nodes; owner is "" for the cluster's shared check.
-func (l *loadBalancers) ensureHealthCheckFirewall(ctx context.Context, hc string, port int, tags []string, owner string) error {
-	name := healthCheckFirewallName(hc, owner == "")
+// check's port on the nodes with the rule name; owner is "" for the
+// cluster's shared check.
+func (l *loadBalancers) ensureHealthCheckFirewall(ctx context.Context, name string, port int, tags []string, owner string) error {
 	return l.once(ctx, owner, "firewalls/"+name+"/"+strings.Join(tags, ","), func(ctx context.Context) error {
 		return l.ensureFirewall(ctx, &computepb.Firewall{
 			Name: proto.String(name), SourceRanges: healthCheckRanges, TargetTags: tags,

@@ -58,11 +58,9 @@ func (Adapter) Name() string { return "gce" }
 // routes; the upstream CCM makes an external load balancer (target pool)
 // by default and an internal one (backend service) when asked.
 func (Adapter) Features() conformance.Features {
-	// The internal shape (upstream's internal load balancer, on global
-	// health checks) is adopted with the next step of issue 20: this
-	// backend's internal load balancers use regional health checks.
 	return conformance.Features{Routes: true, AdoptionShapes: map[string]map[string]string{
 		"external": nil,
+		"internal": {annotationLBType: "Internal"},
 	}}
 }
 
