@@ -34,10 +34,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef + "62",
 			},
 			{
-				Key:      lb + "connection-limit",
-				Support:  upstreamann.Ignored,
-				Upstream: "Sets the listeners' connection_limit.",
-				Note:     "the listeners have no connection limit here (Octavia's -1, unlimited); remove the annotation.",
+				Key:      string(annotationConnectionLimit),
+				Support:  upstreamann.Supported,
+				Upstream: "Sets the listeners' connection_limit (default -1, unlimited), also on existing listeners.",
+				Note:     "0 (which Octavia takes as no connection at all) and values other than integers are refused instead of read as -1.",
 				Ref:      upstreamRef + "63",
 			},
 			{
@@ -94,11 +94,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef + "71",
 			},
 			{
-				Key:      lb + "proxy-protocol",
-				Support:  upstreamann.Refused,
-				ByValue:  proxyProtocolSupport,
+				Key:      string(annotationProxyProtocol),
+				Support:  upstreamann.Supported,
 				Upstream: `"true" or "v1" makes the pools send the PROXY protocol header to the backends, "v2" PROXY v2; any other value leaves it off.`,
-				Note:     "the pools here speak plain TCP, so backends expecting a PROXY header would reject the connections; remove the annotation and the backends' PROXY protocol setting.",
+				Note:     `Only "true", "v1", "v2" and "false" are valid: another value, which upstream reads as off, is refused, as are UDP and SCTP ports, the ovn provider and x-forwarded-for beside it. The status gets ipMode Proxy, or the hostname of loadBalancer.enableIngressHostname, as upstream.`,
 				Ref:      upstreamRef + "72",
 			},
 			{
@@ -121,53 +120,52 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef + "75",
 			},
 			{
-				Key:      lb + "timeout-client-data",
-				Support:  upstreamann.Ignored,
-				Upstream: "The listeners' client inactivity timeout, in milliseconds.",
-				Note:     "the listeners keep Octavia's default of 50 s; remove the annotation.",
+				Key:      string(annotationTimeoutClientData),
+				Support:  upstreamann.Supported,
+				Upstream: "The listeners' client inactivity timeout, in milliseconds (default 50000).",
+				Note:     "A value that is not an integer from 0 to 2073600000 (Octavia's range) is refused instead of read as the default; so is any timeout with the ovn provider, where upstream sends none.",
 				Ref:      upstreamRef + "76",
 			},
 			{
-				Key:      lb + "timeout-member-connect",
-				Support:  upstreamann.Ignored,
-				Upstream: "The listeners' backend connect timeout, in milliseconds.",
-				Note:     "the listeners keep Octavia's default of 5 s; remove the annotation.",
+				Key:      string(annotationTimeoutMemberConnect),
+				Support:  upstreamann.Supported,
+				Upstream: "The listeners' backend connect timeout, in milliseconds (default 5000).",
+				Note:     "A value that is not an integer from 0 to 2073600000 (Octavia's range) is refused instead of read as the default; so is any timeout with the ovn provider, where upstream sends none.",
 				Ref:      upstreamRef + "77",
 			},
 			{
-				Key:      lb + "timeout-member-data",
-				Support:  upstreamann.Ignored,
-				Upstream: "The listeners' backend inactivity timeout, in milliseconds.",
-				Note:     "the listeners keep Octavia's default of 50 s; remove the annotation.",
+				Key:      string(annotationTimeoutMemberData),
+				Support:  upstreamann.Supported,
+				Upstream: "The listeners' backend inactivity timeout, in milliseconds (default 50000).",
+				Note:     "A value that is not an integer from 0 to 2073600000 (Octavia's range) is refused instead of read as the default; so is any timeout with the ovn provider, where upstream sends none.",
 				Ref:      upstreamRef + "78",
 			},
 			{
-				Key:      lb + "timeout-tcp-inspect",
-				Support:  upstreamann.Ignored,
-				Upstream: "How long the listeners wait for more TCP data to inspect, in milliseconds.",
-				Note:     "the listeners keep Octavia's default of 0 (no wait); remove the annotation.",
+				Key:      string(annotationTimeoutTCPInspect),
+				Support:  upstreamann.Supported,
+				Upstream: "How long the listeners wait for more TCP data to inspect, in milliseconds (default 0).",
+				Note:     "A value that is not an integer from 0 to 2073600000 (Octavia's range) is refused instead of read as the default; so is any timeout with the ovn provider, where upstream sends none.",
 				Ref:      upstreamRef + "79",
 			},
 			{
-				Key:      lb + "x-forwarded-for",
-				Support:  upstreamann.Refused,
-				ByValue:  xForwardedForSupport,
+				Key:      string(annotationXForwardedFor),
+				Support:  upstreamann.Supported,
 				Upstream: `"true" makes the listeners HTTP and add an X-Forwarded-For header with the client's address.`,
-				Note:     "the listeners here are TCP and add no header, so the backends would no longer learn the client's address; remove the annotation.",
+				Note:     "Refused on UDP and SCTP ports (upstream would make them HTTP), with the ovn provider and with proxy-protocol. Turning it on or off replaces the listeners and pools, which Octavia cannot change the protocol of; upstream fails there.",
 				Ref:      upstreamRef + "80",
 			},
 			{
-				Key:      lb + "flavor-id",
-				Support:  upstreamann.Ignored,
-				Upstream: "Creates the load balancer with this Octavia flavor.",
-				Note:     "the load balancer gets Octavia's default flavor; remove the annotation.",
+				Key:      string(annotationFlavorID),
+				Support:  upstreamann.Supported,
+				Upstream: "Creates the load balancer with this Octavia flavor (default: cloud.conf flavor-id); not used with the ovn provider.",
+				Note:     "Read when the load balancer is created, as upstream. A value that is not a UUID, and the annotation with the ovn provider, are refused.",
 				Ref:      upstreamRef + "81",
 			},
 			{
-				Key:      lb + "availability-zone",
-				Support:  upstreamann.Ignored,
-				Upstream: "Creates the load balancer in this Octavia availability zone.",
-				Note:     "the load balancer is created without an availability zone, where Octavia places it by default; remove the annotation.",
+				Key:      string(annotationAvailabilityZone),
+				Support:  upstreamann.Supported,
+				Upstream: "Creates the load balancer in this Octavia availability zone (default: cloud.conf availability-zone); not used with the ovn provider.",
+				Note:     "Read when the load balancer is created, as upstream. The annotation with the ovn provider is refused.",
 				Ref:      upstreamRef + "82",
 			},
 			{
@@ -177,38 +175,38 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef + "85",
 			},
 			{
-				Key:      lb + "health-monitor-delay",
-				Support:  upstreamann.Ignored,
-				Upstream: "The health monitor's delay, in seconds.",
-				Note:     "the monitor uses the cloud-config's loadBalancer.monitorDelay (default 5s); remove the annotation.",
+				Key:      string(annotationHealthMonitorDelay),
+				Support:  upstreamann.Supported,
+				Upstream: "The health monitors' delay, in seconds (default: cloud.conf monitor-delay).",
+				Note:     "The default is loadBalancer.monitorDelay. A value outside 1 to 3600 is refused, and under 3 with UDP ports, which Octavia refuses.",
 				Ref:      upstreamRef + "86",
 			},
 			{
-				Key:      lb + "health-monitor-timeout",
-				Support:  upstreamann.Ignored,
-				Upstream: "The health monitor's timeout, in seconds.",
-				Note:     "the monitor uses the cloud-config's loadBalancer.monitorTimeout (default 3s); remove the annotation.",
+				Key:      string(annotationHealthMonitorTimeout),
+				Support:  upstreamann.Supported,
+				Upstream: "The health monitors' timeout, in seconds (default: cloud.conf monitor-timeout).",
+				Note:     "The default is loadBalancer.monitorTimeout. A timeout longer than the delay is refused.",
 				Ref:      upstreamRef + "87",
 			},
 			{
-				Key:      lb + "health-monitor-max-retries",
-				Support:  upstreamann.Ignored,
-				Upstream: "How many good checks mark a member up.",
-				Note:     "the monitor uses the cloud-config's loadBalancer.monitorMaxRetries (default 1); remove the annotation.",
+				Key:      string(annotationHealthMonitorMaxRetries),
+				Support:  upstreamann.Supported,
+				Upstream: "How many good checks mark a member up (default: cloud.conf monitor-max-retries).",
+				Note:     "The default is loadBalancer.monitorMaxRetries. A value outside 1 to 10 (Octavia's range) is refused.",
 				Ref:      upstreamRef + "88",
 			},
 			{
-				Key:      lb + "health-monitor-max-retries-down",
-				Support:  upstreamann.Ignored,
-				Upstream: "How many failed checks mark a member down.",
-				Note:     "the monitor keeps Octavia's default of 3; remove the annotation.",
+				Key:      string(annotationHealthMonitorMaxRetriesDown),
+				Support:  upstreamann.Supported,
+				Upstream: "How many failed checks mark a member down (default: cloud.conf monitor-max-retries-down).",
+				Note:     "The default is loadBalancer.monitorMaxRetriesDown. A value outside 1 to 10 (Octavia's range) is refused.",
 				Ref:      upstreamRef + "89",
 			},
 			{
-				Key:      lb + "hostname",
-				Support:  upstreamann.Refused,
+				Key:      string(annotationHostname),
+				Support:  upstreamann.Supported,
 				Upstream: "Puts this hostname in status.loadBalancer.ingress instead of the IP address.",
-				Note:     "status here holds the load balancer's IP address, so clients and DNS records that follow the hostname would change; point the name at the address yourself and remove the annotation.",
+				Note:     "A value the API server would refuse as a status hostname (not a DNS name, or an IP address) is refused. Upstream's load-balancer-address annotation, which would keep the address visible on the Service, is not written.",
 				Ref:      upstreamRef + "90",
 			},
 			{
@@ -223,7 +221,7 @@ func upstreamAnnotations() *upstreamann.Table {
 				Support:  upstreamann.Refused,
 				ByValue:  tlsContainerRefSupport,
 				Upstream: "Makes the listeners TERMINATED_HTTPS with this Barbican certificate (default: cloud.conf default-tls-container-ref; empty turns it off).",
-				Note:     "the listeners here are TCP and terminate no TLS, so clients' TLS would reach backends that expect plain HTTP; terminate TLS in the cluster (e.g. an Ingress controller) and remove the annotation.",
+				Note:     "no listener here terminates TLS (they are TCP, or HTTP with x-forwarded-for), so clients' TLS would reach backends that expect plain HTTP; terminate TLS in the cluster (e.g. an Ingress controller) and remove the annotation.",
 				Ref:      upstreamRef + "93",
 			},
 			{
@@ -240,25 +238,6 @@ func upstreamAnnotations() *upstreamann.Table {
 			},
 		},
 	}
-}
-
-// proxyProtocolSupport follows upstream's getProxyProtocolFromServiceAnnotation
-// (loadbalancer.go:481-491): only "true", "v1" and "v2" turn it on.
-func proxyProtocolSupport(v string) upstreamann.Support {
-	switch v {
-	case "true", "v1", "v2":
-		return upstreamann.Refused
-	}
-	return upstreamann.Supported
-}
-
-// xForwardedForSupport follows upstream's getBoolFromServiceAnnotation
-// (loadbalancer.go:458-477): only "true" turns it on.
-func xForwardedForSupport(v string) upstreamann.Support {
-	if v == "true" {
-		return upstreamann.Refused
-	}
-	return upstreamann.Supported
 }
 
 // tlsContainerRefSupport: an empty reference turns TLS termination off

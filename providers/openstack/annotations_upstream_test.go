@@ -121,9 +121,13 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 			},
 		},
 		{
-			name:        "timeouts are ignored",
-			ann:         map[string]string{"loadbalancer.openstack.org/timeout-client-data": "600000", "loadbalancer.openstack.org/flavor-id": "f1"},
-			wantIgnored: []string{"loadbalancer.openstack.org/flavor-id", "loadbalancer.openstack.org/timeout-client-data"},
+			// Served since issue 20: the backend checks their values.
+			name: "timeouts, flavor, monitor settings and hostname are supported",
+			ann: map[string]string{
+				"loadbalancer.openstack.org/timeout-client-data": "600000", "loadbalancer.openstack.org/flavor-id": "f1",
+				"loadbalancer.openstack.org/availability-zone": "az1", "loadbalancer.openstack.org/connection-limit": "100",
+				"loadbalancer.openstack.org/health-monitor-max-retries-down": "5", "loadbalancer.openstack.org/hostname": "lb.example.com",
+			},
 		},
 		{
 			name:     "TLS termination is refused",
@@ -135,13 +139,8 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 			ann:  map[string]string{"loadbalancer.openstack.org/default-tls-container-ref": ""},
 		},
 		{
-			name: "proxy protocol off is what happens here",
-			ann:  map[string]string{"loadbalancer.openstack.org/proxy-protocol": "false", "loadbalancer.openstack.org/x-forwarded-for": "false"},
-		},
-		{
-			name:     "proxy protocol v2 and X-Forwarded-For are refused",
-			ann:      map[string]string{"loadbalancer.openstack.org/proxy-protocol": "v2", "loadbalancer.openstack.org/x-forwarded-for": "true"},
-			wantRefd: []string{"loadbalancer.openstack.org/proxy-protocol", "loadbalancer.openstack.org/x-forwarded-for"},
+			name: "proxy protocol and X-Forwarded-For are supported, whatever the value",
+			ann:  map[string]string{"loadbalancer.openstack.org/proxy-protocol": "v2", "loadbalancer.openstack.org/x-forwarded-for": "true"},
 		},
 		{
 			// What the upstream CCM leaves on every Service it

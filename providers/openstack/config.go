@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/clientopts"
@@ -118,9 +119,34 @@ type LoadBalancerSection struct {
 	// MonitorTimeout is how long a health check may take (default 3s; at
 	// most monitorDelay).
 	MonitorTimeout time.Duration `yaml:"monitorTimeout"`
-	// MonitorMaxRetries is how many checks in a row change a member's
-	// health (default 1; 1 to 10).
+	// MonitorMaxRetries is how many successful checks in a row mark a
+	// member healthy (default 1; 1 to 10).
 	MonitorMaxRetries int `yaml:"monitorMaxRetries"`
+	// MonitorMaxRetriesDown is how many failed checks in a row mark a
+	// member down (default 3, Octavia's and the upstream CCM's; 1 to 10).
+	MonitorMaxRetriesDown int `yaml:"monitorMaxRetriesDown"`
+	// FlavorID is the Octavia flavor new load balancers are created with
+	// (the annotation loadbalancer.openstack.org/flavor-id overrides it).
+	// Default: none, Octavia's default flavor. Read only when a load
+	// balancer is created; not with the ovn provider, which has none.
+	FlavorID string `yaml:"flavorID"`
+	// AvailabilityZone is the Octavia availability zone new load
+	// balancers are created in (the annotation
+	// loadbalancer.openstack.org/availability-zone overrides it). Default:
+	// none, where Octavia places them. Read only when a load balancer is
+	// created; not with the ovn provider.
+	AvailabilityZone string `yaml:"availabilityZone"`
+	// EnableIngressHostname makes a Service that uses the PROXY protocol
+	// report <address>.<ingressHostnameSuffix> as its status hostname
+	// instead of its IP address, as the upstream CCM's
+	// enable-ingress-hostname does, for clusters whose kube-proxy
+	// predates status ipMode: with an IP, it would route in-cluster
+	// clients past the load balancer, without the PROXY header. Without
+	// it, such a Service reports its IP with ipMode Proxy.
+	EnableIngressHostname bool `yaml:"enableIngressHostname"`
+	// IngressHostnameSuffix is the DNS suffix of enableIngressHostname
+	// (default nip.io, which resolves <address>.nip.io to the address).
+	IngressHostnameSuffix string `yaml:"ingressHostnameSuffix"`
 	// ManageSecurityGroups puts rules admitting each Service's NodePorts
 	// from its VIP subnet and source ranges in one cluster-owned security
 	// group attached to the nodes' ports.
@@ -143,7 +169,13 @@ const (
 	DefaultMonitorDelay      = 5 * time.Second
 	DefaultMonitorTimeout    = 3 * time.Second
 	DefaultMonitorMaxRetries = 1
-	DefaultWaitActiveTimeout = 5 * time.Minute
+	// DefaultMonitorMaxRetriesDown is Octavia's default and the upstream
+	// CCM's (pkg/openstack/openstack.go:222).
+	DefaultMonitorMaxRetriesDown = 3
+	// DefaultIngressHostnameSuffix is the upstream CCM's
+	// (pkg/openstack/loadbalancer.go:96).
+	DefaultIngressHostnameSuffix = "nip.io"
+	DefaultWaitActiveTimeout     = 5 * time.Minute
 	// DefaultCloudsFile is where cloudsFile points when cloud is set.
 	DefaultCloudsFile = "/etc/openstack/clouds.yaml"
 )
@@ -188,6 +220,12 @@ func (s *Section) SetDefaults() {
 	}
 	if lb.MonitorMaxRetries == 0 {
 		lb.MonitorMaxRetries = DefaultMonitorMaxRetries
+	}
+	if lb.MonitorMaxRetriesDown == 0 {
+		lb.MonitorMaxRetriesDown = DefaultMonitorMaxRetriesDown
+	}
+	if lb.IngressHostnameSuffix == "" {
+		lb.IngressHostnameSuffix = DefaultIngressHostnameSuffix
 	}
 	if lb.WaitActiveTimeout == 0 {
 		lb.WaitActiveTimeout = DefaultWaitActiveTimeout
@@ -343,6 +381,28 @@ func (lb *LoadBalancerSection) validate(path *field.Path) field.ErrorList {
 	}
 	if lb.MonitorMaxRetries < 1 || lb.MonitorMaxRetries > 10 {
 		errs = append(errs, field.Invalid(path.Child("monitorMaxRetries"), lb.MonitorMaxRetries, "must be between 1 and 10"))
+	}
+	if lb.MonitorMaxRetriesDown < 1 || lb.MonitorMaxRetriesDown > 10 {
+		errs = append(errs, field.Invalid(path.Child("monitorMaxRetriesDown"), lb.MonitorMaxRetriesDown, "must be between 1 and 10"))
+	}
+	if lb.FlavorID != "" && !uuidRE.MatchString(lb.FlavorID) {
+		errs = append(errs, field.Invalid(path.Child("flavorID"), lb.FlavorID, "must be an Octavia flavor UUID (openstack loadbalancer flavor list)"))
+	}
+	if len(lb.AvailabilityZone) > 255 {
+		errs = append(errs, field.TooLong(path.Child("availabilityZone"), lb.AvailabilityZone, 255))
+	}
+	if lb.Provider == "ovn" {
+		// The upstream CCM skips both for ovn (openstackutil
+		// IsOctaviaFeatureSupported); the ovn driver has no flavors.
+		if lb.FlavorID != "" {
+			errs = append(errs, field.Forbidden(path.Child("flavorID"), "the ovn provider has no Octavia flavors; remove it or use the amphora provider"))
+		}
+		if lb.AvailabilityZone != "" {
+			errs = append(errs, field.Forbidden(path.Child("availabilityZone"), "the ovn provider does not support Octavia availability zones; remove it or use the amphora provider"))
+		}
+	}
+	if msgs := validation.IsDNS1123Subdomain(lb.IngressHostnameSuffix); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(path.Child("ingressHostnameSuffix"), lb.IngressHostnameSuffix, "must be a DNS suffix such as nip.io: "+strings.Join(msgs, "; ")))
 	}
 	if lb.WaitActiveTimeout < 10*time.Second || lb.WaitActiveTimeout > time.Hour {
 		errs = append(errs, field.Invalid(path.Child("waitActiveTimeout"), lb.WaitActiveTimeout.String(), "must be between 10s and 1h"))

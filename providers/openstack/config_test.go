@@ -96,10 +96,24 @@ func TestValidConfigs(t *testing.T) {
 			"  monitorMaxRetries: 3",
 			"  manageSecurityGroups: true",
 			"  waitActiveTimeout: 2m",
+			"  monitorMaxRetriesDown: 5",
+			"  flavorID: 0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9",
+			"  availabilityZone: az-1",
+			"  enableIngressHostname: true",
+			"  ingressHostnameSuffix: lb.example.com",
 			"routes: {routerID: 9d4b5c6a-3e8f-4a87-9d9b-5b9c7e1f6a54}",
 		), func(t *testing.T, s *Section) {
-			if !s.RoutesEnabled() || !s.LoadBalancer.CreateMonitor || s.LoadBalancer.MonitorMaxRetries != 3 {
+			lb := s.LoadBalancer
+			if !s.RoutesEnabled() || !lb.CreateMonitor || lb.MonitorMaxRetries != 3 || lb.MonitorMaxRetriesDown != 5 ||
+				lb.FlavorID != "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9" || lb.AvailabilityZone != "az-1" ||
+				!lb.EnableIngressHostname || lb.IngressHostnameSuffix != "lb.example.com" {
 				t.Errorf("section %+v", s)
+			}
+		}},
+		{"issue 20 defaults", appCredAuth, func(t *testing.T, s *Section) {
+			lb := s.LoadBalancer
+			if lb.MonitorMaxRetriesDown != 3 || lb.IngressHostnameSuffix != "nip.io" || lb.EnableIngressHostname || lb.FlavorID != "" || lb.AvailabilityZone != "" {
+				t.Errorf("load balancer defaults %+v", lb)
 			}
 		}},
 	} {
@@ -175,6 +189,19 @@ func TestBadConfigs(t *testing.T) {
 			[]string{"openstack.loadBalancer.floatingNetworkID: Required value"}},
 		{"monitor timeout over delay", append(slices.Clone(appCredAuth), "loadBalancer: {monitorDelay: 5s, monitorTimeout: 6s, monitorMaxRetries: 11}"),
 			[]string{`openstack.loadBalancer.monitorTimeout: Invalid value: "6s"`, `openstack.loadBalancer.monitorMaxRetries: Invalid value: 11`}},
+		{"issue 20 settings", append(slices.Clone(appCredAuth),
+			"loadBalancer: {monitorMaxRetriesDown: 11, flavorID: small, ingressHostnameSuffix: nip_io}"),
+			[]string{
+				`openstack.loadBalancer.monitorMaxRetriesDown: Invalid value: 11: must be between 1 and 10`,
+				`openstack.loadBalancer.flavorID: Invalid value: "small": must be an Octavia flavor UUID`,
+				`openstack.loadBalancer.ingressHostnameSuffix: Invalid value: "nip_io": must be a DNS suffix`,
+			}},
+		{"flavor and zone with ovn", append(slices.Clone(appCredAuth),
+			"loadBalancer: {provider: ovn, flavorID: 0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9, availabilityZone: az-1}"),
+			[]string{
+				"openstack.loadBalancer.flavorID: Forbidden: the ovn provider has no Octavia flavors",
+				"openstack.loadBalancer.availabilityZone: Forbidden: the ovn provider does not support Octavia availability zones",
+			}},
 		{"unknown endpoint type", append(slices.Clone(appCredAuth), "endpointType: private"),
 			[]string{`openstack.endpointType: Unsupported value: "private"`}},
 		{"misspelt key", append(slices.Clone(appCredAuth), "auth_url: https://x/v3"),

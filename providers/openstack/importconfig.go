@@ -366,6 +366,17 @@ func (im *importer) loadBalancer() {
 	if u.MonitorMaxRetries != nil {
 		lb.MonitorMaxRetries = int(*u.MonitorMaxRetries)
 	}
+	if u.MonitorMaxRetriesDown != nil {
+		lb.MonitorMaxRetriesDown = int(*u.MonitorMaxRetriesDown)
+	}
+	if u.EnableIngressHostname != nil {
+		lb.EnableIngressHostname = *u.EnableIngressHostname
+	}
+	copyString(&lb.IngressHostnameSuffix, u.IngressHostnameSuffix)
+	if u.LBProvider == nil || *u.LBProvider != "ovn" {
+		copyString(&lb.FlavorID, u.FlavorID)
+		copyString(&lb.AvailabilityZone, u.AvailabilityZone)
+	}
 	if u.ManageSecurityGroups != nil {
 		lb.ManageSecurityGroups = *u.ManageSecurityGroups
 	}
@@ -418,21 +429,17 @@ func (im *importer) loadBalancer() {
 		im.note(sect+"cascade-delete", "deleted a load balancer's parts one by one",
 			"a load balancer is always deleted with its parts in one cascade delete")
 	}
-	if u.FlavorID != nil {
-		im.note(sect+"flavor-id", "created load balancers with this Octavia flavor",
-			"load balancers get Octavia's default flavor")
-	}
-	if u.AvailabilityZone != nil {
-		im.note(sect+"availability-zone", "created load balancers in this Octavia availability zone",
-			"load balancers are created without an availability zone, where Octavia places them by default")
-	}
-	if isTrue(u.EnableIngressHostname) {
-		im.note(sect+"enable-ingress-hostname", "published <address>.<ingress-hostname-suffix> as the hostname of Services using the PROXY protocol",
-			"the PROXY protocol is not supported, so there is no such hostname: status holds the IP address")
-	}
-	if u.IngressHostnameSuffix != nil {
-		im.note(sect+"ingress-hostname-suffix", "was the DNS suffix of enable-ingress-hostname (default nip.io)",
-			"unused: the PROXY protocol and its hostname are not supported; remove it")
+	for key, v := range map[string]*string{"flavor-id": u.FlavorID, "availability-zone": u.AvailabilityZone} {
+		switch {
+		case v == nil:
+		case u.LBProvider != nil && *u.LBProvider == "ovn":
+			// upstream: kubernetes/cloud-provider-openstack pkg/util/openstack/loadbalancer.go:116-139
+			im.note(sect+key, "was not used with the ovn provider",
+				"not carried over: the ovn provider has none")
+		case key == "flavor-id" && !uuidRE.MatchString(*v):
+			im.note(sect+key, "created load balancers with this Octavia flavor",
+				"carried over as loadBalancer.flavorID, which must be the flavor's UUID: the cloud-config does not validate until it is changed")
+		}
 	}
 	if u.MaxSharedLB != nil {
 		im.note(sect+"max-shared-lb", "capped how many Services could share one load balancer through loadbalancer.openstack.org/load-balancer-id",
@@ -450,10 +457,6 @@ func (im *importer) loadBalancer() {
 		// upstream: kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go:1384
 		im.note(sect+"default-tls-container-ref", "made every Service's listeners TERMINATED_HTTPS with this Barbican certificate, unless the Service said otherwise",
 			"listeners are plain TCP and terminate no TLS: Services that relied on it would pass TLS through to backends expecting HTTP; terminate TLS in the cluster (e.g. an Ingress controller) before the switch")
-	}
-	if u.MonitorMaxRetriesDown != nil && *u.MonitorMaxRetriesDown != 3 {
-		im.note(sect+"monitor-max-retries-down", "set how many failed checks mark a member down (default 3)",
-			"monitors keep Octavia's default of 3")
 	}
 	sortNotesFrom(im.notes, first)
 }

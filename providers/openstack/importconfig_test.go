@@ -132,20 +132,21 @@ func TestImportConfigFullSample(t *testing.T) {
 		"[LoadBalancer] lb-method":            field(func(s *Section) any { return s.LoadBalancer.LBMethod }, "LEAST_CONNECTIONS"),
 		// f5 is not a provider here: carried over (validation names
 		// it) and reported.
-		"[LoadBalancer] lb-provider":                        {get: func(s *Section) any { return s.LoadBalancer.Provider }, want: "f5", noted: true},
-		"[LoadBalancer] create-monitor":                     field(func(s *Section) any { return s.LoadBalancer.CreateMonitor }, true),
-		"[LoadBalancer] monitor-delay":                      field(func(s *Section) any { return s.LoadBalancer.MonitorDelay }, 7*time.Second),
-		"[LoadBalancer] monitor-timeout":                    field(func(s *Section) any { return s.LoadBalancer.MonitorTimeout }, 4*time.Second),
-		"[LoadBalancer] monitor-max-retries":                field(func(s *Section) any { return s.LoadBalancer.MonitorMaxRetries }, 4),
-		"[LoadBalancer] monitor-max-retries-down":           noted,
-		"[LoadBalancer] manage-security-groups":             {get: func(s *Section) any { return s.LoadBalancer.ManageSecurityGroups }, want: true, noted: true},
-		"[LoadBalancer] internal-lb":                        noted,
-		"[LoadBalancer] node-selector":                      noted,
-		"[LoadBalancer] cascade-delete":                     noted,
-		"[LoadBalancer] flavor-id":                          noted,
-		"[LoadBalancer] availability-zone":                  noted,
-		"[LoadBalancer] enable-ingress-hostname":            noted,
-		"[LoadBalancer] ingress-hostname-suffix":            noted,
+		"[LoadBalancer] lb-provider":              {get: func(s *Section) any { return s.LoadBalancer.Provider }, want: "f5", noted: true},
+		"[LoadBalancer] create-monitor":           field(func(s *Section) any { return s.LoadBalancer.CreateMonitor }, true),
+		"[LoadBalancer] monitor-delay":            field(func(s *Section) any { return s.LoadBalancer.MonitorDelay }, 7*time.Second),
+		"[LoadBalancer] monitor-timeout":          field(func(s *Section) any { return s.LoadBalancer.MonitorTimeout }, 4*time.Second),
+		"[LoadBalancer] monitor-max-retries":      field(func(s *Section) any { return s.LoadBalancer.MonitorMaxRetries }, 4),
+		"[LoadBalancer] monitor-max-retries-down": field(func(s *Section) any { return s.LoadBalancer.MonitorMaxRetriesDown }, 5),
+		"[LoadBalancer] manage-security-groups":   {get: func(s *Section) any { return s.LoadBalancer.ManageSecurityGroups }, want: true, noted: true},
+		"[LoadBalancer] internal-lb":              noted,
+		"[LoadBalancer] node-selector":            noted,
+		"[LoadBalancer] cascade-delete":           noted,
+		// Not a UUID: carried over (validation names it) and reported.
+		"[LoadBalancer] flavor-id":                          {get: func(s *Section) any { return s.LoadBalancer.FlavorID }, want: "full-flavor-id-0006", noted: true},
+		"[LoadBalancer] availability-zone":                  field(func(s *Section) any { return s.LoadBalancer.AvailabilityZone }, "full-az"),
+		"[LoadBalancer] enable-ingress-hostname":            field(func(s *Section) any { return s.LoadBalancer.EnableIngressHostname }, true),
+		"[LoadBalancer] ingress-hostname-suffix":            field(func(s *Section) any { return s.LoadBalancer.IngressHostnameSuffix }, "full.example.net"),
 		"[LoadBalancer] max-shared-lb":                      noted,
 		"[LoadBalancer] container-store":                    noted,
 		"[LoadBalancer] provider-requires-serial-api-calls": noted,
@@ -389,11 +390,13 @@ func TestImportConfigValueDependentNotes(t *testing.T) {
 		{"LoadBalancer", "cascade-delete = true", false},
 		{"LoadBalancer", "cascade-delete = false", true},
 		{"LoadBalancer", "enable-ingress-hostname = false", false},
-		{"LoadBalancer", "enable-ingress-hostname", true}, // a bare bool is true in gcfg
+		{"LoadBalancer", "enable-ingress-hostname", false}, // carried over
+		{"LoadBalancer", "flavor-id = 0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", false},
+		{"LoadBalancer", "flavor-id = small", true},
 		{"LoadBalancer", "provider-requires-serial-api-calls = false", false},
 		{"LoadBalancer", "provider-requires-serial-api-calls = true", true},
 		{"LoadBalancer", "monitor-max-retries-down = 3", false},
-		{"LoadBalancer", "monitor-max-retries-down = 2", true},
+		{"LoadBalancer", "monitor-max-retries-down = 2", false}, // carried over
 		{"LoadBalancer", "manage-security-groups = false", false},
 		{"LoadBalancer", "manage-security-groups = true", true},
 		{"LoadBalancer", "lb-provider = amphora", false},
@@ -414,6 +417,26 @@ func TestImportConfigValueDependentNotes(t *testing.T) {
 				t.Errorf("%s reported = %v, want %v (notes %q)", key, got, tt.noted, noteKeys(res))
 			}
 		})
+	}
+}
+
+// TestImportConfigOVNFlavorAndZone: upstream uses no flavor or
+// availability zone with the ovn provider, so they are reported, not
+// carried over (the section would not validate with them).
+func TestImportConfigOVNFlavorAndZone(t *testing.T) {
+	conf := "[Global]\nregion = R\n[LoadBalancer]\nfloating-network-id = 6c1b2a3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d\nlb-provider = ovn\n" +
+		"flavor-id = 0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9\navailability-zone = az-1\n"
+	res, err := ImportConfig([]byte(conf), importcfg.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lb := res.Section.(*Section).LoadBalancer; lb.FlavorID != "" || lb.AvailabilityZone != "" {
+		t.Errorf("carried over flavor %q zone %q", lb.FlavorID, lb.AvailabilityZone)
+	}
+	for _, key := range []string{"[LoadBalancer] flavor-id", "[LoadBalancer] availability-zone"} {
+		if !slices.Contains(noteKeys(res), key) {
+			t.Errorf("%s not reported (notes %q)", key, noteKeys(res))
+		}
 	}
 }
 

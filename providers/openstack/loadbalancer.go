@@ -206,8 +206,10 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	return nil
 }
 
-// status is the Service's address: the floating IP on the VIP port, else
-// the VIP.
+// status is the Service's status for its address (the floating IP on
+// the VIP port, else the VIP), as ensure reports it. Annotations that
+// do not parse count as unset: this only answers whether the load
+// balancer exists.
 func (l *loadBalancers) status(ctx context.Context, svc *v1.Service, lb *loadbalancers.LoadBalancer) (*v1.LoadBalancerStatus, error) {
 	fip, err := l.floatingIPOnPort(ctx, lb.VipPortID)
 	if err != nil {
@@ -217,5 +219,28 @@ func (l *loadBalancers) status(ctx context.Context, svc *v1.Service, lb *loadbal
 	if fip != nil {
 		addr = fip.FloatingIP
 	}
-	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: addr}}}, nil
+	hostname, _ := parseHostname(svc)
+	proxy, _ := parseProxyProtocol(svc)
+	return l.ingress(hostname, proxy != "", addr), nil
+}
+
+// ingress is the status for the address, as upstream's
+// createLoadBalancerStatus (loadbalancer.go:1638-1666): the hostname
+// annotation's name alone when set; with the PROXY protocol, the address
+// with ipMode Proxy, so kube-proxy sends in-cluster clients through the
+// load balancer (which adds the header their server expects) instead of
+// straight to the endpoints, or with loadBalancer.enableIngressHostname
+// the hostname <address>.<suffix> for kube-proxies that predate ipMode;
+// else the address.
+func (l *loadBalancers) ingress(hostname string, proxy bool, addr string) *v1.LoadBalancerStatus {
+	switch {
+	case hostname != "":
+		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{Hostname: hostname}}}
+	case proxy && l.cfg.LoadBalancer.EnableIngressHostname:
+		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{Hostname: addr + "." + l.cfg.LoadBalancer.IngressHostnameSuffix}}}
+	case proxy:
+		mode := v1.LoadBalancerIPModeProxy
+		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: addr, IPMode: &mode}}}
+	}
+	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: addr}}}
 }

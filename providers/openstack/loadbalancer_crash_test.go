@@ -12,6 +12,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/cloud-provider/api"
 	"k8s.io/utils/clock"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
 )
 
 var errCrash = errors.New("simulated crash")
@@ -58,7 +60,7 @@ func (e *lbEnv) shape(svc *v1.Service) string {
 		}
 		parts = append(parts, "lb "+lb.ProvisioningStatus)
 		for _, l := range lb.Listeners {
-			parts = append(parts, fmt.Sprintf("listener %s:%d %v", l.Protocol, l.ProtocolPort, l.AllowedCIDRs))
+			parts = append(parts, fmt.Sprintf("listener %s:%d %v %d %v", l.Protocol, l.ProtocolPort, l.AllowedCIDRs, l.TimeoutClientData, l.InsertHeaders))
 		}
 		for _, p := range lb.Pools {
 			m := "none"
@@ -127,6 +129,24 @@ func TestCrashAnywhereConverges(t *testing.T) {
 			_, err := l.EnsureLoadBalancer(e.t.Context(), "", changed(), e.nodes)
 			return err
 		}},
+		// Octavia changes neither a listener's protocol nor a pool's:
+		// each is replaced, and a crash between the deletion and the
+		// creation must leave nothing the next sync cannot finish.
+		{"x-forwarded-for to proxy-protocol", func(e *lbEnv) error {
+			_, err := e.lb.EnsureLoadBalancer(e.t.Context(), "", annotated(svc(), annotationXForwardedFor, "true"), e.nodes)
+			return err
+		}, func(e *lbEnv, l *loadBalancers) error {
+			_, err := l.EnsureLoadBalancer(e.t.Context(), "", annotated(svc(), annotationProxyProtocol, "v2"), e.nodes)
+			return err
+		}},
+		{"proxy-protocol version and timeouts", func(e *lbEnv) error {
+			_, err := e.lb.EnsureLoadBalancer(e.t.Context(), "", annotated(svc(), annotationProxyProtocol, "v1"), e.nodes)
+			return err
+		}, func(e *lbEnv, l *loadBalancers) error {
+			s := annotated(annotated(svc(), annotationProxyProtocol, "v2"), annotationTimeoutClientData, "300000")
+			_, err := l.EnsureLoadBalancer(e.t.Context(), "", s, e.nodes)
+			return err
+		}},
 		{"delete", func(e *lbEnv) error {
 			_, err := e.lb.EnsureLoadBalancer(e.t.Context(), "", svc(), e.nodes)
 			return err
@@ -175,6 +195,12 @@ func TestCrashAnywhereConverges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// annotated is svc with the annotation a set to v.
+func annotated(svc *v1.Service, a svcopts.Annotation, v string) *v1.Service {
+	svc.Annotations[a.String()] = v
+	return svc
 }
 
 // retrying runs f again while it asks to be retried (a load balancer

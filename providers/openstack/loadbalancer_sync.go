@@ -3,9 +3,9 @@ package openstack
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
@@ -42,7 +42,7 @@ type poolRecord struct {
 func (o *lbOptions) signature() string {
 	var b strings.Builder
 	for _, p := range o.ports {
-		fmt.Fprintf(&b, "%s>%d,", p.key(), p.nodePort)
+		fmt.Fprintf(&b, "%s>%d/%s/%s,", p.key(), p.nodePort, p.listenerProtocol, p.poolProtocol)
 	}
 	fmt.Fprintf(&b, "|%s|%s|", o.memberSubnetID, o.lbMethod)
 	if o.monitor != nil {
@@ -118,7 +118,7 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	if addr == "" {
 		addr = active.VipAddress
 	}
-	st := &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: addr}}}
+	st := l.ingress(opts.hostname, opts.proxyProtocol != "", addr)
 	rec.sig = opts.signature()
 	return st, rec, nil
 }
@@ -154,7 +154,7 @@ func createdRecord(lb *loadbalancers.LoadBalancer, opts *lbOptions, members []me
 	rec := &lbRecord{lbID: lb.ID, pools: map[string]poolRecord{}}
 	for _, p := range opts.ports {
 		i := slices.IndexFunc(lb.Listeners, func(l listeners.Listener) bool {
-			return l.Protocol == p.protocol && l.ProtocolPort == p.port && l.DefaultPoolID != ""
+			return l.Protocol == p.listenerProtocol && l.ProtocolPort == p.port && l.DefaultPoolID != ""
 		})
 		if i < 0 {
 			return nil
@@ -249,7 +249,7 @@ func membersKey(ms []member) string {
 func (l *loadBalancers) poolOpts(opts *lbOptions, p portSpec, index int, name string, subnets lbSubnets, members []member) pools.CreateOpts {
 	po := pools.CreateOpts{
 		Name:     childName("pool", index, name),
-		Protocol: pools.Protocol(p.protocol),
+		Protocol: pools.Protocol(p.poolProtocol),
 		LBMethod: pools.LBMethod(opts.lbMethod),
 		Members:  make([]pools.CreateMemberOpts, 0, len(members)),
 	}
@@ -269,7 +269,7 @@ func (l *loadBalancers) monitorOpts(opts *lbOptions, p portSpec, index int, name
 	m := opts.monitor
 	mo := monitors.CreateOpts{
 		Name: childName("monitor", index, name), Type: m.typeFor(p.protocol),
-		Delay: m.delay, Timeout: m.timeout, MaxRetries: m.maxRetries,
+		Delay: m.delay, Timeout: m.timeout, MaxRetries: m.maxRetries, MaxRetriesDown: m.maxRetriesDown,
 	}
 	if mo.Type == "HTTP" {
 		mo.URLPath, mo.HTTPMethod, mo.ExpectedCodes = m.path, "GET", "200"
@@ -287,11 +287,69 @@ func monitorPort(opts *lbOptions) *int {
 	return nil
 }
 
+// listenerOpts is a listener as the Service wants it. Like upstream's
+// buildListenerCreateOpt (loadbalancer.go:1171-1213), it sets the
+// connection limit and timeouts even at their defaults.
 func (l *loadBalancers) listenerOpts(opts *lbOptions, p portSpec, index int, name string) listeners.CreateOpts {
-	return listeners.CreateOpts{
-		Name: childName("listener", index, name), Protocol: listeners.Protocol(p.protocol), ProtocolPort: p.port,
-		AllowedCIDRs: l.allowedCIDRs(opts),
+	lo := listeners.CreateOpts{
+		Name: childName("listener", index, name), Protocol: listeners.Protocol(p.listenerProtocol), ProtocolPort: p.port,
+		AllowedCIDRs: l.allowedCIDRs(opts), ConnLimit: &opts.connLimit,
 	}
+	if t := opts.timeouts; t != nil {
+		lo.TimeoutClientData, lo.TimeoutMemberConnect = &t.clientData, &t.memberConnect
+		lo.TimeoutMemberData, lo.TimeoutTCPInspect = &t.memberData, &t.tcpInspect
+	}
+	if opts.xForwardedFor {
+		lo.InsertHeaders = map[string]string{headerXForwardedFor: "true"}
+	}
+	return lo
+}
+
+// listenerUpdate is the one PUT that brings an existing listener in line
+// with the Service (upstream: ensureOctaviaListener,
+// loadbalancer.go:1079-1168), and whether it changes anything.
+func (l *loadBalancers) listenerUpdate(opts *lbOptions, lis *listeners.Listener) (listeners.UpdateOpts, bool) {
+	var u listeners.UpdateOpts
+	changed := false
+	if !sameCIDRs(lis.AllowedCIDRs, l.allowedCIDRs(opts)) {
+		cidrs := l.allowedCIDRs(opts)
+		if cidrs == nil {
+			cidrs = []string{}
+		}
+		u.AllowedCIDRs, changed = &cidrs, true
+	}
+	if lis.ConnLimit != opts.connLimit {
+		u.ConnLimit, changed = &opts.connLimit, true
+	}
+	if t := opts.timeouts; t != nil {
+		for _, f := range []struct {
+			have, want int
+			dst        **int
+		}{
+			{lis.TimeoutClientData, t.clientData, &u.TimeoutClientData},
+			{lis.TimeoutMemberConnect, t.memberConnect, &u.TimeoutMemberConnect},
+			{lis.TimeoutMemberData, t.memberData, &u.TimeoutMemberData},
+			{lis.TimeoutTCPInspect, t.tcpInspect, &u.TimeoutTCPInspect},
+		} {
+			if f.have != f.want {
+				want := f.want
+				*f.dst, changed = &want, true
+			}
+		}
+	}
+	if (lis.InsertHeaders[headerXForwardedFor] == "true") != opts.xForwardedFor {
+		// Other headers someone added stay.
+		h := maps.Clone(lis.InsertHeaders)
+		if h == nil {
+			h = map[string]string{}
+		}
+		delete(h, headerXForwardedFor)
+		if opts.xForwardedFor {
+			h[headerXForwardedFor] = "true"
+		}
+		u.InsertHeaders, changed = &h, true
+	}
+	return u, changed
 }
 
 // allowedCIDRs are the listeners' allowed_cidrs: the source ranges, or
@@ -314,6 +372,9 @@ func (l *loadBalancers) create(ctx context.Context, svc *v1.Service, opts *lbOpt
 		VipSubnetID: subnets.vipSubnetID,
 		Provider:    l.cfg.LoadBalancer.Provider,
 		Tags:        []string{clusterTag(l.clusterID), serviceTag(svc)},
+		// Only at creation: Octavia cannot change either later.
+		FlavorID:         opts.flavorID,
+		AvailabilityZone: opts.availabilityZone,
 	}
 	if opts.internal && opts.loadBalancerIP != "" {
 		co.VipAddress = opts.loadBalancerIP
@@ -363,9 +424,19 @@ func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *load
 		wanted[p.key()] = true
 		var lis *listeners.Listener
 		for j := range ls {
-			if ls[j].Protocol == p.protocol && ls[j].ProtocolPort == p.port {
+			if listenerKey(ls[j].Protocol, ls[j].ProtocolPort) == p.key() {
 				lis = &ls[j]
 			}
+		}
+		if lis != nil && lis.Protocol != p.listenerProtocol {
+			// x-forwarded-for changed (or the upstream CCM made it
+			// another protocol): Octavia cannot change a listener's
+			// protocol, and refuses a second listener on the port.
+			if err := l.removeListener(ctx, lb.ID, lis); err != nil {
+				return nil, err
+			}
+			logger.Info("Replacing listener: its protocol changed", "listener", lis.ID, "port", p.port, "from", lis.Protocol, "to", p.listenerProtocol)
+			lis = nil
 		}
 		if lis == nil {
 			id, err := l.addPort(ctx, opts, lb, p, i, subnets, members)
@@ -375,19 +446,27 @@ func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *load
 			rec.pools[p.key()] = poolRecord{id: id, members: membersKey(members)}
 			continue
 		}
-		if !sameCIDRs(lis.AllowedCIDRs, l.allowedCIDRs(opts)) {
-			cidrs := l.allowedCIDRs(opts)
-			if cidrs == nil {
-				cidrs = []string{}
-			}
-			if err := l.write(ctx, lb.ID, "update allowed CIDRs of listener "+lis.ID, func() error {
-				return listeners.Update(ctx, l.api.lb, lis.ID, listeners.UpdateOpts{AllowedCIDRs: &cidrs}).Err
+		if u, changed := l.listenerUpdate(opts, lis); changed {
+			if err := l.write(ctx, lb.ID, "update listener "+lis.ID, func() error {
+				return listeners.Update(ctx, l.api.lb, lis.ID, u).Err
 			}); err != nil {
 				return nil, err
 			}
-			logger.Info("Updated listener source ranges", "listener", lis.ID, "allowedCIDRs", cidrs)
+			logger.Info("Updated listener", "listener", lis.ID, "port", p.port)
 		}
 		pool := poolByID[lis.DefaultPoolID]
+		if pool != nil && pool.Protocol != p.poolProtocol {
+			// proxy-protocol changed: Octavia cannot change a pool's
+			// protocol either (upstream: loadbalancer.go:894-905).
+			// Deleting it takes its members and monitor.
+			if err := l.write(ctx, lb.ID, "delete pool "+pool.ID, func() error {
+				return ignoreNotFound(pools.Delete(ctx, l.api.lb, pool.ID).Err)
+			}); err != nil {
+				return nil, err
+			}
+			logger.Info("Replacing pool: its protocol changed", "pool", pool.ID, "port", p.port, "from", pool.Protocol, "to", p.poolProtocol)
+			pool = nil
+		}
 		if pool == nil {
 			id, err := l.addPool(ctx, opts, lb, lis.ID, p, i, subnets, members)
 			if err != nil {
@@ -404,24 +483,33 @@ func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *load
 	// Ports the Service no longer has: the pool (with its members and
 	// monitor), then the listener.
 	for _, lis := range ls {
-		if wanted[lis.Protocol+":"+strconv.Itoa(lis.ProtocolPort)] {
+		if wanted[listenerKey(lis.Protocol, lis.ProtocolPort)] {
 			continue
 		}
-		if lis.DefaultPoolID != "" {
-			if err := l.write(ctx, lb.ID, "delete pool "+lis.DefaultPoolID, func() error {
-				return ignoreNotFound(pools.Delete(ctx, l.api.lb, lis.DefaultPoolID).Err)
-			}); err != nil {
-				return nil, err
-			}
-		}
-		if err := l.write(ctx, lb.ID, "delete listener "+lis.ID, func() error {
-			return ignoreNotFound(listeners.Delete(ctx, l.api.lb, lis.ID).Err)
-		}); err != nil {
+		if err := l.removeListener(ctx, lb.ID, &lis); err != nil {
 			return nil, err
 		}
 		logger.Info("Removed listener of a port the Service no longer has", "listener", lis.ID, "port", lis.ProtocolPort)
 	}
 	return rec, nil
+}
+
+// removeListener deletes a listener's default pool (with its members and
+// monitor), then the listener. Pool first: Octavia keeps a pool whose
+// listener is deleted, so the other order could leave a pool no sync
+// finds after a crash; this one leaves at most a listener without a
+// pool, which the next sync replaces or removes.
+func (l *loadBalancers) removeListener(ctx context.Context, lbID string, lis *listeners.Listener) error {
+	if lis.DefaultPoolID != "" {
+		if err := l.write(ctx, lbID, "delete pool "+lis.DefaultPoolID, func() error {
+			return ignoreNotFound(pools.Delete(ctx, l.api.lb, lis.DefaultPoolID).Err)
+		}); err != nil {
+			return err
+		}
+	}
+	return l.write(ctx, lbID, "delete listener "+lis.ID, func() error {
+		return ignoreNotFound(listeners.Delete(ctx, l.api.lb, lis.ID).Err)
+	})
 }
 
 // addPort adds a listener and its pool for a new Service port.
@@ -499,7 +587,10 @@ func (l *loadBalancers) reconcilePool(ctx context.Context, opts *lbOptions, lb *
 	return l.reconcileMonitor(ctx, opts, lb, pool, p, index)
 }
 
-// reconcileMonitor creates, replaces or deletes the pool's monitor.
+// reconcileMonitor creates, updates, replaces or deletes the pool's
+// monitor. As upstream's ensureOctaviaHealthMonitor
+// (loadbalancer.go:773-828), only a new type (which Octavia cannot
+// change) replaces it; its timings are updated in place.
 func (l *loadBalancers) reconcileMonitor(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, pool *pools.Pool, p portSpec, index int) error {
 	var have *monitors.Monitor
 	if pool.MonitorID != "" {
@@ -511,9 +602,18 @@ func (l *loadBalancers) reconcileMonitor(ctx context.Context, opts *lbOptions, l
 	}
 	if have != nil && opts.monitor != nil {
 		want := l.monitorOpts(opts, p, index, lb.Name)
-		if have.Type == want.Type && have.URLPath == want.URLPath && have.Delay == want.Delay &&
-			have.Timeout == want.Timeout && have.MaxRetries == want.MaxRetries {
-			return nil
+		if have.Type == want.Type {
+			if have.Name == want.Name && have.URLPath == want.URLPath && have.Delay == want.Delay && have.Timeout == want.Timeout &&
+				have.MaxRetries == want.MaxRetries && have.MaxRetriesDown == want.MaxRetriesDown {
+				return nil
+			}
+			u := monitors.UpdateOpts{
+				Name: &want.Name, Delay: want.Delay, Timeout: want.Timeout,
+				MaxRetries: want.MaxRetries, MaxRetriesDown: want.MaxRetriesDown, URLPath: want.URLPath,
+			}
+			return l.write(ctx, lb.ID, "update monitor "+have.ID, func() error {
+				return monitors.Update(ctx, l.api.lb, have.ID, u).Err
+			})
 		}
 	}
 	if have != nil {

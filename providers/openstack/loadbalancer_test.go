@@ -29,7 +29,15 @@ type lbEnv struct {
 
 func newLBEnv(t *testing.T, nodeCount int, edit func(*Section)) *lbEnv {
 	t.Helper()
-	env := newTestEnv(t, osemu.Config{Octavia: osemu.OctaviaConfig{ProvisioningDelay: 20 * time.Millisecond}}, func(s *Section) {
+	return newLBEnvWith(t, nodeCount, osemu.OctaviaConfig{}, edit)
+}
+
+// newLBEnvWith is newLBEnv on an Octavia with oc's flavors, zones and
+// versions.
+func newLBEnvWith(t *testing.T, nodeCount int, oc osemu.OctaviaConfig, edit func(*Section)) *lbEnv {
+	t.Helper()
+	oc.ProvisioningDelay = 20 * time.Millisecond
+	env := newTestEnv(t, osemu.Config{Octavia: oc}, func(s *Section) {
 		s.LoadBalancer.WaitActiveTimeout = 5 * time.Second
 		if edit != nil {
 			edit(s)
@@ -451,6 +459,16 @@ func TestBadAnnotations(t *testing.T) {
 		annotationFloatingNetworkID.String(): "public",
 		annotationLBMethod.String():          "SOURCE_IP_PORT",
 		annotationHealthMonitor.String():     "yes please",
+		// Issue 20's.
+		annotationProxyProtocol.String():           "on",
+		annotationXForwardedFor.String():           "X-Forwarded-For",
+		annotationTimeoutClientData.String():       "60s",
+		annotationConnectionLimit.String():         "unlimited",
+		annotationFlavorID.String():                "m1.amphora",
+		annotationAvailabilityZone.String():        "",
+		annotationHealthMonitorDelay.String():      "5s",
+		annotationHealthMonitorMaxRetries.String(): "0",
+		annotationHostname.String():                "10.0.0.1",
 	} {
 		svc := service("bad", 80)
 		svc.Annotations[ann] = value

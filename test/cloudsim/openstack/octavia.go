@@ -68,6 +68,14 @@ const (
 	opDeleteMember       = octaviaOp + "DeleteMember"
 	opBatchUpdateMembers = octaviaOp + "BatchUpdateMembers"
 
+	opListLBFlavors         = octaviaOp + "ListFlavors"
+	opGetLBFlavor           = octaviaOp + "GetFlavor"
+	opListAvailabilityZones = octaviaOp + "ListAvailabilityZones"
+	opGetAvailabilityZone   = octaviaOp + "GetAvailabilityZone"
+	// opOctaviaOperatorOnly is a write of a flavor or availability zone,
+	// or any call on their profiles: a member gets 403.
+	opOctaviaOperatorOnly = octaviaOp + "OperatorOnly"
+
 	opCreateHealthMonitor = octaviaOp + "CreateHealthMonitor"
 	opListHealthMonitors  = octaviaOp + "ListHealthMonitors"
 	opGetHealthMonitor    = octaviaOp + "GetHealthMonitor"
@@ -232,6 +240,30 @@ func (e *Emulator) octaviaAPIRoute(method string, parts []string) route {
 				http.MethodPut:    {opUpdateMember, (*Emulator).updateMember},
 				http.MethodDelete: {opDeleteMember, (*Emulator).deleteMember},
 			}, parts[1], parts[3])
+		}
+	case "flavors", "availabilityzones":
+		// Octavia 2.6 and 2.14 added them.
+		if (parts[0] == "flavors" && !e.octaviaAt(6)) || (parts[0] == "availabilityzones" && !e.octaviaAt(14)) {
+			break
+		}
+		list, get := endpoint{opListLBFlavors, (*Emulator).listLBFlavors}, endpoint{opGetLBFlavor, (*Emulator).getLBFlavor}
+		if parts[0] == "availabilityzones" {
+			list, get = endpoint{opListAvailabilityZones, (*Emulator).listAvailabilityZones}, endpoint{opGetAvailabilityZone, (*Emulator).getAvailabilityZone}
+		}
+		operator := endpoint{opOctaviaOperatorOnly, octaviaForbidden}
+		switch n {
+		case 1:
+			return pick(map[string]endpoint{http.MethodGet: list, http.MethodPost: operator})
+		case 2:
+			return pick(map[string]endpoint{http.MethodGet: get, http.MethodPut: operator, http.MethodDelete: operator}, parts[1])
+		}
+	case "flavorprofiles", "availabilityzoneprofiles":
+		if (parts[0] == "flavorprofiles" && !e.octaviaAt(6)) || (parts[0] == "availabilityzoneprofiles" && !e.octaviaAt(14)) {
+			break
+		}
+		if n <= 2 {
+			operator := endpoint{opOctaviaOperatorOnly, octaviaForbidden}
+			return pick(map[string]endpoint{http.MethodGet: operator, http.MethodPost: operator, http.MethodPut: operator, http.MethodDelete: operator})
 		}
 	case "healthmonitors":
 		switch {
@@ -498,9 +530,12 @@ type OctaviaConfig struct {
 	// PaginationMaxLimit is [api_settings] pagination_max_limit, the most
 	// items a list returns, default 1000.
 	PaginationMaxLimit int
-	// AvailabilityZones are the Octavia availability zones a load
+	// Flavors are the Octavia flavors (with their profiles) a load
 	// balancer may name, default none.
-	AvailabilityZones []string
+	Flavors []OctaviaFlavor
+	// AvailabilityZones are the Octavia availability zones (with their
+	// profiles) a load balancer may name, default none.
+	AvailabilityZones []OctaviaAvailabilityZone
 	// Quotas are the per-project quotas, default unlimited.
 	Quotas OctaviaQuotas
 }
@@ -535,6 +570,7 @@ func (c *OctaviaConfig) setDefaults() {
 	if c.PaginationMaxLimit <= 0 {
 		c.PaginationMaxLimit = 1000
 	}
+	c.Flavors = slices.Clone(c.Flavors)
 	c.AvailabilityZones = slices.Clone(c.AvailabilityZones)
 }
 
@@ -552,6 +588,12 @@ type octaviaState struct {
 	// rows (provisioning_status DELETED) until housekeeping purges them:
 	// they still work as list markers but are never shown.
 	deletedLBs map[string]*octaviaLB
+	// flavors by ID and zones by name, from OctaviaConfig, each also
+	// in configuration order.
+	flavors     map[string]*octaviaFlavor
+	flavorOrder []string
+	zones       map[string]*octaviaZone
+	zoneOrder   []string
 }
 
 // initOctavia sets up Octavia's state; New calls it. It panics on a
@@ -572,6 +614,7 @@ func (e *Emulator) initOctavia() {
 		monitors:   cloudsim.NewStore("octavia:healthmonitor", func(h *octaviaMonitor) string { return h.id }),
 		deletedLBs: map[string]*octaviaLB{},
 	}
+	e.initOctaviaCatalog()
 }
 
 // octaviaAt reports whether the deployment serves API version 2.minor.

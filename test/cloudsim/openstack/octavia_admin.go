@@ -3,6 +3,7 @@ package openstack
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -36,6 +37,8 @@ type LoadBalancerInfo struct {
 	VIPPortID          string         `json:"vipPortId"`
 	VIPSubnetID        string         `json:"vipSubnetId"`
 	VIPNetworkID       string         `json:"vipNetworkId"`
+	FlavorID           string         `json:"flavorId,omitempty"`
+	AvailabilityZone   string         `json:"availabilityZone,omitempty"`
 	Tags               []string       `json:"tags,omitempty"`
 	Created            time.Time      `json:"created"`
 	Listeners          []ListenerInfo `json:"listeners,omitempty"`
@@ -50,17 +53,23 @@ type LoadBalancerInfo struct {
 
 // ListenerInfo is a listener of a LoadBalancerInfo.
 type ListenerInfo struct {
-	ID                 string   `json:"id"`
-	Name               string   `json:"name"`
-	Protocol           string   `json:"protocol"`
-	ProtocolPort       int      `json:"protocolPort"`
-	DefaultPoolID      string   `json:"defaultPoolId,omitempty"`
-	AllowedCIDRs       []string `json:"allowedCidrs,omitempty"`
-	ConnectionLimit    int      `json:"connectionLimit"`
-	ProvisioningStatus string   `json:"provisioningStatus"`
-	OperatingStatus    string   `json:"operatingStatus"`
-	AdminStateUp       bool     `json:"adminStateUp"`
-	Tags               []string `json:"tags,omitempty"`
+	ID              string   `json:"id"`
+	Name            string   `json:"name"`
+	Protocol        string   `json:"protocol"`
+	ProtocolPort    int      `json:"protocolPort"`
+	DefaultPoolID   string   `json:"defaultPoolId,omitempty"`
+	AllowedCIDRs    []string `json:"allowedCidrs,omitempty"`
+	ConnectionLimit int      `json:"connectionLimit"`
+	// The timeouts are in milliseconds.
+	TimeoutClientData    int               `json:"timeoutClientData"`
+	TimeoutMemberConnect int               `json:"timeoutMemberConnect"`
+	TimeoutMemberData    int               `json:"timeoutMemberData"`
+	TimeoutTCPInspect    int               `json:"timeoutTcpInspect"`
+	InsertHeaders        map[string]string `json:"insertHeaders,omitempty"`
+	ProvisioningStatus   string            `json:"provisioningStatus"`
+	OperatingStatus      string            `json:"operatingStatus"`
+	AdminStateUp         bool              `json:"adminStateUp"`
+	Tags                 []string          `json:"tags,omitempty"`
 }
 
 // PoolInfo is a pool of a LoadBalancerInfo.
@@ -147,6 +156,12 @@ func lbInfo(lb *octaviaLB) LoadBalancerInfo {
 		VIPAddress: lb.vipAddress, VIPPortID: lb.vipPortID, VIPSubnetID: lb.vipSubnetID, VIPNetworkID: lb.vipNetworkID,
 		Tags: slices.Clone(lb.tags), Created: lb.created, Held: lb.held, FailNext: lb.failNext,
 	}
+	if lb.flavorID != nil {
+		info.FlavorID = *lb.flavorID
+	}
+	if lb.zone != nil {
+		info.AvailabilityZone = *lb.zone
+	}
 	if ovPending(lb.prov) {
 		t := lb.readyAt
 		info.ReadyAt = &t
@@ -155,7 +170,12 @@ func lbInfo(lb *octaviaLB) LoadBalancerInfo {
 		li := ListenerInfo{
 			ID: l.id, Name: l.name, Protocol: l.protocol, ProtocolPort: l.port, AllowedCIDRs: slices.Clone(l.allowedCIDRs),
 			ConnectionLimit: l.connLimit, ProvisioningStatus: l.prov, OperatingStatus: l.oper, AdminStateUp: l.adminUp,
-			Tags: slices.Clone(l.tags),
+			Tags:              slices.Clone(l.tags),
+			TimeoutClientData: l.timeoutClient, TimeoutMemberConnect: l.timeoutConnect,
+			TimeoutMemberData: l.timeoutMember, TimeoutTCPInspect: l.timeoutTCP,
+		}
+		if len(l.insertHeaders) > 0 {
+			li.InsertHeaders = maps.Clone(l.insertHeaders)
 		}
 		if l.defaultPool != nil {
 			li.DefaultPoolID = l.defaultPool.id

@@ -135,7 +135,10 @@ var (
 		"X-SSL-Issuer", "X-SSL-Client-SHA1", "X-SSL-Client-Not-Before", "X-SSL-Client-Not-After"}
 )
 
-func checkInsertHeaders(headers map[string]string, protocol string) *apiError {
+// checkInsertHeaders is _validate_insert_headers. A create passes it the
+// dict's keys() and a PUT a list of them, which the unknown-header
+// message shows as Python prints each.
+func checkInsertHeaders(headers map[string]string, protocol string, create bool) *apiError {
 	if protocol != "HTTP" && protocol != "TERMINATED_HTTPS" {
 		return errOctaviaInvalidOption("insert-headers", "a "+protocol+" protocol listener.")
 	}
@@ -149,7 +152,11 @@ func checkInsertHeaders(headers map[string]string, protocol string) *apiError {
 		}
 	}
 	if len(unknown) > 0 {
-		return errOctaviaInvalidOption(pyStr(ovAnyList(unknown)), "insert_headers")
+		keys := pyStr(ovAnyList(ovSortedKeys(headers)))
+		if create {
+			keys = "dict_keys(" + keys + ")"
+		}
+		return errOctaviaInvalidOption(keys, "insert_headers")
 	}
 	if len(ssl) > 0 && protocol != "TERMINATED_HTTPS" {
 		return errOctaviaInvalidOption(pyStr(ovAnyList(ssl)), protocol+" protocol listener.")
@@ -182,7 +189,7 @@ func checkListenerCreate(o ovObj, siblings []*octaviaListener, vips []string) *a
 	hasRefs := tlsRef != "" || caRef != "" || len(sni) > 0
 	canTLS := protocol == "TERMINATED_HTTPS" || (protocol == "PROMETHEUS" && hasRefs)
 	if headers := o.strMap("insert_headers"); len(headers) > 0 {
-		if err := checkInsertHeaders(headers, protocol); err != nil {
+		if err := checkInsertHeaders(headers, protocol, true); err != nil {
 			return err
 		}
 	}
@@ -459,7 +466,7 @@ func (e *Emulator) updateListener(c *octaviaCall) (int, any, *apiError) {
 		return 0, nil, errOctaviaValidation("Client authentication setting %s requires a client CA container reference.", a)
 	}
 	if h := o.strMap("insert_headers"); len(h) > 0 {
-		if err := checkInsertHeaders(h, l.protocol); err != nil {
+		if err := checkInsertHeaders(h, l.protocol, false); err != nil {
 			return 0, nil, err
 		}
 	}

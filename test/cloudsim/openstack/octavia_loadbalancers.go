@@ -380,19 +380,16 @@ func (e *Emulator) createLoadBalancer(c *octaviaCall) (int, any, *apiError) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if o.set("flavor_id") {
-		// The emulated Octavia has no flavors.
-		return 0, nil, errOctaviaValidation("Invalid flavor_id.")
-	}
-	if o.has("availability_zone") && !slices.Contains(e.cfg.Octavia.AvailabilityZones, o.str("availability_zone")) {
-		return 0, nil, errOctaviaValidation("Invalid availability zone.")
-	}
-	provider, err := e.providerFor(o.strp("provider"))
+	placement, err := e.resolvePlacement(o)
 	if err != nil {
 		return 0, nil, err
 	}
+	provider := placement.provider
 	projectID := c.tok.projectID
 	if err := e.quota(projectID, KindLoadBalancer, 1); err != nil {
+		return 0, nil, err
+	}
+	if err := checkPlacementWithDriver(placement); err != nil {
 		return 0, nil, err
 	}
 	if len(o.objs("additional_vips")) > 0 {
@@ -401,7 +398,13 @@ func (e *Emulator) createLoadBalancer(c *octaviaCall) (int, any, *apiError) {
 	lb := &octaviaLB{
 		ovBase:      e.newOctaviaBase(projectID, o.str("name"), o.strs("tags"), o.flag("admin_state_up")),
 		description: o.str("description"), provider: provider, vipSGIDs: o.strs("vip_sg_ids"),
-		zone: o.strp("availability_zone"),
+		topology: placement.topology(),
+	}
+	if placement.flavor != nil {
+		lb.flavorID = &placement.flavor.ID
+	}
+	if placement.zone != nil {
+		lb.zone = &placement.zone.Name
 	}
 	if err := e.allocateVIP(lb, plan); err != nil {
 		return 0, nil, err
@@ -454,7 +457,7 @@ func (e *Emulator) listLoadBalancers(c *octaviaCall) (int, any, *apiError) {
 	cols["vip_qos_policy_id"] = func(lb *octaviaLB) any { return ovStrPtr(lb.vipQoSPolicy) }
 	cols["flavor_id"] = func(lb *octaviaLB) any { return ovStrPtr(lb.flavorID) }
 	cols["availability_zone"] = func(lb *octaviaLB) any { return ovStrPtr(lb.zone) }
-	cols["topology"] = func(*octaviaLB) any { return "SINGLE" }
+	cols["topology"] = func(lb *octaviaLB) any { return lb.topology }
 	return octaviaList(e, c, ovListSpec[*octaviaLB]{
 		collection: "loadbalancers", columns: cols,
 		tags:    func(lb *octaviaLB) []string { return lb.tags },

@@ -65,9 +65,11 @@ type octaviaLB struct {
 	vipSGIDs     []string
 	// ownsPort: the VIP port was created by Octavia (not given as
 	// vip_port_id), so deleting the load balancer deletes it.
-	ownsPort  bool
-	flavorID  *string
-	zone      *string
+	ownsPort bool
+	flavorID *string
+	zone     *string
+	// topology is SINGLE, or what the flavor sets.
+	topology  string
 	listeners []*octaviaListener // in creation order
 	pools     []*octaviaPool
 
