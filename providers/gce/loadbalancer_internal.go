@@ -220,33 +220,27 @@ func (l *loadBalancers) ensureGlobalHealthCheck(ctx context.Context, want *compu
 // it, and says whether it is gone. One not the Service's stays and counts
 // as not gone.
 func (l *loadBalancers) deleteGlobalHealthCheck(ctx context.Context, name, svcKey string) (bool, error) {
-	cur, err := l.api.healthChecks.Get(ctx, &computepb.GetHealthCheckRequest{Project: l.cfg.ProjectID, HealthCheck: name}, l.api.retry)
-	if isNotFound(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("get health check %s: %w", name, err)
-	}
-	if !l.owns(cur.GetDescription(), svcKey, name) {
-		return false, nil
-	}
-	err = waitOp(ctx)(l.api.healthChecks.Delete(ctx, &computepb.DeleteHealthCheckRequest{Project: l.cfg.ProjectID, HealthCheck: name}, l.api.retry))
-	err = ignoreNotFound(err)
-	if inUse(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("delete health check %s: %w", name, err)
-	}
-	return true, nil
+	return l.deleteCheck(name, svcKey, func() (*computepb.HealthCheck, error) {
+		return l.api.healthChecks.Get(ctx, &computepb.GetHealthCheckRequest{Project: l.cfg.ProjectID, HealthCheck: name}, l.api.retry)
+	}, func() error {
+		return waitOp(ctx)(l.api.healthChecks.Delete(ctx, &computepb.DeleteHealthCheckRequest{Project: l.cfg.ProjectID, HealthCheck: name}, l.api.retry))
+	})
 }
 
-// deleteRegionHealthCheck deletes the regional health check name (what
-// versions before 2026-11-26 made) if it is svcKey's ("" for the
-// cluster's shared one) and no backend service uses it, and says whether
-// it is gone. One not the Service's stays and counts as not gone.
+// deleteRegionHealthCheck is deleteGlobalHealthCheck for the regional
+// checks versions before 2026-11-26 made.
 func (l *loadBalancers) deleteRegionHealthCheck(ctx context.Context, name, svcKey string) (bool, error) {
-	cur, err := l.api.regionHealthChecks.Get(ctx, &computepb.GetRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry)
+	return l.deleteCheck(name, svcKey, func() (*computepb.HealthCheck, error) {
+		return l.api.regionHealthChecks.Get(ctx, &computepb.GetRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry)
+	}, func() error {
+		return waitOp(ctx)(l.api.regionHealthChecks.Delete(ctx, &computepb.DeleteRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry))
+	})
+}
+
+// deleteCheck reads a health check with get and, if it is svcKey's,
+// deletes it with del; in use, it stays and counts as not gone.
+func (l *loadBalancers) deleteCheck(name, svcKey string, get func() (*computepb.HealthCheck, error), del func() error) (bool, error) {
+	cur, err := get()
 	if isNotFound(err) {
 		return true, nil
 	}
@@ -256,8 +250,7 @@ func (l *loadBalancers) deleteRegionHealthCheck(ctx context.Context, name, svcKe
 	if !l.owns(cur.GetDescription(), svcKey, name) {
 		return false, nil
 	}
-	err = waitOp(ctx)(l.api.regionHealthChecks.Delete(ctx, &computepb.DeleteRegionHealthCheckRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, HealthCheck: name}, l.api.retry))
-	err = ignoreNotFound(err)
+	err = ignoreNotFound(del())
 	if inUse(err) {
 		return false, nil
 	}
