@@ -627,6 +627,7 @@ func BenchmarkAdoption(b *testing.B) {
 				metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
 			}
 			svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
+			svc.Finalizers = append(svc.Finalizers, up.Finalizers...)
 			if svc, err = w.client.CoreV1().Services("default").Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 				b.Fatal(err)
 			}
@@ -636,6 +637,14 @@ func BenchmarkAdoption(b *testing.B) {
 			}
 			want[name] = statusAddrs(up.Status)
 			ids[name] = up.ID
+		}
+		// What the upstream CCM keeps in the cluster (GCE's cluster ID).
+		if st, ok := w.cloud.(conformance.UpstreamClusterState); ok {
+			for _, cm := range st.UpstreamConfigMaps() {
+				if _, err := w.client.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
 		}
 		lbsBefore := len(w.cloud.Inventory())
 

@@ -66,9 +66,13 @@ type Source[T any] struct {
 type Options struct {
 	// TTL bounds the listing's age (default 60s).
 	TTL time.Duration
-	// RecentAge bounds the age of Recent's answers (default 4s): less
-	// than the node-lifecycle controller's 5 s period, so every period
-	// sees data fetched after the previous one.
+	// RecentAge bounds the age of Recent's answers (default 1s), counted
+	// from the end of the refresh that fetched them: long enough for one
+	// pass of the node-lifecycle controller over its NotReady Nodes (two
+	// asks each, microseconds apart) to share one refresh, short enough
+	// that every pass (5 s apart) refreshes. So each pass sees the cloud
+	// as it is when the pass starts, as a direct read per Node would,
+	// with one batched call per pass.
 	RecentAge time.Duration
 	// MissWindow is how long a lookup that missed the listing waits for
 	// others to share its call (default 30ms): short against the node
@@ -97,7 +101,7 @@ type Options struct {
 // Defaults for Options.
 const (
 	DefaultTTL        = 60 * time.Second
-	DefaultRecentAge  = 4 * time.Second
+	DefaultRecentAge  = time.Second
 	DefaultMissWindow = 30 * time.Millisecond
 	DefaultMaxKeys    = 200
 	// refreshErrorHold is how long a failed listing is answered from
@@ -503,9 +507,10 @@ func (s *Snapshot[T]) refreshRecent(ctx context.Context) (struct{}, error) {
 		}
 		s.recentFailure = nil
 		live := make([]T, 0, len(found))
+		answered := clk.Now()
 		for _, id := range chunk {
 			inst, ok := found[id]
-			s.recent[id] = recentEntry[T]{at: start, inst: inst, known: ok}
+			s.recent[id] = recentEntry[T]{at: answered, inst: inst, known: ok}
 			if ok && !s.gone(inst) {
 				live = append(live, inst)
 			}
@@ -515,6 +520,18 @@ func (s *Snapshot[T]) refreshRecent(ctx context.Context) (struct{}, error) {
 		// then found there too.
 		s.Add(live...)
 	}
+	// Every answer of the refresh ages from its end, not from its
+	// request: a refresh of many chunks must not leave its first entries
+	// stale for the rest of the pass, which would refresh again at once.
+	done := clk.Now()
+	s.recentMu.Lock()
+	for _, id := range ids {
+		if e, ok := s.recent[id]; ok {
+			e.at = done
+			s.recent[id] = e
+		}
+	}
+	s.recentMu.Unlock()
 	return struct{}{}, nil
 }
 

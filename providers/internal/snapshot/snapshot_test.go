@@ -27,6 +27,8 @@ type cloud struct {
 	idCalls   atomic.Int32
 	nameCalls atomic.Int32
 	idsAsked  atomic.Int32
+	// onLookup, when set, runs in every LookupIDs call (a slow cloud).
+	onLookup func()
 }
 
 func newCloud(n int) *cloud {
@@ -66,6 +68,9 @@ func (c *cloud) source() Source[inst] {
 		LookupIDs: func(_ context.Context, ids []string) (map[string]inst, error) {
 			c.idCalls.Add(1)
 			c.idsAsked.Add(int32(len(ids)))
+			if c.onLookup != nil {
+				c.onLookup()
+			}
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if c.fail != nil {
@@ -271,6 +276,44 @@ func TestRecentServesSequentialChecksWithOneCall(t *testing.T) {
 	clk.SetTime(clk.Now().Add(DefaultRecentAge + time.Millisecond))
 	if _, ok, err := s.Recent(t.Context(), "i-0008"); ok || err != nil {
 		t.Fatalf("forgotten instance: exists=%v err=%v", ok, err)
+	}
+}
+
+// Each lifecycle pass sees the cloud as it is when the pass starts, as a
+// direct read would: a change made just after one pass's refresh shows
+// at the very next pass, 5 s later. And a pass over 1000 NotReady Nodes
+// whose refresh takes 2 s (five chunks of 200, 400 ms each) still costs
+// that one refresh: answers age from when the cloud answered.
+func TestRecentFreshEveryPassEvenWhenSlow(t *testing.T) {
+	c := newCloud(1000)
+	notReady := make([]string, 1000)
+	for i := range notReady {
+		notReady[i] = fmt.Sprintf("i-%04d", i)
+	}
+	s, clk := newSnap(c, Options{Watch: func() []string { return notReady }})
+	c.onLookup = func() { clk.SetTime(clk.Now().Add(400 * time.Millisecond)) }
+	pass := func() map[string]string {
+		seen := map[string]string{}
+		for _, id := range notReady {
+			got, _, err := s.Recent(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[id] = got.state
+		}
+		return seen
+	}
+	pass()
+	if n := c.idCalls.Load(); n != 5 {
+		t.Fatalf("%d lookup calls for one pass over 1000 Nodes, want 5 (one refresh)", n)
+	}
+	c.set("i-0500", "stopped")
+	clk.SetTime(clk.Now().Add(5 * time.Second))
+	if got := pass()["i-0500"]; got != "stopped" {
+		t.Errorf("the next pass sees %q, want stopped", got)
+	}
+	if n := c.idCalls.Load(); n != 10 {
+		t.Errorf("%d lookup calls for two passes, want 10", n)
 	}
 }
 
