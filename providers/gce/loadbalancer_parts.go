@@ -310,9 +310,18 @@ func sameFirewall(a, b *computepb.Firewall) bool {
 		}
 		return sorted(out)
 	}
-	return slices.Equal(sorted(a.GetSourceRanges()), sorted(b.GetSourceRanges())) &&
+	// A single address and its /32 are one range: upstream writes the
+	// bare IP (gce_loadbalancer_external.go firewallObject).
+	ranges := func(rs []string) []string {
+		out := make([]string, 0, len(rs))
+		for _, r := range rs {
+			out = append(out, strings.TrimSuffix(r, "/32"))
+		}
+		return sorted(out)
+	}
+	return slices.Equal(ranges(a.GetSourceRanges()), ranges(b.GetSourceRanges())) &&
 		slices.Equal(sorted(a.GetTargetTags()), sorted(b.GetTargetTags())) &&
-		slices.Equal(sorted(a.GetDestinationRanges()), sorted(b.GetDestinationRanges())) &&
+		slices.Equal(ranges(a.GetDestinationRanges()), ranges(b.GetDestinationRanges())) &&
 		slices.Equal(allowed(a), allowed(b))
 }
 

@@ -152,6 +152,17 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, _ string, backends
 		return conformance.UpstreamLoadBalancer{}, err
 	}
 	defer api.close()
+	// A backend given without its zone (the benchmark's) is looked up.
+	backends = slices.Clone(backends)
+	for i, b := range backends {
+		if b.Zone == "" {
+			info, ok := c.emu.GetInstance(b.ID)
+			if !ok {
+				return conformance.UpstreamLoadBalancer{}, fmt.Errorf("no instance %s", b.ID)
+			}
+			backends[i].Zone = info.Zone
+		}
+	}
 	u := &upstreamLB{Cloud: c, api: api, svc: svc, clusterID: upstreamUID, backends: backends,
 		base: cloudprovider.DefaultLoadBalancerName(svc), svcKey: svc.Namespace + "/" + svc.Name}
 
