@@ -22,8 +22,8 @@ func upstreamAnnotations() *upstreamann.Table {
 			{
 				Key:      string(annotationInternal),
 				Support:  upstreamann.Supported,
-				Upstream: `"true" gives the load balancer no floating IP: the Service's address is its VIP.`,
-				Note:     "There is no cloud-config default making every Service internal (upstream's internal-lb): a Service without the annotation is external.",
+				Upstream: `"true" gives the load balancer no floating IP: the Service's address is its VIP. With the config's internal-lb every Service is internal and "false" is ignored.`,
+				Note:     `The same, with loadBalancer.internalLB as internal-lb (imported from it): every Service is internal then, and "false" does not make one external (upstream :1374-1380).`,
 				Ref:      upstreamRef + "61",
 			},
 			{
@@ -227,13 +227,11 @@ func upstreamAnnotations() *upstreamann.Table {
 			{
 				// The upstream CCM writes this onto every Service it
 				// provisions (:1757), so nearly every migrated Service
-				// has it. The backend reads it (annotationLoadBalancerID):
-				// telling its own load balancer from a shared one needs
-				// the load balancer, not the value.
-				Key:      lb + "load-balancer-id",
+				// has it; so does this backend (loadbalancer_shared.go).
+				Key:      string(annotationLoadBalancerID),
 				Support:  upstreamann.Supported,
 				Upstream: "Uses (or shares, up to max-shared-lb Services) the load balancer with this ID; the upstream CCM writes it onto every Service it provisions.",
-				Note:     "a Service whose annotation names its own load balancer (kube_service_<clusterID>_<namespace>_<name>) keeps it; one naming another Service's load balancer is refused, since load balancers are not shared here; a stale ID is ignored.",
+				Note:     "Shared as upstream: distinct ports, usage tags kube_service_<clusterID>_<namespace>_<name> on the load balancer and the Service's listeners, loadBalancer.maxSharedLB (default 2), no internal Service; the load balancer goes with its last Service unless a person made it. Written onto every Service. Unlike upstream, a Service that has its own load balancer and names another is refused (upstream moves and leaves its own behind), its own cannot turn internal while shared, and a load balancer named for another cluster ID is never deleted.",
 				Ref:      upstreamRef + "97",
 			},
 		},

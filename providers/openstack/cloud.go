@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
@@ -34,7 +35,9 @@ var (
 
 // New builds the OpenStack cloud from a validated cloud-config. It
 // authenticates once (wrong credentials stop the manager with the reason)
-// and makes no other call until the controllers run.
+// and, when the config names no floating network, lists the external
+// networks once (detectFloatingNetwork); it makes no other call until the
+// controllers run.
 func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 	s, ok := cc.Section.(*Section)
 	if !ok {
@@ -44,12 +47,15 @@ func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := detectFloatingNetwork(ctx, api.network, s); err != nil {
+		return nil, err
+	}
 	return newCloud(s, cc.ClusterID, api, clock.RealClock{}), nil
 }
 
 func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Cloud {
 	c := &Cloud{cfg: s, clusterID: clusterID, api: api, nodes: nodes.New(serverIDParser(s.Region))}
-	c.instances = newInstances(api.compute, s, c.nodes, clk)
+	c.instances = newInstances(api, s, c.nodes, clk)
 	c.lb = newLoadBalancers(api, s, clusterID, c.instances, clk)
 	c.serialLB = lbserial.Wrap(c.lb)
 	if s.RoutesEnabled() {
@@ -58,8 +64,16 @@ func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Clou
 	return c
 }
 
-// Initialize is called once leadership is won.
-func (c *Cloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
+// Initialize is called once leadership is won: it keeps a client to
+// write the load-balancer-id annotation on Services, as upstream does.
+func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, _ <-chan struct{}) {
+	client, err := b.Client("cloud-controller-manager")
+	if err != nil {
+		klog.Background().Error(err, "No Kubernetes client; Services will not get the load-balancer-id annotation")
+		return
+	}
+	c.lb.services = client.CoreV1()
+}
 
 // SetInformers implements cloudprovider.InformerUser: the Node informer
 // maps Node names to servers through their providerIDs.

@@ -7,6 +7,7 @@ package openstack
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -82,6 +83,9 @@ type Section struct {
 	LoadBalancer LoadBalancerSection `yaml:"loadBalancer"`
 	// Routes configures pod-CIDR routes.
 	Routes RoutesSection `yaml:"routes"`
+	// Networking chooses which of a server's addresses its Node reports,
+	// as the upstream CCM's [Networking] section does.
+	Networking NetworkingSection `yaml:"networking"`
 
 	// Options are the options every backend shares: requestTimeout,
 	// maxAttempts and instanceCacheTTL.
@@ -91,13 +95,22 @@ type Section struct {
 // LoadBalancerSection configures Octavia load balancers for Services.
 type LoadBalancerSection struct {
 	// FloatingNetworkID is the external network floating IPs are allocated
-	// from. Required unless every Service is internal; the annotation
-	// loadbalancer.openstack.org/floating-network-id overrides it per
-	// Service.
+	// from; the annotation loadbalancer.openstack.org/floating-network-id
+	// overrides it per Service. Default: the project's only external
+	// (router:external) network with an IPv4 subnet, looked up once at
+	// start, as the upstream CCM does; with several, or none, an external
+	// Service without the annotation is an error naming them.
 	FloatingNetworkID string `yaml:"floatingNetworkID"`
-	// FloatingSubnetID picks the subnet of floatingNetworkID to allocate
-	// from, when it has several.
+	// FloatingSubnetID picks the subnet of the floating network to
+	// allocate from, when it has several.
 	FloatingSubnetID string `yaml:"floatingSubnetID"`
+	// InternalLB makes every Service's load balancer internal (no
+	// floating IP; the Service's address is its VIP), as the upstream
+	// CCM's internal-lb: the annotation
+	// service.beta.kubernetes.io/openstack-internal-load-balancer cannot
+	// make a Service external then, so no Service is exposed through a
+	// floating IP.
+	InternalLB bool `yaml:"internalLB"`
 	// SubnetID is the subnet load balancer VIPs are placed in. Default: the
 	// subnet of the nodes' addresses.
 	SubnetID string `yaml:"subnetID"`
@@ -154,6 +167,17 @@ type LoadBalancerSection struct {
 	// WaitActiveTimeout bounds how long a sync waits for a load balancer to
 	// leave PENDING_* before it returns and is retried (default 5m).
 	WaitActiveTimeout time.Duration `yaml:"waitActiveTimeout"`
+	// MaxSharedLB caps how many Services may use one load balancer
+	// through the annotation loadbalancer.openstack.org/load-balancer-id,
+	// counting the Service it was made for, as the upstream CCM's
+	// max-shared-lb (default 2, upstream's; 0 means the default, 1 or
+	// less refuses sharing).
+	MaxSharedLB int `yaml:"maxSharedLB"`
+
+	// detected is what the start-time look-up of the floating network
+	// found (loadbalancer_floatingnetwork.go); nil when floatingNetworkID
+	// or internalLB is set. Not configuration: New fills it.
+	detected *detectedFloatingNetwork
 }
 
 // RoutesSection configures pod-CIDR routes.
@@ -161,6 +185,34 @@ type RoutesSection struct {
 	// RouterID is the Neutron router that gets the pod-CIDR routes as extra
 	// routes. Routes are supported only when it is set.
 	RouterID string `yaml:"routerID"`
+}
+
+// NetworkingSection chooses a Node's addresses among its server's, as
+// the upstream CCM's [Networking] section does
+// (pkg/openstack/instances_addresses.go nodeAddresses): by default every
+// fixed address is an InternalIP and every floating and access address an
+// ExternalIP; the interfaces' addresses come first, in Neutron's order.
+type NetworkingSection struct {
+	// PublicNetworkNames are networks whose fixed addresses are
+	// ExternalIPs instead of InternalIPs (upstream's public-network-name,
+	// which may repeat).
+	PublicNetworkNames []string `yaml:"publicNetworkNames"`
+	// InternalNetworkNames, when set, are the only networks whose fixed
+	// addresses the Node reports as InternalIPs; fixed addresses of other
+	// networks (not in publicNetworkNames) are left out (upstream's
+	// internal-network-name, which may repeat). Useful on Nodes with
+	// several interfaces. Default: every network's.
+	InternalNetworkNames []string `yaml:"internalNetworkNames"`
+	// AddressSortOrder lists CIDRs such as 10.0.0.0/8 in order of
+	// preference: the Node's addresses in the first come first (in
+	// ascending order among themselves), then those in the second, and so
+	// on; addresses in none keep their place after them (upstream's
+	// address-sort-order, a comma-separated list there). Default: no
+	// sorting.
+	AddressSortOrder []string `yaml:"addressSortOrder"`
+	// IPv6SupportDisabled leaves IPv6 addresses out of the Node's
+	// addresses (upstream's ipv6-support-disabled).
+	IPv6SupportDisabled bool `yaml:"ipv6SupportDisabled"`
 }
 
 // Defaults of the load balancer section; part of the documented config.
@@ -257,6 +309,9 @@ func (s *Section) authMethods() []string {
 // Validate implements config.Section. It reports every problem at once.
 func (s *Section) Validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	if s.LoadBalancer.MaxSharedLB < 0 {
+		errs = append(errs, field.Invalid(path.Child("loadBalancer", "maxSharedLB"), s.LoadBalancer.MaxSharedLB, "must be 0 (the default, 2) or more"))
+	}
 	methods := s.authMethods()
 	switch {
 	case len(methods) == 0:
@@ -296,6 +351,7 @@ func (s *Section) Validate(path *field.Path) field.ErrorList {
 	if id := s.Routes.RouterID; id != "" && !uuidRE.MatchString(id) {
 		errs = append(errs, field.Invalid(path.Child("routes", "routerID"), id, "must be a router UUID such as 5f0d1e1c-9a4b-4c43-9f57-1d5e3a7b2c10"))
 	}
+	errs = append(errs, s.Networking.validate(path.Child("networking"))...)
 	errs = append(errs, s.Options.Validate(path)...)
 	return errs
 }
@@ -364,9 +420,6 @@ func (lb *LoadBalancerSection) validate(path *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(path.Child(name), id, "must be a UUID such as 5f0d1e1c-9a4b-4c43-9f57-1d5e3a7b2c10"))
 		}
 	}
-	if lb.FloatingSubnetID != "" && lb.FloatingNetworkID == "" {
-		errs = append(errs, field.Required(path.Child("floatingNetworkID"), "floatingSubnetID is a subnet of floatingNetworkID, which must be set too"))
-	}
 	methods, known := lbMethods[lb.Provider]
 	if !known {
 		errs = append(errs, field.NotSupported(path.Child("provider"), lb.Provider, []string{"amphora", "amphorav2", "octavia", "ovn"}))
@@ -406,6 +459,39 @@ func (lb *LoadBalancerSection) validate(path *field.Path) field.ErrorList {
 	}
 	if lb.WaitActiveTimeout < 10*time.Second || lb.WaitActiveTimeout > time.Hour {
 		errs = append(errs, field.Invalid(path.Child("waitActiveTimeout"), lb.WaitActiveTimeout.String(), "must be between 10s and 1h"))
+	}
+	return errs
+}
+
+func (n *NetworkingSection) validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := func(key string, list []string) {
+		seen := map[string]bool{}
+		for i, name := range list {
+			p := path.Child(key).Index(i)
+			switch {
+			case strings.TrimSpace(name) == "":
+				errs = append(errs, field.Invalid(p, name, "must be the name of a Neutron network, such as public"))
+			case seen[name]:
+				errs = append(errs, field.Duplicate(p, name))
+			}
+			seen[name] = true
+		}
+	}
+	names("publicNetworkNames", n.PublicNetworkNames)
+	names("internalNetworkNames", n.InternalNetworkNames)
+	for i, name := range n.InternalNetworkNames {
+		if slices.Contains(n.PublicNetworkNames, name) {
+			// Upstream checks the public names first, so such a
+			// network's addresses are ExternalIPs there.
+			errs = append(errs, field.Invalid(path.Child("internalNetworkNames").Index(i), name,
+				"is in publicNetworkNames too, which wins (its fixed addresses are ExternalIPs): remove it from one of them"))
+		}
+	}
+	for i, c := range n.AddressSortOrder {
+		if _, _, err := net.ParseCIDR(c); err != nil {
+			errs = append(errs, field.Invalid(path.Child("addressSortOrder").Index(i), c, "must be a CIDR such as 10.0.0.0/8 or 2001:db8::/32"))
+		}
 	}
 	return errs
 }

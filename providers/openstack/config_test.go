@@ -110,6 +110,21 @@ func TestValidConfigs(t *testing.T) {
 				t.Errorf("section %+v", s)
 			}
 		}},
+		{"floating subnet of the detected network", append(slices.Clone(appCredAuth), "loadBalancer: {floatingSubnetID: 6a1e2f3d-0b5c-4d54-8a68-2e6f4b8c3d21}"), nil},
+		{"internal load balancers and node addresses", append(slices.Clone(appCredAuth),
+			"loadBalancer: {internalLB: true}",
+			"networking:",
+			"  publicNetworkNames: [public, ext]",
+			"  internalNetworkNames: [nodes]",
+			"  addressSortOrder: [10.0.0.0/8, 'fd00::/8']",
+			"  ipv6SupportDisabled: true",
+		), func(t *testing.T, s *Section) {
+			n := s.Networking
+			if !s.LoadBalancer.InternalLB || !slices.Equal(n.PublicNetworkNames, []string{"public", "ext"}) || !slices.Equal(n.InternalNetworkNames, []string{"nodes"}) ||
+				!slices.Equal(n.AddressSortOrder, []string{"10.0.0.0/8", "fd00::/8"}) || !n.IPv6SupportDisabled {
+				t.Errorf("section %+v", s)
+			}
+		}},
 		{"issue 20 defaults", appCredAuth, func(t *testing.T, s *Section) {
 			lb := s.LoadBalancer
 			if lb.MonitorMaxRetriesDown != 3 || lb.IngressHostnameSuffix != "nip.io" || lb.EnableIngressHostname || lb.FlavorID != "" || lb.AvailabilityZone != "" {
@@ -185,8 +200,17 @@ func TestBadConfigs(t *testing.T) {
 				`openstack.loadBalancer.subnetID: Invalid value: "7b2f3a4e1c6d4e659b793f7a5c9d4e32": must be a UUID`,
 				`openstack.routes.routerID: Invalid value: "router1": must be a router UUID`,
 			}},
-		{"floating subnet without network", append(slices.Clone(appCredAuth), "loadBalancer: {floatingSubnetID: 6a1e2f3d-0b5c-4d54-8a68-2e6f4b8c3d21}"),
-			[]string{"openstack.loadBalancer.floatingNetworkID: Required value"}},
+		{"networking", append(slices.Clone(appCredAuth),
+			"networking:",
+			"  publicNetworkNames: [public, ' ', public]",
+			"  internalNetworkNames: [public, nodes]",
+			"  addressSortOrder: [10.0.0.0/8, 10.0.0.0, 'fd00::/8']"),
+			[]string{
+				`openstack.networking.publicNetworkNames[1]: Invalid value: " ": must be the name of a Neutron network`,
+				`openstack.networking.publicNetworkNames[2]: Duplicate value: "public"`,
+				`openstack.networking.internalNetworkNames[0]: Invalid value: "public": is in publicNetworkNames too`,
+				`openstack.networking.addressSortOrder[1]: Invalid value: "10.0.0.0": must be a CIDR`,
+			}},
 		{"monitor timeout over delay", append(slices.Clone(appCredAuth), "loadBalancer: {monitorDelay: 5s, monitorTimeout: 6s, monitorMaxRetries: 11}"),
 			[]string{`openstack.loadBalancer.monitorTimeout: Invalid value: "6s"`, `openstack.loadBalancer.monitorMaxRetries: Invalid value: 11`}},
 		{"issue 20 settings", append(slices.Clone(appCredAuth),

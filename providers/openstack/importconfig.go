@@ -2,10 +2,12 @@ package openstack
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/importcfg"
 )
@@ -380,6 +382,9 @@ func (im *importer) loadBalancer() {
 	if u.ManageSecurityGroups != nil {
 		lb.ManageSecurityGroups = *u.ManageSecurityGroups
 	}
+	if u.InternalLB != nil {
+		lb.InternalLB = *u.InternalLB
+	}
 
 	if u.LBProvider != nil {
 		if _, ok := lbMethods[*u.LBProvider]; !ok {
@@ -393,9 +398,9 @@ func (im *importer) loadBalancer() {
 			"one cluster-owned group (k8s-lb-members-<clusterID>) holds every Service's rules; the upstream per-Service groups are not removed: detach and delete them after the switch")
 	}
 	if u.FloatingNetworkID == nil && !isTrue(u.InternalLB) && !isFalse(u.Enabled) {
-		// upstream: kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go:1486-1493
-		im.note(sect+"floating-network-id", "when unset, the first external network with an IPv4 subnet that Neutron listed was used",
-			"set loadBalancer.floatingNetworkID to that network's UUID (openstack network list --external); without it only internal Services, or Services annotated loadbalancer.openstack.org/floating-network-id, get a load balancer")
+		// upstream: kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go:1486-1493, :759-762
+		im.note(sect+"floating-network-id", "when unset, the first external network with an IPv4 subnet that Neutron listed was used; with none, external Services got only their VIP",
+			"the project's only external network with an IPv4 subnet is used, found at start; if it sees several, or none, external Services without loadbalancer.openstack.org/floating-network-id get an error naming them: then set loadBalancer.floatingNetworkID (openstack network list --external)")
 	}
 	if isFalse(u.Enabled) {
 		// upstream: kubernetes/cloud-provider-openstack pkg/openstack/openstack.go:342
@@ -415,11 +420,6 @@ func (im *importer) loadBalancer() {
 			im.note(sect+key, "chose the floating IPs' subnet of the floating network by name pattern or by tags",
 				"set loadBalancer.floatingSubnetID to that subnet's UUID; otherwise floating IPs come from any subnet of the network")
 		}
-	}
-	if isTrue(u.InternalLB) {
-		// upstream: kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go:1374-1379
-		im.note(sect+"internal-lb", "made every load balancer internal (no floating IP), whatever the Service said",
-			"Services are external unless annotated: annotate each one service.beta.kubernetes.io/openstack-internal-load-balancer: \"true\" before the switch, or it gets a floating IP")
 	}
 	if u.NodeSelector != nil {
 		im.note(sect+"node-selector", "made only the Nodes with these labels load balancer members",
@@ -442,8 +442,7 @@ func (im *importer) loadBalancer() {
 		}
 	}
 	if u.MaxSharedLB != nil {
-		im.note(sect+"max-shared-lb", "capped how many Services could share one load balancer through loadbalancer.openstack.org/load-balancer-id",
-			"load balancers are never shared: each Service has its own")
+		im.s.LoadBalancer.MaxSharedLB = *u.MaxSharedLB
 	}
 	if u.ContainerStore != nil {
 		im.note(sect+"container-store", "said where the TLS certificates of TERMINATED_HTTPS listeners are kept (Barbican or external)",
@@ -491,23 +490,46 @@ func (im *importer) metadata() {
 	}
 }
 
+// networking carries [Networking] over. The two name keys may repeat
+// and are kept in order, without duplicates or empty names (which match
+// no network); address-sort-order's comma-separated CIDRs become a list.
+// upstream: kubernetes/cloud-provider-openstack pkg/openstack/instances_addresses.go:41-57, :142-293
 func (im *importer) networking() {
-	n := &im.up.Networking
+	n, out := &im.up.Networking, &im.s.Networking
 	const sect = "[Networking] "
 	first := len(im.notes)
-	for key, names := range map[string][]string{"public-network-name": n.PublicNetworkName, "internal-network-name": n.InternalNetworkName} {
-		if len(names) > 0 {
-			im.note(sect+key, "chose the networks whose addresses are a Node's ExternalIP or InternalIP",
-				"fixed addresses of every network are InternalIP and floating and access addresses ExternalIP: check the Nodes' addresses after the switch")
+	names := func(list []string) []string {
+		var kept []string
+		for _, name := range list {
+			if name != "" && !slices.Contains(kept, name) {
+				kept = append(kept, name)
+			}
 		}
+		return kept
+	}
+	out.PublicNetworkNames = names(n.PublicNetworkName)
+	for _, name := range names(n.InternalNetworkName) {
+		if slices.Contains(out.PublicNetworkNames, name) {
+			// Upstream looks at the public names first.
+			im.note(sect+"internal-network-name", "named a network that public-network-name named too, whose fixed addresses were then ExternalIPs",
+				"left out of networking.internalNetworkNames, as the network is in publicNetworkNames")
+			continue
+		}
+		out.InternalNetworkNames = append(out.InternalNetworkNames, name)
 	}
 	if n.AddressSortOrder != nil {
-		im.note(sect+"address-sort-order", "sorted a Node's addresses by these CIDRs",
-			"addresses are reported in Nova's order, fixed before floating")
+		// util.SplitTrim: commas and blanks separate the CIDRs.
+		for _, c := range strings.FieldsFunc(*n.AddressSortOrder, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+			if _, _, err := net.ParseCIDR(c); err != nil {
+				im.note(sect+"address-sort-order", "skipped the items that are not CIDRs, with a warning",
+					"left out of networking.addressSortOrder, which takes CIDRs only")
+				continue
+			}
+			out.AddressSortOrder = append(out.AddressSortOrder, c)
+		}
 	}
-	if isTrue(n.IPv6SupportDisabled) {
-		im.note(sect+"ipv6-support-disabled", "left IPv6 addresses out of the Nodes' addresses",
-			"IPv6 fixed addresses are reported too")
+	if n.IPv6SupportDisabled != nil {
+		out.IPv6SupportDisabled = *n.IPv6SupportDisabled
 	}
 	sortNotesFrom(im.notes, first)
 }

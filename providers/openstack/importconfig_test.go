@@ -139,7 +139,7 @@ func TestImportConfigFullSample(t *testing.T) {
 		"[LoadBalancer] monitor-max-retries":      field(func(s *Section) any { return s.LoadBalancer.MonitorMaxRetries }, 4),
 		"[LoadBalancer] monitor-max-retries-down": field(func(s *Section) any { return s.LoadBalancer.MonitorMaxRetriesDown }, 5),
 		"[LoadBalancer] manage-security-groups":   {get: func(s *Section) any { return s.LoadBalancer.ManageSecurityGroups }, want: true, noted: true},
-		"[LoadBalancer] internal-lb":              noted,
+		"[LoadBalancer] internal-lb":              field(func(s *Section) any { return s.LoadBalancer.InternalLB }, true),
 		"[LoadBalancer] node-selector":            noted,
 		"[LoadBalancer] cascade-delete":           noted,
 		// Not a UUID: carried over (validation names it) and reported.
@@ -147,7 +147,7 @@ func TestImportConfigFullSample(t *testing.T) {
 		"[LoadBalancer] availability-zone":                  field(func(s *Section) any { return s.LoadBalancer.AvailabilityZone }, "full-az"),
 		"[LoadBalancer] enable-ingress-hostname":            field(func(s *Section) any { return s.LoadBalancer.EnableIngressHostname }, true),
 		"[LoadBalancer] ingress-hostname-suffix":            field(func(s *Section) any { return s.LoadBalancer.IngressHostnameSuffix }, "full.example.net"),
-		"[LoadBalancer] max-shared-lb":                      noted,
+		"[LoadBalancer] max-shared-lb":                      field(func(s *Section) any { return s.LoadBalancer.MaxSharedLB }, 3),
 		"[LoadBalancer] container-store":                    noted,
 		"[LoadBalancer] provider-requires-serial-api-calls": noted,
 		"[LoadBalancer] default-tls-container-ref":          noted,
@@ -165,10 +165,10 @@ func TestImportConfigFullSample(t *testing.T) {
 		"[Metadata] search-order":    noted,
 		"[Metadata] request-timeout": field(func(s *Section) any { return s.RequestTimeout }, 45*time.Second),
 
-		"[Networking] ipv6-support-disabled": noted,
-		"[Networking] public-network-name":   noted,
-		"[Networking] internal-network-name": noted,
-		"[Networking] address-sort-order":    noted,
+		"[Networking] ipv6-support-disabled": field(func(s *Section) any { return s.Networking.IPv6SupportDisabled }, true),
+		"[Networking] public-network-name":   field(func(s *Section) any { return s.Networking.PublicNetworkNames }, []string{"full-public-net", "full-public-net-2"}),
+		"[Networking] internal-network-name": field(func(s *Section) any { return s.Networking.InternalNetworkNames }, []string{"full-internal-net"}),
+		"[Networking] address-sort-order":    field(func(s *Section) any { return s.Networking.AddressSortOrder }, []string{"10.0.0.0/8", "192.168.0.0/16"}),
 	}
 
 	keys := noteKeys(res)
@@ -258,6 +258,23 @@ func TestImportConfigTypical(t *testing.T) {
 				LoadBalancer: LoadBalancerSection{SubnetID: "8e3d4c5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f"},
 			},
 			wantNotes: []string{"[LoadBalancer] floating-network-id"},
+		},
+		{
+			// Multi-NIC nodes, internal load balancers by default and
+			// the floating network left to detection.
+			file: "networking.conf",
+			want: Section{
+				AuthURL: "https://keystone.example.com:5000/v3", Region: "RegionOne",
+				ApplicationCredentialID: "1f2e3d4c5b6a4978a1b2c3d4e5f60718", ApplicationCredentialSecret: "appcred-s3cr3t-value",
+				LoadBalancer: LoadBalancerSection{InternalLB: true, SubnetID: "8e3d4c5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f"},
+				Networking: NetworkingSection{
+					PublicNetworkNames:   []string{"ext-net", "provider-net"},
+					InternalNetworkNames: []string{"k8s-nodes"},
+					AddressSortOrder:     []string{"10.10.0.0/16", "fd00:10::/64"},
+					IPv6SupportDisabled:  true,
+				},
+			},
+			wantNotes: []string{"[Networking] address-sort-order", "[Networking] internal-network-name"},
 		},
 		{
 			file: "unknown.conf",
@@ -386,7 +403,7 @@ func TestImportConfigValueDependentNotes(t *testing.T) {
 		{"LoadBalancer", "enabled = true", false},
 		{"LoadBalancer", "enabled = false", true},
 		{"LoadBalancer", "internal-lb = false", false},
-		{"LoadBalancer", "internal-lb = true", true},
+		{"LoadBalancer", "internal-lb = true", false}, // carried over
 		{"LoadBalancer", "cascade-delete = true", false},
 		{"LoadBalancer", "cascade-delete = false", true},
 		{"LoadBalancer", "enable-ingress-hostname = false", false},
@@ -404,7 +421,10 @@ func TestImportConfigValueDependentNotes(t *testing.T) {
 		{"Global", "tls-insecure = false", false},
 		{"Global", "tls-insecure = true", true},
 		{"Networking", "ipv6-support-disabled = false", false},
-		{"Networking", "ipv6-support-disabled = true", true},
+		{"Networking", "ipv6-support-disabled = true", false}, // carried over
+		{"Networking", "address-sort-order = 10.0.0.0/8,fd00::/8", false},
+		{"Networking", "address-sort-order = 10.0.0.0/8, 10.1.0.1", true},
+		{"Networking", "internal-network-name = nodes", false},
 	} {
 		t.Run(tt.line, func(t *testing.T) {
 			conf := "[Global]\nregion = R\n[LoadBalancer]\nfloating-network-id = 6c1b2a3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d\n[" + tt.section + "]\n" + tt.line + "\n"
@@ -486,7 +506,7 @@ func TestImportConfigSyntaxErrors(t *testing.T) {
 // TestImportConfigNotesHoldNoValues: no value of any sample, secrets
 // above all, appears in a note.
 func TestImportConfigNotesHoldNoValues(t *testing.T) {
-	for _, file := range []string{"full.conf", "password.conf", "appcred.conf", "clouds.conf", "unknown.conf"} {
+	for _, file := range []string{"full.conf", "password.conf", "appcred.conf", "clouds.conf", "unknown.conf", "networking.conf"} {
 		data := readSample(t, file)
 		res := importSample(t, file)
 		for _, line := range strings.Split(string(data), "\n") {

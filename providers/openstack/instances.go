@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gophercloud/gophercloud/v2"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/utils/clock"
@@ -30,7 +29,7 @@ type instances struct {
 
 var _ cloudprovider.InstancesV2 = (*instances)(nil)
 
-func newInstances(compute *gophercloud.ServiceClient, s *Section, lister *nodes.Lister, clk clock.PassiveClock) *instances {
+func newInstances(api *clients, s *Section, lister *nodes.Lister, clk clock.PassiveClock) *instances {
 	in := &instances{region: s.Region}
 	in.Resolver = &nodeinstance.Resolver[*server]{
 		Nodes: lister,
@@ -41,7 +40,7 @@ func newInstances(compute *gophercloud.ServiceClient, s *Section, lister *nodes.
 		Shutdown:  func(s *server) bool { return s.status == serverStatusShutdown },
 		Noun:      "server",
 	}
-	r := serverReader{compute: compute}
+	r := serverReader{compute: api.compute, network: api.network, networking: &s.Networking}
 	in.Snap = snapshot.New(snapshot.Source[*server]{
 		List:        r.list,
 		LookupIDs:   r.lookupIDs,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -37,7 +36,7 @@ const (
 )
 
 // server is what the backend keeps of a Nova server: a few strings and
-// the Node addresses, computed once when the listing is read.
+// the Node addresses, computed once when the server is read.
 type server struct {
 	id, name, status, zone string
 	// flavor is the flavor's name, embedded in the server since
@@ -58,6 +57,7 @@ type novaServer struct {
 	Addresses  map[string][]novaAddress `json:"addresses"`
 	AccessIPv4 string                   `json:"accessIPv4"`
 	AccessIPv6 string                   `json:"accessIPv6"`
+	Metadata   map[string]string        `json:"metadata"`
 }
 
 type novaAddress struct {
@@ -66,71 +66,24 @@ type novaAddress struct {
 	Type string `json:"OS-EXT-IPS:type"`
 }
 
-func (s *novaServer) server() *server {
+// server is the backend's server with its Node addresses
+// (instances_addresses.go), computed from its ports when it needsPorts.
+func (s *novaServer) server(attached []attachedPort, opts *NetworkingSection) *server {
+	if !s.needsPorts() {
+		attached = s.assumedPorts()
+	}
 	return &server{
 		id: s.ID, name: s.Name, status: s.Status, zone: s.Zone, flavor: s.Flavor.OriginalName,
-		addresses: s.nodeAddresses(),
+		addresses: nodeAddresses(s, attached, opts),
 	}
-}
-
-// nodeAddresses maps the server's addresses as the upstream OpenStack CCM
-// does: fixed addresses are InternalIP, floating ones and the access IPs
-// ExternalIP, and the server name is the Hostname. Networks are taken in
-// name order (Nova's map has none) and addresses in Nova's order within
-// each, so the list is stable between syncs; the node controller puts a
-// kubelet's provided-node-ip first.
-func (s *novaServer) nodeAddresses() []v1.NodeAddress {
-	var out []v1.NodeAddress
-	add := func(t v1.NodeAddressType, a string) {
-		if a == "" || slices.Contains(out, v1.NodeAddress{Type: t, Address: a}) {
-			return
-		}
-		out = append(out, v1.NodeAddress{Type: t, Address: a})
-	}
-	nets := make([]string, 0, len(s.Addresses))
-	for n := range s.Addresses {
-		nets = append(nets, n)
-	}
-	sort.Strings(nets)
-	for _, want := range []string{"fixed", "floating"} {
-		for _, n := range nets {
-			for _, a := range s.Addresses[n] {
-				if a.Type != want {
-					continue
-				}
-				if want == "fixed" {
-					add(v1.NodeInternalIP, a.Addr)
-				} else {
-					add(v1.NodeExternalIP, a.Addr)
-				}
-			}
-		}
-	}
-	add(v1.NodeExternalIP, s.AccessIPv4)
-	add(v1.NodeExternalIP, s.AccessIPv6)
-	add(v1.NodeHostName, s.Name)
-	return out
-}
-
-// extractServers decodes a page of servers/detail into the backend's
-// servers, skipping gophercloud's full Server type.
-func extractServers(page pagination.Page) ([]*server, error) {
-	var raw []novaServer
-	if err := servers.ExtractServersInto(page, &raw); err != nil {
-		return nil, err
-	}
-	out := make([]*server, len(raw))
-	for i := range raw {
-		out[i] = raw[i].server()
-	}
-	return out, nil
 }
 
 // listServers lists the project's servers, page by page.
-func listServers(ctx context.Context, compute *gophercloud.ServiceClient, opts servers.ListOpts) ([]*server, error) {
-	var out []*server
+func listServers(ctx context.Context, compute *gophercloud.ServiceClient, opts servers.ListOpts) ([]novaServer, error) {
+	var out []novaServer
 	err := servers.List(compute, opts).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
-		list, err := extractServers(page)
+		var list []novaServer
+		err := servers.ExtractServersInto(page, &list)
 		out = append(out, list...)
 		return true, err
 	})
@@ -139,7 +92,7 @@ func listServers(ctx context.Context, compute *gophercloud.ServiceClient, opts s
 
 // getServer is a GET of one server: found is false only on Nova's 404
 // for that ID.
-func getServer(ctx context.Context, compute *gophercloud.ServiceClient, id string) (s *server, found bool, err error) {
+func getServer(ctx context.Context, compute *gophercloud.ServiceClient, id string) (s *novaServer, found bool, err error) {
 	var ns novaServer
 	err = servers.Get(ctx, compute, id).ExtractInto(&ns)
 	if isNotFound(err) {
@@ -148,16 +101,48 @@ func getServer(ctx context.Context, compute *gophercloud.ServiceClient, id strin
 	if err != nil {
 		return nil, false, fmt.Errorf("get server %s: %w", id, err)
 	}
-	return ns.server(), true, nil
+	return &ns, true, nil
 }
 
-// serverReader lists and looks up the project's servers for the snapshot.
+// serverReader lists and looks up the project's servers for the
+// snapshot, with the ports of those that need them for their addresses.
 type serverReader struct {
-	compute *gophercloud.ServiceClient
+	compute, network *gophercloud.ServiceClient
+	networking       *NetworkingSection
+}
+
+// servers turns Nova's servers into the backend's, reading the ports of
+// those whose addresses depend on them: one listing per
+// maxDevicesPerPortFilter such servers, none in a cluster of servers with
+// one fixed address each.
+func (r serverReader) servers(ctx context.Context, raw []novaServer) ([]*server, error) {
+	var need []string
+	for i := range raw {
+		if raw[i].needsPorts() {
+			need = append(need, raw[i].ID)
+		}
+	}
+	attached, err := listAttachedPorts(ctx, r.network, need)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*server, len(raw))
+	for i := range raw {
+		out[i] = raw[i].server(attached[raw[i].ID], r.networking)
+	}
+	return out, nil
 }
 
 // list is the snapshot's listing: every server of the project.
 func (r serverReader) list(ctx context.Context) ([]*server, error) {
+	raw, err := r.listRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.servers(ctx, raw)
+}
+
+func (r serverReader) listRaw(ctx context.Context) ([]novaServer, error) {
 	list, err := listServers(ctx, r.compute, servers.ListOpts{Limit: serverPageSize})
 	if err != nil {
 		return nil, fmt.Errorf("list servers: %w", err)
@@ -170,10 +155,10 @@ func (r serverReader) list(ctx context.Context) ([]*server, error) {
 // listing plus a GET of each ID the listing lacks: a server is absent
 // from the result only when a GET of its ID answered 404.
 func (r serverReader) lookupIDs(ctx context.Context, ids []string) (map[string]*server, error) {
-	out := make(map[string]*server, len(ids))
+	var raw []novaServer
 	missing := ids
 	if len(ids) > maxDirectGets {
-		list, err := r.list(ctx)
+		list, err := r.listRaw(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -181,19 +166,21 @@ func (r serverReader) lookupIDs(ctx context.Context, ids []string) (map[string]*
 		for _, id := range ids {
 			want[id] = true
 		}
+		listed := map[string]bool{}
 		for _, s := range list {
-			if want[s.id] {
-				out[s.id] = s
+			if want[s.ID] {
+				raw = append(raw, s)
+				listed[s.ID] = true
 			}
 		}
 		missing = nil
 		for _, id := range ids {
-			if out[id] == nil {
+			if !listed[id] {
 				missing = append(missing, id)
 			}
 		}
 	}
-	found := make([]*server, len(missing))
+	found := make([]*novaServer, len(missing))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for i, id := range missing {
@@ -210,8 +197,16 @@ func (r serverReader) lookupIDs(ctx context.Context, ids []string) (map[string]*
 	}
 	for _, s := range found {
 		if s != nil {
-			out[s.id] = s
+			raw = append(raw, *s)
 		}
+	}
+	list, err := r.servers(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*server, len(list))
+	for _, s := range list {
+		out[s.id] = s
 	}
 	return out, nil
 }
@@ -226,17 +221,20 @@ func (r serverReader) lookupNames(ctx context.Context, names []string) (map[stri
 		for i, n := range chunk {
 			quoted[i] = regexp.QuoteMeta(n)
 		}
-		list, err := listServers(ctx, r.compute, servers.ListOpts{Name: "^(" + strings.Join(quoted, "|") + ")$", Limit: serverPageSize})
+		raw, err := listServers(ctx, r.compute, servers.ListOpts{Name: "^(" + strings.Join(quoted, "|") + ")$", Limit: serverPageSize})
 		if err != nil {
 			return nil, fmt.Errorf("list servers by name: %w", err)
 		}
+		raw = slices.DeleteFunc(raw, func(s novaServer) bool { return !slices.Contains(chunk, s.Name) })
+		list, err := r.servers(ctx, raw)
+		if err != nil {
+			return nil, err
+		}
 		for _, s := range list {
-			if slices.Contains(chunk, s.name) {
-				if prev := out[s.name]; prev != nil && prev.id != s.id {
-					return nil, fmt.Errorf("servers %s and %s are both named %q; give the Node a providerID", prev.id, s.id, s.name)
-				}
-				out[s.name] = s
+			if prev := out[s.name]; prev != nil && prev.id != s.id {
+				return nil, fmt.Errorf("servers %s and %s are both named %q; give the Node a providerID", prev.id, s.id, s.name)
 			}
+			out[s.name] = s
 		}
 	}
 	return out, nil

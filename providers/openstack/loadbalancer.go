@@ -8,6 +8,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	v1 "k8s.io/api/core/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -27,10 +28,12 @@ const lbRecordTTL = 10 * time.Minute
 const subnetCacheTTL = 5 * time.Minute
 
 // loadBalancers implements cloudprovider.LoadBalancer with one Octavia
-// load balancer per Service: a listener and a pool per port, members on
-// the NodePorts, an optional health monitor per pool, and a floating IP on
-// the VIP port for external Services. Everything is found again by the
-// upstream CCM's deterministic name, so LBs it made are adopted and a
+// load balancer per Service (or one several Services share through the
+// load-balancer-id annotation, loadbalancer_shared.go): a listener and a
+// pool per port, members on the NodePorts, an optional health monitor per
+// pool, and a floating IP on the VIP port for external Services.
+// Everything is found again by the upstream CCM's deterministic name (or
+// its legacy one, or the annotation), so LBs it made are adopted and a
 // restart mid-operation converges.
 type loadBalancers struct {
 	api       *clients
@@ -54,6 +57,11 @@ type loadBalancers struct {
 	// groups is the cluster's member security group, when
 	// manageSecurityGroups is on.
 	groups *memberGroup
+	// locks serialise the work of Services sharing a load balancer.
+	locks lbLocks
+	// services writes the load-balancer-id annotation on Services; set at
+	// Initialize, nil in tests without a cluster.
+	services corev1client.CoreV1Interface
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -107,7 +115,8 @@ func fipDescription(clusterID string, svc *v1.Service) string {
 }
 
 // Tags on the load balancer: the cluster and the Service, so operators
-// (and the conformance adapter) can list them.
+// (and the conformance adapter) can list them. The Service's usage tag
+// (usageTag) is upstream's, and says which Services use the load balancer.
 func clusterTag(clusterID string) string { return "kube_cluster=" + clusterID }
 func serviceTag(svc *v1.Service) string  { return "kube_service=" + serviceKey(svc) }
 
@@ -122,18 +131,19 @@ func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1
 }
 
 // GetLoadBalancer reports whether anything of the Service's load balancer
-// is left: the load balancer, or a floating IP we allocated for it. The
-// service controller calls EnsureLoadBalancerDeleted only when this says
-// exists, so a floating IP left by a crash between the two deletions
-// counts too. A malformed annotation is not an error here: the service
-// controller would keep the finalizer forever.
+// is left: the load balancer it uses (the annotation's, its own), or a
+// floating IP we allocated for it. The service controller calls
+// EnsureLoadBalancerDeleted only when this says exists, so a floating IP
+// left by a crash between the two deletions counts too. A malformed
+// annotation is not an error here: the service controller would keep the
+// finalizer forever.
 func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
-	lb, err := l.find(ctx, svc)
+	lbs, err := l.resolveAll(ctx, svc)
 	if err != nil {
 		return nil, false, err
 	}
-	if lb != nil {
-		st, err := l.status(ctx, svc, lb)
+	if len(lbs) > 0 {
+		st, err := l.status(ctx, svc, lbs[0])
 		if err != nil {
 			return nil, false, err
 		}
@@ -147,7 +157,9 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.S
 }
 
 // EnsureLoadBalancer creates or updates the Service's load balancer and
-// returns its floating IP (or, internal, its VIP) as the status.
+// returns its floating IP (or, internal, its VIP) as the status. The load
+// balancer's ID goes onto the Service as the load-balancer-id annotation,
+// even when the sync fails after finding or making it, as upstream.
 func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
 	opts, err := parseLBOptions(svc, l.cfg)
 	if err != nil {
@@ -155,8 +167,11 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	}
 	ctx = l.logContext(ctx, svc)
 	op := l.records.Begin(serviceKey(svc))
-	st, rec, err := l.ensure(ctx, svc, opts, nodes, true)
+	st, rec, id, err := l.ensure(ctx, svc, opts, nodes, true)
 	op.End(rec, op.Start)
+	if rerr := l.recordID(ctx, svc, id); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ensure load balancer %s for service %s: %w", lbName(l.clusterID, svc), serviceKey(svc), err)
 	}
@@ -186,7 +201,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 		// The load balancer changed under the record: sync it whole.
 		klog.FromContext(ctx).V(2).Info("Record is stale; syncing the load balancer in full", "err", err)
 	}
-	_, rec, err := l.ensure(ctx, svc, opts, nodes, false)
+	_, rec, _, err := l.ensure(ctx, svc, opts, nodes, false)
 	op.End(rec, op.Start)
 	if err != nil {
 		return fmt.Errorf("update load balancer %s for service %s: %w", lbName(l.clusterID, svc), serviceKey(svc), err)
@@ -196,7 +211,9 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 
 // EnsureLoadBalancerDeleted removes the load balancer (cascade), the
 // floating IPs we allocated for it unless kept, and the Service's
-// security group rules. Anything already gone is fine.
+// security group rules; of a load balancer other Services use, or that a
+// person made, only the Service's listeners and tag. Anything already
+// gone is fine.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
 	ctx = l.logContext(ctx, svc)
 	l.records.Forget(serviceKey(svc))

@@ -33,10 +33,21 @@ const (
 	maxPoll   = 5 * time.Second
 )
 
-// find returns the Service's load balancer by name, nil when there is
-// none. Two with the name is an error: nothing would say which to keep.
+// find returns the Service's own load balancer by name, else by its
+// legacy name, as upstream's getLoadbalancerByName
+// (kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go:156-198):
+// a legacy-named one is used as it is, keeping its name and address. nil
+// when there is none. Two with the name is an error: nothing would say
+// which to keep.
 func (l *loadBalancers) find(ctx context.Context, svc *v1.Service) (*loadbalancers.LoadBalancer, error) {
-	name := lbName(l.clusterID, svc)
+	lb, err := l.findNamed(ctx, lbName(l.clusterID, svc))
+	if lb != nil || err != nil {
+		return lb, err
+	}
+	return l.findNamed(ctx, legacyName(svc))
+}
+
+func (l *loadBalancers) findNamed(ctx context.Context, name string) (*loadbalancers.LoadBalancer, error) {
 	pages, err := loadbalancers.List(l.api.lb, loadbalancers.ListOpts{Name: name}).AllPages(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list load balancers named %s: %w", name, err)

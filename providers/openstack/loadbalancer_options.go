@@ -20,17 +20,19 @@ import (
 // hack/refdocs).
 const (
 	// annotationInternal keeps the load balancer private: no floating IP,
-	// and the Service's address is the VIP in the VIP subnet.
+	// and the Service's address is the VIP in the VIP subnet. With
+	// loadBalancer.internalLB every Service is internal and "false" does
+	// not make one external, as upstream.
 	//
 	// Type: bool
-	// Default: false
+	// Default: loadBalancer.internalLB (false)
 	annotationInternal svcopts.Annotation = "service.beta.kubernetes.io/openstack-internal-load-balancer"
 	// annotationFloatingNetworkID allocates the Service's floating IP from
 	// this external network instead of the cloud-config's
 	// loadBalancer.floatingNetworkID.
 	//
 	// Type: network UUID
-	// Default: loadBalancer.floatingNetworkID
+	// Default: loadBalancer.floatingNetworkID, else the project's only external network
 	annotationFloatingNetworkID svcopts.Annotation = "loadbalancer.openstack.org/floating-network-id"
 	// annotationFloatingSubnetID allocates the floating IP from this subnet
 	// of the floating network.
@@ -69,16 +71,20 @@ const (
 	// Type: bool
 	// Default: loadBalancer.createMonitor
 	annotationHealthMonitor svcopts.Annotation = "loadbalancer.openstack.org/enable-health-monitor"
-	// annotationLoadBalancerID is the ID of the Service's load balancer,
-	// which the upstream CCM writes on every Service it provisions
-	// (kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go:1757).
-	// A Service switched from it keeps its load balancer, found by name;
-	// an ID naming another Service's load balancer (upstream's sharing) is
-	// refused, since each Service has its own here; an ID of a load
-	// balancer that is gone is stale and ignored.
+	// annotationLoadBalancerID names the Octavia load balancer the Service
+	// uses. Set by hand, the Service shares that existing load balancer
+	// (made for another Service, or by a person) with distinct ports:
+	// its listeners carry its usage tag kube_service_<clusterID>_<ns>_<name>,
+	// as does the load balancer, and its address is the load balancer's
+	// floating IP. At most loadBalancer.maxSharedLB Services share one,
+	// and internal Services none. Deleting the Service removes only its
+	// listeners, and the load balancer with the last Service that uses
+	// it, unless a person made it. The manager writes the ID of every
+	// Service's load balancer here, as the upstream CCM does; do not
+	// change it afterwards. An ID naming no load balancer is an error.
 	//
 	// Type: string (Octavia load balancer ID)
-	// Default: none (this manager does not write it)
+	// Default: the Service's own load balancer (written here once made)
 	annotationLoadBalancerID svcopts.Annotation = "loadbalancer.openstack.org/load-balancer-id"
 	// annotationProxyProtocol makes every pool send the PROXY protocol
 	// header, so the backends (e.g. ingress-nginx with use-proxy-protocol)
@@ -320,6 +326,11 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 	if o.internal, _, err = annotationInternal.Bool(svc); err != nil {
 		return nil, err
 	}
+	if s.LoadBalancer.InternalLB {
+		// As upstream: with internal-lb no Service can be external,
+		// whatever its annotation says (loadbalancer.go:1374-1380).
+		o.internal = true
+	}
 	if o.keepFloatingIP, _, err = annotationKeepFloatingIP.Bool(svc); err != nil {
 		return nil, err
 	}
@@ -350,8 +361,15 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 		o.lbMethod = v
 	}
 	if !o.internal && o.floatingNetworkID == "" {
-		return nil, fmt.Errorf("no floating network for an external load balancer: set loadBalancer.floatingNetworkID in the cloud-config, annotate the Service %s=<network UUID>, or make it internal with %s=\"true\"",
-			annotationFloatingNetworkID, annotationInternal)
+		// Neither the Service nor the cloud-config names one: the
+		// project's only external network, found at start
+		// (loadbalancer_floatingnetwork.go).
+		d := s.LoadBalancer.detected
+		if d == nil || d.id == "" {
+			return nil, fmt.Errorf("no floating network for an external load balancer: %s; set loadBalancer.floatingNetworkID in the cloud-config, annotate the Service %s=<network UUID>, or make it internal with %s=\"true\"",
+				d.missingReason(), annotationFloatingNetworkID, annotationInternal)
+		}
+		o.floatingNetworkID = d.id
 	}
 	if o.loadBalancerIP != "" {
 		if _, err := netip.ParseAddr(o.loadBalancerIP); err != nil {

@@ -55,54 +55,90 @@ func (o *lbOptions) signature() string {
 // nodes. A missing load balancer is created whole in one fully-populated
 // call; an existing one is read (listeners, pools, members, monitors) and
 // only what differs is written, one change at a time since Octavia takes
-// one per load balancer. It returns the status and a record of what it
-// established.
+// one per load balancer. On a load balancer shared with other Services
+// (loadbalancer_shared.go) only the Service's own listeners are touched.
+// It returns the status, a record of what it established, and the load
+// balancer's ID once it is known (even on a later error).
 //
 // An update (create false) never creates: a load balancer that is gone
 // was deleted with its Service (an update can wait behind that deletion)
 // or is EnsureLoadBalancer's to make.
-func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node, create bool) (*v1.LoadBalancerStatus, *lbRecord, error) {
+func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node, create bool) (*v1.LoadBalancerStatus, *lbRecord, string, error) {
 	logger := klog.FromContext(ctx)
-	lb, err := l.find(ctx, svc)
+	lb, owner, err := l.resolve(ctx, svc)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := l.checkLoadBalancerID(ctx, svc, lb); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if lb == nil && !create {
 		logger.V(2).Info("No load balancer to update")
-		return nil, nil, nil
+		return nil, nil, "", nil
+	}
+	id := ""
+	if lb != nil {
+		id = lb.ID
+		unlock, _, err := l.locks.lock(ctx, lb.ID)
+		if err != nil {
+			return nil, nil, id, err
+		}
+		defer unlock()
+		if !owner {
+			// Read again now that no other Service of ours changes
+			// it: its tags say who uses it.
+			if lb, err = l.waitActive(ctx, lb.ID); err != nil {
+				return nil, nil, id, err
+			}
+			if err := l.checkShare(svc, opts, lb); err != nil {
+				return nil, nil, id, err
+			}
+			if l.groups != nil && lb.VipSubnetID != "" {
+				// The member rules admit the shared load balancer's
+				// VIP subnet, not the one this Service's would be in.
+				o := *opts
+				o.vipSubnetID = lb.VipSubnetID
+				opts = &o
+			}
+			logger = logger.WithValues("sharedLoadBalancer", lb.ID)
+			ctx = klog.NewContext(ctx, logger)
+		} else if err := l.checkOwnerInternal(svc, opts, lb); err != nil {
+			return nil, nil, id, err
+		}
 	}
 	subnets, err := l.resolveSubnets(ctx, opts, nodes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, id, err
 	}
 	members, err := l.members(ctx, nodes, subnets.memberCIDR)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, id, err
 	}
 	created := lb == nil
 	if created {
 		if lb, err = l.create(ctx, svc, opts, subnets, members); err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
+		id = lb.ID
 		logger.Info("Created load balancer", "id", lb.ID, "vip", lb.VipAddress, "members", len(members))
 	}
 	// The floating IP needs only the VIP port, not an ACTIVE load
-	// balancer: associate it while Octavia provisions.
-	fip, err := l.ensureFloatingIP(ctx, svc, opts, lb, created)
+	// balancer: associate it while Octavia provisions. Only the
+	// Service the load balancer was made for manages it.
+	var fip string
+	if owner || created {
+		fip, err = l.ensureFloatingIP(ctx, svc, opts, lb, created)
+	} else {
+		fip, err = l.sharedFloatingIP(ctx, opts, lb)
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, id, err
 	}
 	if l.groups != nil {
 		if err := l.groups.ensureRules(ctx, svc, opts, subnets, members); err != nil {
-			return nil, nil, err
+			return nil, nil, id, err
 		}
 	}
 	active, err := l.waitActive(ctx, lb.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, id, err
 	}
 	// A tree just created whole is what the Service wants: no read.
 	var rec *lbRecord
@@ -110,8 +146,8 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 		rec = createdRecord(lb, opts, members)
 	}
 	if rec == nil {
-		if rec, err = l.reconcile(ctx, opts, active, subnets, members); err != nil {
-			return nil, nil, err
+		if rec, err = l.reconcile(ctx, svc, opts, active, owner || created, subnets, members); err != nil {
+			return nil, nil, id, err
 		}
 	}
 	addr := fip
@@ -120,31 +156,7 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	}
 	st := l.ingress(opts.hostname, opts.proxyProtocol != "", addr)
 	rec.sig = opts.signature()
-	return st, rec, nil
-}
-
-// checkLoadBalancerID refuses a Service whose upstream load-balancer-id
-// annotation names another Service's load balancer: upstream let Services
-// share one, and giving this Service its own would change its address.
-// The ID of the load balancer found by name (what the upstream CCM writes
-// on a Service it made one for) costs no call.
-func (l *loadBalancers) checkLoadBalancerID(ctx context.Context, svc *v1.Service, lb *loadbalancers.LoadBalancer) error {
-	id, ok := annotationLoadBalancerID.Lookup(svc)
-	if !ok || id == "" || (lb != nil && lb.ID == id) {
-		return nil
-	}
-	named, err := loadbalancers.Get(ctx, l.api.lb, id).Extract()
-	switch {
-	case isNotFound(err):
-		klog.FromContext(ctx).V(2).Info("The load balancer the annotation names is gone; the Service's own is found by name", "annotation", annotationLoadBalancerID, "id", id)
-		return nil
-	case err != nil:
-		return fmt.Errorf("get load balancer %s named by annotation %s: %w", id, annotationLoadBalancerID, err)
-	case named.Name == lbName(l.clusterID, svc):
-		return nil
-	}
-	return fmt.Errorf("annotation %s=%q names load balancer %s of another Service: sharing a load balancer between Services is not supported here, and giving this Service its own would change its address; remove the annotation to accept a new load balancer and address",
-		annotationLoadBalancerID, id, named.Name)
+	return st, rec, id, nil
 }
 
 // createdRecord is the record of a fully-populated create, from the
@@ -307,10 +319,15 @@ func (l *loadBalancers) listenerOpts(opts *lbOptions, p portSpec, index int, nam
 
 // listenerUpdate is the one PUT that brings an existing listener in line
 // with the Service (upstream: ensureOctaviaListener,
-// loadbalancer.go:1079-1168), and whether it changes anything.
-func (l *loadBalancers) listenerUpdate(opts *lbOptions, lis *listeners.Listener) (listeners.UpdateOpts, bool) {
+// loadbalancer.go:1079-1168), and whether it changes anything. A listener
+// made before tags gets the Service's usage tag (:1101-1108).
+func (l *loadBalancers) listenerUpdate(opts *lbOptions, lis *listeners.Listener, tag string) (listeners.UpdateOpts, bool) {
 	var u listeners.UpdateOpts
 	changed := false
+	if !slices.Contains(lis.Tags, tag) {
+		tags := append(slices.Clone(lis.Tags), tag)
+		u.Tags, changed = &tags, true
+	}
 	if !sameCIDRs(lis.AllowedCIDRs, l.allowedCIDRs(opts)) {
 		cidrs := l.allowedCIDRs(opts)
 		if cidrs == nil {
@@ -371,7 +388,7 @@ func (l *loadBalancers) create(ctx context.Context, svc *v1.Service, opts *lbOpt
 		Description: lbDescription(l.clusterID, svc),
 		VipSubnetID: subnets.vipSubnetID,
 		Provider:    l.cfg.LoadBalancer.Provider,
-		Tags:        []string{clusterTag(l.clusterID), serviceTag(svc)},
+		Tags:        []string{clusterTag(l.clusterID), serviceTag(svc), usageTag(l.clusterID, svc)},
 		// Only at creation: Octavia cannot change either later.
 		FlavorID:         opts.flavorID,
 		AvailabilityZone: opts.availabilityZone,
@@ -381,6 +398,7 @@ func (l *loadBalancers) create(ctx context.Context, svc *v1.Service, opts *lbOpt
 	}
 	for i, p := range opts.ports {
 		lo := l.listenerOpts(opts, p, i, name)
+		lo.Tags = []string{usageTag(l.clusterID, svc)}
 		po := l.poolOpts(opts, p, i, name, subnets, members)
 		lo.DefaultPool = &po
 		co.Listeners = append(co.Listeners, lo)
@@ -395,15 +413,42 @@ func (l *loadBalancers) create(ctx context.Context, svc *v1.Service, opts *lbOpt
 // reconcile reads the load balancer's listeners, pools, members and
 // monitors and writes what differs from the Service, one change at a
 // time. It returns the record of the pools it leaves.
-func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, subnets lbSubnets, members []member) (*lbRecord, error) {
+//
+// Only the Service's listeners (servesListener) are its to change or
+// remove. A port another's listener holds is an error before any write
+// (upstream: checkListenerPorts, loadbalancer.go:1611-1627); then the
+// load balancer gets the Service's usage tag, before its listeners, so a
+// crash never leaves listeners of a Service the tags do not name.
+// owner says the load balancer was made for the Service; the parts it
+// adds to another's are named after the Service (upstream
+// loadbalancer.go:1786-1797).
+func (l *loadBalancers) reconcile(ctx context.Context, svc *v1.Service, opts *lbOptions, lb *loadbalancers.LoadBalancer, owner bool, subnets lbSubnets, members []member) (*lbRecord, error) {
 	logger := klog.FromContext(ctx)
-	lsPages, err := listeners.List(l.api.lb, listeners.ListOpts{LoadbalancerID: lb.ID}).AllPages(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list listeners of %s: %w", lb.ID, err)
-	}
-	ls, err := listeners.ExtractListeners(lsPages)
+	tag := usageTag(l.clusterID, svc)
+	all, err := l.listeners(ctx, lb.ID)
 	if err != nil {
 		return nil, err
+	}
+	var ls []listeners.Listener
+	for _, lis := range all {
+		if servesListener(&lis, tag, owner) {
+			ls = append(ls, lis)
+			continue
+		}
+		for _, p := range opts.ports {
+			if listenerKey(lis.Protocol, lis.ProtocolPort) == p.key() {
+				return nil, fmt.Errorf("port %d/%s of load balancer %s is taken by listener %s of another Service (tags %q): give this Service another port, or another load balancer",
+					p.port, p.protocol, lb.ID, lis.ID, lis.Tags)
+			}
+		}
+	}
+	if err := l.setUsage(ctx, lb, tag, true); err != nil {
+		return nil, err
+	}
+	if !owner {
+		named := *lb
+		named.Name = tag
+		lb = &named
 	}
 	plPages, err := pools.List(l.api.lb, pools.ListOpts{LoadbalancerID: lb.ID}).AllPages(ctx)
 	if err != nil {
@@ -439,14 +484,14 @@ func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *load
 			lis = nil
 		}
 		if lis == nil {
-			id, err := l.addPort(ctx, opts, lb, p, i, subnets, members)
+			id, err := l.addPort(ctx, opts, lb, tag, p, i, subnets, members)
 			if err != nil {
 				return nil, err
 			}
 			rec.pools[p.key()] = poolRecord{id: id, members: membersKey(members)}
 			continue
 		}
-		if u, changed := l.listenerUpdate(opts, lis); changed {
+		if u, changed := l.listenerUpdate(opts, lis, tag); changed {
 			if err := l.write(ctx, lb.ID, "update listener "+lis.ID, func() error {
 				return listeners.Update(ctx, l.api.lb, lis.ID, u).Err
 			}); err != nil {
@@ -481,7 +526,7 @@ func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *load
 		rec.pools[p.key()] = poolRecord{id: pool.ID, members: membersKey(members)}
 	}
 	// Ports the Service no longer has: the pool (with its members and
-	// monitor), then the listener.
+	// monitor), then the listener; another Service's stay.
 	for _, lis := range ls {
 		if wanted[listenerKey(lis.Protocol, lis.ProtocolPort)] {
 			continue
@@ -492,6 +537,15 @@ func (l *loadBalancers) reconcile(ctx context.Context, opts *lbOptions, lb *load
 		logger.Info("Removed listener of a port the Service no longer has", "listener", lis.ID, "port", lis.ProtocolPort)
 	}
 	return rec, nil
+}
+
+// listeners are the load balancer's listeners.
+func (l *loadBalancers) listeners(ctx context.Context, lbID string) ([]listeners.Listener, error) {
+	pages, err := listeners.List(l.api.lb, listeners.ListOpts{LoadbalancerID: lbID}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list listeners of %s: %w", lbID, err)
+	}
+	return listeners.ExtractListeners(pages)
 }
 
 // removeListener deletes a listener's default pool (with its members and
@@ -512,12 +566,15 @@ func (l *loadBalancers) removeListener(ctx context.Context, lbID string, lis *li
 	})
 }
 
-// addPort adds a listener and its pool for a new Service port.
-func (l *loadBalancers) addPort(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, p portSpec, index int, subnets lbSubnets, members []member) (string, error) {
+// addPort adds a listener, with the Service's usage tag, and its pool for
+// a new Service port.
+func (l *loadBalancers) addPort(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, tag string, p portSpec, index int, subnets lbSubnets, members []member) (string, error) {
 	var lis *listeners.Listener
 	if err := l.write(ctx, lb.ID, "create listener for port "+p.key(), func() error {
 		var err error
-		lis, err = listeners.Create(ctx, l.api.lb, withLB(l.listenerOpts(opts, p, index, lb.Name), lb.ID)).Extract()
+		lo := withLB(l.listenerOpts(opts, p, index, lb.Name), lb.ID)
+		lo.Tags = []string{tag}
+		lis, err = listeners.Create(ctx, l.api.lb, lo).Extract()
 		return err
 	}); err != nil {
 		return "", err

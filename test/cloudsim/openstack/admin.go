@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -37,7 +38,8 @@ type ServerInfo struct {
 	ImageID    string `json:"imageId"`
 	ProjectID  string `json:"projectId"`
 	UserID     string `json:"userId"`
-	// NetworkName is the key of the server's addresses.
+	// NetworkName is the key of the server's addresses on its first
+	// port; NetworkID ... MAC describe that port.
 	NetworkName string `json:"networkName"`
 	NetworkID   string `json:"networkId"`
 	SubnetID    string `json:"subnetId"`
@@ -45,12 +47,17 @@ type ServerInfo struct {
 	MAC         string `json:"mac"`
 	// PrivateIP is the fixed IPv4 on the node subnet.
 	PrivateIP string `json:"privateIp"`
-	// PublicIP is the associated floating IP, if any.
-	PublicIP     string            `json:"publicIp,omitempty"`
-	FloatingIPID string            `json:"floatingIpId,omitempty"`
-	Metadata     map[string]string `json:"metadata,omitempty"`
-	Tags         []string          `json:"tags,omitempty"`
-	Created      time.Time         `json:"created"`
+	// PublicIP is the floating IP associated with the first port, if any.
+	PublicIP     string `json:"publicIp,omitempty"`
+	FloatingIPID string `json:"floatingIpId,omitempty"`
+	// PortIDs are all the server's ports, the first one first.
+	PortIDs []string `json:"portIds"`
+	// AccessIPv4 and AccessIPv6 are what the server was launched with.
+	AccessIPv4 string            `json:"accessIPv4,omitempty"`
+	AccessIPv6 string            `json:"accessIPv6,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	Tags       []string          `json:"tags,omitempty"`
+	Created    time.Time         `json:"created"`
 }
 
 // LaunchSpec describes servers to launch.
@@ -80,6 +87,14 @@ type LaunchSpec struct {
 	// SubnetID is the subnet of the server's port, default the fixture's
 	// node subnet.
 	SubnetID string `json:"subnetId,omitempty"`
+	// ExtraSubnetIDs give the server a further port on each subnet, in
+	// this order, after SubnetID's, as repeated --nic options of
+	// `openstack server create` do: a server with several interfaces.
+	ExtraSubnetIDs []string `json:"extraSubnetIds,omitempty"`
+	// AccessIPv4 and AccessIPv6 are the server's access addresses, which
+	// Nova takes at boot (accessIPv4, accessIPv6) and only reports.
+	AccessIPv4 string `json:"accessIPv4,omitempty"`
+	AccessIPv6 string `json:"accessIPv6,omitempty"`
 }
 
 var vmStateOfStatus = map[string]string{
@@ -142,14 +157,32 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 	if subnetID == "" {
 		subnetID = e.fixture.SubnetID
 	}
-	sn, ok := e.subnets.Get(subnetID)
-	if !ok {
-		return nil, fmt.Errorf("unknown subnet %q", subnetID)
-	}
+	subnetIDs := append([]string{subnetID}, spec.ExtraSubnetIDs...)
 	// Check capacity first, so a launch that cannot finish does nothing.
-	size := 1<<(32-sn.cidr.Bits()) - 3 - len(sn.used)
-	if size < spec.Count {
-		return nil, fmt.Errorf("subnet %s has room for %d more servers, not %d", sn.cidr, size, spec.Count)
+	perSubnet := map[string]int{}
+	for _, id := range subnetIDs {
+		perSubnet[id] += spec.Count
+	}
+	for _, id := range subnetIDs {
+		sn, ok := e.subnets.Get(id)
+		if !ok {
+			return nil, fmt.Errorf("unknown subnet %q", id)
+		}
+		if size := 1<<(32-sn.cidr.Bits()) - 3 - len(sn.used); size < perSubnet[id] {
+			return nil, fmt.Errorf("subnet %s has room for %d more ports, not %d", sn.cidr, size, perSubnet[id])
+		}
+	}
+	// Nova's schema: accessIPv4 must be an IPv4 address and accessIPv6
+	// an IPv6 one.
+	if a := spec.AccessIPv4; a != "" {
+		if ip, err := netip.ParseAddr(a); err != nil || !ip.Is4() {
+			return nil, fmt.Errorf("accessIPv4 %q is not an IPv4 address", a)
+		}
+	}
+	if a := spec.AccessIPv6; a != "" {
+		if ip, err := netip.ParseAddr(a); err != nil || !ip.Is6() || ip.Is4In6() {
+			return nil, fmt.Errorf("accessIPv6 %q is not an IPv6 address", a)
+		}
 	}
 	if spec.PublicIP {
 		if e.fixture.ExternalNetworkID == "" {
@@ -184,16 +217,19 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 			projectID: projectID, userID: userID, flavor: *fl, imageID: e.fixture.ImageID,
 			zone: zone, pinnedZone: spec.Zone, host: fmt.Sprintf("compute-%s-%d", zone, seq%2+1),
 			metadata: maps.Clone(spec.Metadata), tags: slices.Clone(spec.Tags),
+			accessIPv4: spec.AccessIPv4, accessIPv6: spec.AccessIPv6,
 			created: now, updated: now,
 		}
 		s.flavor.extraSpecs = maps.Clone(fl.extraSpecs)
-		p, err := e.createPort(subnetID, projectID, id, "compute:"+zone)
-		if err != nil {
-			return ids, err
+		for _, sid := range subnetIDs {
+			p, err := e.createPort(sid, projectID, id, "compute:"+zone)
+			if err != nil {
+				return ids, err
+			}
+			s.portIDs = append(s.portIDs, p.id)
 		}
-		s.portID = p.id
 		if spec.PublicIP {
-			f, err := e.createFloatingIP(e.fixture.ExternalNetworkID, projectID, p.id)
+			f, err := e.createFloatingIP(e.fixture.ExternalNetworkID, projectID, s.portIDs[0])
 			if err != nil {
 				return ids, err
 			}
@@ -317,8 +353,9 @@ func (e *Emulator) serverInfo(s *server) ServerInfo {
 		FlavorID: s.flavor.id, FlavorName: s.flavor.name, ImageID: s.imageID,
 		ProjectID: s.projectID, UserID: s.userID,
 		Metadata: maps.Clone(s.metadata), Tags: slices.Clone(s.tags), Created: s.created,
+		PortIDs: slices.Clone(s.portIDs), AccessIPv4: s.accessIPv4, AccessIPv6: s.accessIPv6,
 	}
-	if p, ok := e.ports.Get(s.portID); ok {
+	if p, ok := e.ports.Get(s.primaryPort()); ok {
 		info.PortID, info.MAC, info.PrivateIP, info.SubnetID, info.NetworkID = p.id, p.mac, p.fixedIP.String(), p.subnetID, p.networkID
 		if n, ok := e.networks.Get(p.networkID); ok {
 			info.NetworkName = n.name

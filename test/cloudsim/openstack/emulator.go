@@ -69,6 +69,10 @@ type Config struct {
 	// FloatingCIDR is the external network's subnet that floating IPs come
 	// from, default 172.24.0.0/16.
 	FloatingCIDR string
+	// NoExternalNetwork leaves the external network out of the fixture,
+	// as in a cloud with project networks only: the router has no
+	// gateway, and servers can get no floating IP.
+	NoExternalNetwork bool
 	// Seed makes IDs: the same seed and the same calls give the same IDs.
 	Seed uint64
 	// Now is the clock (token expiry, timestamps), default time.Now.

@@ -40,14 +40,15 @@ type Fixture struct {
 	NetworkName string `json:"networkName"`
 	SubnetID    string `json:"subnetId"`
 	SubnetCIDR  string `json:"subnetCidr"`
-	// ExternalNetworkID ("public") is where floating IPs come from.
+	// ExternalNetworkID ("public") is where floating IPs come from; ""
+	// with Config.NoExternalNetwork.
 	ExternalNetworkID   string `json:"externalNetworkId"`
 	ExternalNetworkName string `json:"externalNetworkName"`
 	ExternalSubnetID    string `json:"externalSubnetId"`
 	FloatingCIDR        string `json:"floatingCidr"`
 	// RouterID/RouterName are the project's router ("<cluster>-router"):
 	// an interface on the node subnet (its gateway address) and its
-	// gateway on the external network.
+	// gateway on the external network (none without one).
 	RouterID   string `json:"routerId"`
 	RouterName string `json:"routerName"`
 	// DefaultSecurityGroupID is the project's default security group.
@@ -111,13 +112,15 @@ func NewDefault(cfg Config) *Emulator {
 	must(err)
 	f.NetworkID, f.NetworkName, f.SubnetID, f.SubnetCIDR = n.id, n.name, s.id, s.cidr.String()
 
-	fipCIDR, err := netip.ParsePrefix(e.cfg.FloatingCIDR)
-	must(err)
-	ext := e.createNetwork("public", "", true)
-	es, err := e.createSubnet(ext.id, "public-subnet", "", fipCIDR)
-	must(err)
-	f.ExternalNetworkID, f.ExternalNetworkName, f.ExternalSubnetID, f.FloatingCIDR = ext.id, ext.name, es.id, es.cidr.String()
-	rt, err := e.createRouter(e.cfg.ClusterID+"-router", p.id, ext.id, s.id)
+	if !e.cfg.NoExternalNetwork {
+		fipCIDR, err := netip.ParsePrefix(e.cfg.FloatingCIDR)
+		must(err)
+		ext := e.createNetwork("public", "", true)
+		es, err := e.createSubnet(ext.id, "public-subnet", "", fipCIDR)
+		must(err)
+		f.ExternalNetworkID, f.ExternalNetworkName, f.ExternalSubnetID, f.FloatingCIDR = ext.id, ext.name, es.id, es.cidr.String()
+	}
+	rt, err := e.createRouter(e.cfg.ClusterID+"-router", p.id, f.ExternalNetworkID, s.id)
 	must(err)
 	f.RouterID, f.RouterName = rt.id, rt.name
 	if sg := e.ensureDefaultSecurityGroup(p.id); sg != nil {

@@ -92,7 +92,11 @@ type server struct {
 	powerState int
 	metadata   map[string]string
 	tags       []string
-	portID     string
+	// portIDs are the server's ports in the order they were attached
+	// (Nova's VIF order); the first is the one Launch gives a public IP.
+	portIDs []string
+	// accessIPv4 and accessIPv6 are the access addresses given at boot.
+	accessIPv4, accessIPv6 string
 	// launchFIP is the floating IP Launch allocated, which Terminate
 	// releases; a DELETE through the API leaves it, as Nova does.
 	launchFIP    string
@@ -108,6 +112,14 @@ type serverFault struct {
 	code    int
 	message string
 	created time.Time
+}
+
+// primaryPort is the server's first port, "" when it has none.
+func (s *server) primaryPort() string {
+	if len(s.portIDs) == 0 {
+		return ""
+	}
+	return s.portIDs[0]
 }
 
 func (s *server) status() string {
@@ -435,8 +447,10 @@ func (e *Emulator) buildServerFilter(c *novaCall, q query, detail bool) (*server
 	// ip and ip6 go to Neutron as substring filters on fixed IPs.
 	if v, ok := opts["ip"]; ok {
 		f.add(func(s *server) bool {
-			p, ok := e.ports.Get(s.portID)
-			return ok && !s.deleted && strings.Contains(p.fixedIP.String(), v)
+			return !s.deleted && slices.ContainsFunc(s.portIDs, func(id string) bool {
+				p, ok := e.ports.Get(id)
+				return ok && strings.Contains(p.fixedIP.String(), v)
+			})
 		})
 	}
 	if _, ok := opts["ip6"]; ok {
@@ -716,8 +730,8 @@ func (e *Emulator) serverView(c *novaCall, s *server, show bool) map[string]any 
 		"created":                              novaTime(s.created),
 		"updated":                              novaTime(s.updated),
 		"addresses":                            e.serverAddresses(s),
-		"accessIPv4":                           "",
-		"accessIPv6":                           "",
+		"accessIPv4":                           s.accessIPv4,
+		"accessIPv6":                           s.accessIPv6,
 		"links":                                links(c, "servers", s.id),
 		"OS-DCF:diskConfig":                    "MANUAL",
 		"OS-EXT-AZ:availability_zone":          s.zone,
@@ -800,29 +814,72 @@ func (e *Emulator) serverFlavor(c *novaCall, s *server) map[string]any {
 	}
 }
 
-// serverAddresses lists the server's port addresses by network name,
-// fixed first, then the floating IP associated with the port; they are
-// hidden while the server builds, and gone once it is deleted.
-func (e *Emulator) serverAddresses(s *server) map[string]any {
-	out := map[string]any{}
+// serverAddresses lists the server's port addresses by network name:
+// the fixed addresses of the network's ports, then their floating IPs;
+// they are hidden while the server builds, and gone once it is deleted.
+// As Nova's get_networks_for_instance_from_nw_info and its addresses
+// view, the networks come in the order of the server's first port on
+// each (an OrderedDict over the VIFs, which the JSON keeps).
+func (e *Emulator) serverAddresses(s *server) networkAddresses {
+	var out networkAddresses
 	if s.vmState == vmBuilding || s.deleted {
 		return out
 	}
-	p, ok := e.ports.Get(s.portID)
-	if !ok {
-		return out
-	}
-	n, _ := e.networks.Get(p.networkID)
-	addrs := []any{map[string]any{
-		"addr": p.fixedIP.String(), "version": 4, "OS-EXT-IPS:type": "fixed", "OS-EXT-IPS-MAC:mac_addr": p.mac,
-	}}
-	if f := e.floatingIPOf(p.id); f != nil {
-		addrs = append(addrs, map[string]any{
-			"addr": f.address.String(), "version": 4, "OS-EXT-IPS:type": "floating", "OS-EXT-IPS-MAC:mac_addr": p.mac,
+	for _, id := range s.portIDs {
+		p, ok := e.ports.Get(id)
+		if !ok {
+			continue
+		}
+		n, _ := e.networks.Get(p.networkID)
+		i := slices.IndexFunc(out, func(a networkAddressList) bool { return a.label == n.name })
+		if i < 0 {
+			out = append(out, networkAddressList{label: n.name})
+			i = len(out) - 1
+		}
+		out[i].fixed = append(out[i].fixed, map[string]any{
+			"addr": p.fixedIP.String(), "version": 4, "OS-EXT-IPS:type": "fixed", "OS-EXT-IPS-MAC:mac_addr": p.mac,
 		})
+		if f := e.floatingIPOf(p.id); f != nil {
+			out[i].floating = append(out[i].floating, map[string]any{
+				"addr": f.address.String(), "version": 4, "OS-EXT-IPS:type": "floating", "OS-EXT-IPS-MAC:mac_addr": p.mac,
+			})
+		}
 	}
-	out[n.name] = addrs
 	return out
+}
+
+// networkAddresses is a server's "addresses": a JSON object whose
+// members keep the VIF order, as the OrderedDict Nova renders does.
+type networkAddresses []networkAddressList
+
+// networkAddressList is one network's addresses, fixed ones first.
+type networkAddressList struct {
+	label           string
+	fixed, floating []any
+}
+
+// MarshalJSON implements json.Marshaler.
+func (a networkAddresses) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, n := range a {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(n.label)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(append(slices.Clone(n.fixed), n.floating...))
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // --- DELETE /servers/{id} ---
@@ -842,7 +899,9 @@ func (e *Emulator) deleteServer(c *novaCall) (*novaResponse, *apiError) {
 // Callers hold e.mu.
 func (e *Emulator) removeServer(s *server) {
 	now := e.now()
-	e.deletePort(s.portID)
+	for _, id := range s.portIDs {
+		e.deletePort(id)
+	}
 	e.servers.Delete(s.id)
 	s.deleted = true
 	s.vmState = vmDeleted
