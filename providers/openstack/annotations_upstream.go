@@ -27,10 +27,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef + "61",
 			},
 			{
-				Key:      lb + "node-selector",
-				Support:  upstreamann.Ignored,
-				Upstream: "Only Nodes with these key=value labels become pool members.",
-				Note:     "every Node the service controller passes is a member here; label Nodes to keep out node.kubernetes.io/exclude-from-external-load-balancers=true and remove the annotation.",
+				Key:      string(annotationNodeSelector),
+				Support:  upstreamann.Supported,
+				Upstream: "Only Nodes with these key=value labels (or bare keys, any value) become pool members; default: cloud.conf node-selector, else every Node.",
+				Note:     "The same (upstream :1546-1547, :2271-2300). Keys and values that are not valid labels are refused rather than matching no Node; the config's node-selector is not imported.",
 				Ref:      upstreamRef + "62",
 			},
 			{
@@ -47,10 +47,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef + "64",
 			},
 			{
-				Key:      lb + "floating-subnet",
-				Support:  upstreamann.Refused,
+				Key:      string(annotationFloatingSubnet),
+				Support:  upstreamann.Supported,
 				Upstream: "Allocates the floating IP from the floating network's subnet whose name matches this pattern (glob, or regexp after ~).",
-				Note:     "the floating IP would come from any subnet of the floating network, an address from another range; set loadbalancer.openstack.org/floating-subnet-id to the subnet's UUID instead.",
+				Note:     "The same: matching subnets are tried in turn (upstream :719-747), floating-subnet-id takes precedence. A pattern that does not compile is refused before any call.",
 				Ref:      upstreamRef + "65",
 			},
 			{
@@ -60,10 +60,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef + "66",
 			},
 			{
-				Key:      lb + "floating-subnet-tags",
-				Support:  upstreamann.Refused,
-				Upstream: "Allocates the floating IP from the floating network's subnet carrying these tags.",
-				Note:     "the floating IP would come from any subnet of the floating network, an address from another range; set loadbalancer.openstack.org/floating-subnet-id to the subnet's UUID instead.",
+				Key:      string(annotationFloatingSubnetTags),
+				Support:  upstreamann.Supported,
+				Upstream: "Allocates the floating IP from the floating network's subnet carrying these tags (any; all after &; negated by !).",
+				Note:     "The same, with Neutron's tags, tags-any, not-tags and not-tags-any filters (upstream loadbalancer_subnet_match.go:155-173). An empty tag is refused.",
 				Ref:      upstreamRef + "67",
 			},
 			{

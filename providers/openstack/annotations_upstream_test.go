@@ -150,9 +150,9 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 			wantIgnored: nil, // load-balancer-id is read by the backend; load-balancer-address only written
 		},
 		{
-			name:        "class and port are refused, node selector ignored, unknown keys left alone",
+			name:        "class and port are refused, node selector supported, unknown keys left alone",
 			ann:         map[string]string{"loadbalancer.openstack.org/class": "dmz", "loadbalancer.openstack.org/port-id": "p1", "loadbalancer.openstack.org/node-selector": "env=prod", "example.com/other": "x"},
-			wantIgnored: []string{"loadbalancer.openstack.org/node-selector"},
+			wantIgnored: nil,
 			wantRefd:    []string{"loadbalancer.openstack.org/class", "loadbalancer.openstack.org/port-id"},
 		},
 	} {

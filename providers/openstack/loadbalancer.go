@@ -165,6 +165,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if err != nil {
 		return nil, err
 	}
+	nodes = selectNodes(nodes, opts.nodeSelector)
 	ctx = l.logContext(ctx, svc)
 	op := l.records.Begin(serviceKey(svc))
 	st, rec, id, err := l.ensure(ctx, svc, opts, nodes, true)
@@ -186,6 +187,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	if err != nil {
 		return err
 	}
+	nodes = selectNodes(nodes, opts.nodeSelector)
 	ctx = l.logContext(ctx, svc)
 	op := l.records.Begin(serviceKey(svc))
 	if rec := op.Rec; rec != nil && rec.sig == opts.signature() {

@@ -100,10 +100,18 @@ func (l *loadBalancers) ensureFloatingIP(ctx context.Context, svc *v1.Service, o
 			return f.FloatingIP, nil
 		}
 	}
-	f, err := floatingips.Create(ctx, l.api.network, floatingips.CreateOpts{
+	create := floatingips.CreateOpts{
 		FloatingNetworkID: opts.floatingNetworkID, SubnetID: opts.floatingSubnetID,
 		PortID: lb.VipPortID, Description: ours,
-	}).Extract()
+	}
+	if opts.floatingSubnet != nil {
+		f, err := l.allocateInMatchingSubnet(ctx, opts, create)
+		if err != nil {
+			return "", err
+		}
+		return f.FloatingIP, nil
+	}
+	f, err := floatingips.Create(ctx, l.api.network, create).Extract()
 	if err != nil {
 		return "", fmt.Errorf("allocate a floating IP on network %s: %w", opts.floatingNetworkID, err)
 	}

@@ -40,6 +40,36 @@ const (
 	// Type: subnet UUID
 	// Default: loadBalancer.floatingSubnetID, else any subnet of the network
 	annotationFloatingSubnetID svcopts.Annotation = "loadbalancer.openstack.org/floating-subnet-id"
+	// annotationFloatingSubnet allocates the floating IP from a subnet of
+	// the floating network whose name matches this pattern: a name or
+	// glob (* any characters, ? one), or a Go regular expression after
+	// "~"; a leading "!" negates it. The matching subnets are tried in
+	// Neutron's order until one has a free address, as upstream
+	// (loadbalancer.go:719-747, loadbalancer_subnet_match.go:62-90).
+	// floating-subnet-id, if set, takes precedence; with floating-subnet-tags
+	// a subnet must match both. Not used with spec.loadBalancerIP.
+	//
+	// Type: string (subnet name pattern)
+	// Default: none: loadBalancer.floatingSubnetID, else any subnet of the network
+	annotationFloatingSubnet svcopts.Annotation = "loadbalancer.openstack.org/floating-subnet"
+	// annotationFloatingSubnetTags allocates the floating IP from a subnet
+	// of the floating network carrying any of these comma-separated
+	// Neutron tags; after a leading "&" all of them; a leading "!"
+	// negates (none of them, or with "!&" not all of them), as upstream
+	// (loadbalancer_subnet_match.go:153-173, :222-231).
+	//
+	// Type: string (comma-separated tags, optionally prefixed by ! and &)
+	// Default: none: loadBalancer.floatingSubnetID, else any subnet of the network
+	annotationFloatingSubnetTags svcopts.Annotation = "loadbalancer.openstack.org/floating-subnet-tags"
+	// annotationNodeSelector makes only the Nodes carrying all these
+	// labels pool members: comma-separated key=value pairs, or a bare key
+	// for a label with any value, as upstream (loadbalancer.go:1546-1547,
+	// :2271-2300). An empty value selects every Node. Nodes whose labels
+	// change are picked up on the next sync of the Service.
+	//
+	// Type: string (key=value[,key[=value]...])
+	// Default: every Node
+	annotationNodeSelector svcopts.Annotation = "loadbalancer.openstack.org/node-selector"
 	// annotationSubnetID places the VIP in this subnet. Read when the load
 	// balancer is created; changing it later does not move the VIP.
 	//
@@ -251,6 +281,13 @@ type lbOptions struct {
 	flavorID, availabilityZone string
 	// hostname replaces the address in the status when set.
 	hostname string
+	// floatingSubnet matches the subnets a floating IP may come from
+	// (floating-subnet, floating-subnet-tags); nil when floatingSubnetID
+	// or any subnet does.
+	floatingSubnet *subnetMatcher
+	// nodeSelector are the labels (value "" for any) a Node needs to be
+	// a pool member; nil selects every Node.
+	nodeSelector map[string]string
 }
 
 // listenerTimeouts are a listener's timeouts in milliseconds.
@@ -350,6 +387,12 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 			}
 			*a.dst = strings.ToLower(v)
 		}
+	}
+	if err := o.parseFloatingSubnet(svc); err != nil {
+		return nil, err
+	}
+	if o.nodeSelector, err = parseNodeSelector(svc); err != nil {
+		return nil, err
 	}
 	if v, ok := annotationLBMethod.Lookup(svc); ok {
 		v = strings.ToUpper(strings.TrimSpace(v))

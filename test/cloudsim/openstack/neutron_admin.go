@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 )
@@ -465,4 +466,36 @@ func (e *Emulator) neutronAdmin(mux *http.ServeMux) {
 		n, err := e.BumpRevision(req.Resource, req.ID)
 		return map[string]int{"revisionNumber": n}, err
 	}, neutronAdminStatus))
+}
+
+// SubnetSpec describes another IPv4 subnet of an existing network, which
+// AddSubnet makes (an external network's floating IP ranges, say).
+type SubnetSpec struct {
+	NetworkID string `json:"networkId"`
+	Name      string `json:"name"`
+	// CIDR is IPv4, /29 or larger.
+	CIDR string `json:"cidr"`
+	// Tags are the subnet's Neutron tags.
+	Tags []string `json:"tags,omitempty"`
+}
+
+// AddSubnet adds a subnet to a network, owned by the network's project
+// (none for an external network), and returns its ID.
+func (e *Emulator) AddSubnet(spec SubnetSpec) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n, ok := e.networks.Get(spec.NetworkID)
+	if !ok {
+		return "", fmt.Errorf("unknown network %q: %w", spec.NetworkID, cloudsim.ErrInvalidRequest)
+	}
+	cidr, err := netip.ParsePrefix(spec.CIDR)
+	if err != nil {
+		return "", fmt.Errorf("CIDR %q: %w", spec.CIDR, cloudsim.ErrInvalidRequest)
+	}
+	s, err := e.createSubnet(n.id, spec.Name, n.projectID, cidr)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", cloudsim.ErrInvalidRequest, err)
+	}
+	s.std.tags = slices.Clone(spec.Tags)
+	return s.id, nil
 }

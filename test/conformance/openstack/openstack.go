@@ -101,13 +101,19 @@ func (c *Cloud) Fixture() cloudsimopenstack.Fixture { return c.fx }
 
 // Config authenticates with the fixture user's password and turns on
 // health monitors and the member security group, so the suite covers
-// them.
+// them; the switched config is what import-config makes of a cloud.conf
+// with upstream's defaults (create-monitor and manage-security-groups
+// off, the floating network found at start).
 func (c *Cloud) Config() conformance.CloudConfig {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  authURL: %s\n  region: %s\n", c.fx.IdentityEndpoint(c.srv.URL()), c.fx.Region)
 	fmt.Fprintf(&b, "  username: %s\n  userDomainName: %s\n  password: %s\n", c.fx.Username, c.fx.DomainName, c.fx.Password)
 	fmt.Fprintf(&b, "  projectName: %s\n  projectDomainID: %s\n", c.fx.ProjectName, c.fx.DomainID)
-	fmt.Fprintf(&b, "  loadBalancer:\n    floatingNetworkID: %s\n    createMonitor: true\n    manageSecurityGroups: true\n", c.fx.ExternalNetworkID)
+	if c.opts.Switched {
+		b.WriteString("  loadBalancer:\n    createMonitor: false\n")
+	} else {
+		fmt.Fprintf(&b, "  loadBalancer:\n    floatingNetworkID: %s\n    createMonitor: true\n    manageSecurityGroups: true\n", c.fx.ExternalNetworkID)
+	}
 	if c.opts.QuickErrors {
 		// A load balancer stuck PENDING becomes a retry after 10 s
 		// instead of holding a worker for the default 5 minutes.
