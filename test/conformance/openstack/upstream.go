@@ -31,12 +31,11 @@ func upstreamLBName(clusterName string, svc *corev1.Service) string {
 	return "kube_service_" + clusterName + "_" + svc.Namespace + "_" + svc.Name
 }
 
-// UpstreamAnnotations: a node selector this backend does not read (every
-// Node the service controller passes is a member: ignored); a Barbican
-// TLS container asks for TERMINATED_HTTPS listeners, which this backend
-// does not make (refused).
+// UpstreamAnnotations: every upstream annotation is served or refused
+// here, none only warned about; a Barbican TLS container asks for
+// TERMINATED_HTTPS listeners, which this backend does not make (refused).
 func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
-	return map[string]string{"loadbalancer.openstack.org/node-selector": "pool=web"},
+	return nil,
 		map[string]string{"loadbalancer.openstack.org/default-tls-container-ref": "https://barbican.example.com:9311/v1/containers/3b0e5f5e-7d1a-4e46-9a53-1f0c6c8f2c11"}
 }
 
