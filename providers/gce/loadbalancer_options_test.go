@@ -78,8 +78,14 @@ func TestLoadBalancerNames(t *testing.T) {
 	}
 	// Upstream's names (gce_loadbalancer_naming.go); MUST NOT change.
 	if firewallName(base) != "k8s-fw-"+base || healthCheckFirewallName(nodeHealthCheckName("Prod_1"), true) != "k8s-prod1-node-http-hc" ||
-		healthCheckFirewallName(base, false) != "k8s-"+base+"-http-hc" {
-		t.Error("firewall names")
+		healthCheckFirewallName(base, false) != "k8s-"+base+"-http-hc" ||
+		internalHealthCheckFirewallName(nodeHealthCheckName("5f1e2d3c4b5a6978")) != "k8s-5f1e2d3c4b5a6978-node-hc" ||
+		internalHealthCheckFirewallName(base) != base+"-hc" || instanceGroupName("5f1e2d3c4b5a6978") != "k8s-ig--5f1e2d3c4b5a6978" {
+		t.Error("firewall and instance group names")
+	}
+	r := &routes{cfg: &Section{UpstreamClusterName: "a-cluster-name-longer-than-26"}}
+	if p := r.upstreamRoutePrefix(); p != "a-cluster-name-longer-than-"[:26]+"-" {
+		t.Errorf("upstream route prefix %q", p)
 	}
 	d := description{Service: "default/web", Cluster: "prod1"}.String()
 	if !ours(d, "prod1", "default/web") || ours(d, "prod2", "") || ours(d, "prod1", "default/other") || ours("made by hand", "prod1", "") {
