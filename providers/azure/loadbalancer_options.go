@@ -288,16 +288,6 @@ func readFamilies(svc *v1.Service, sp *lbSpec) error {
 	return nil
 }
 
-// fam is the Service's spec of one family, if it has that family.
-func (sp *lbSpec) fam(v6 bool) (famSpec, bool) {
-	for _, f := range sp.fams {
-		if f.v6 == v6 {
-			return f, true
-		}
-	}
-	return famSpec{}, false
-}
-
 var (
 	dnsLabelRE   = regexp.MustCompile(`^[a-z][a-z0-9-]{1,61}[a-z0-9]$`)
 	serviceTagRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z0-9]+)*$`)
