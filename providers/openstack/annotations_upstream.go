@@ -70,7 +70,7 @@ func upstreamAnnotations() *upstreamann.Table {
 				Key:      lb + "class",
 				Support:  upstreamann.Refused,
 				Upstream: `Takes the floating network and subnet, the VIP network and subnet and the member subnet from the cloud.conf section [LoadBalancerClass "<name>"].`,
-				Note:     "there are no load balancer classes here, so the load balancer would use the default floating network and subnets and get another address; set the class's values as the floating-network-id, floating-subnet-id, subnet-id and member-subnet-id annotations instead.",
+				Note:     "there are no load balancer classes here, so the load balancer would use the default floating network and subnets and get another address; set the class's values as the floating-network-id, floating-subnet-id, network-id, subnet-id and member-subnet-id annotations instead.",
 				Ref:      upstreamRef + "68",
 			},
 			{
@@ -80,10 +80,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef + "69",
 			},
 			{
-				Key:      lb + "port-id",
-				Support:  upstreamann.Refused,
+				Key:      string(annotationPortID),
+				Support:  upstreamann.Supported,
 				Upstream: "Uses this existing Neutron port as the VIP port, so the load balancer takes the port's address.",
-				Note:     "a new VIP port with a new address is always created here; to keep an address, set spec.loadBalancerIP (a floating IP you own, or an internal Service's VIP address) and remove the annotation.",
+				Note:     "The same, read at creation. An external Service's floating IP is the port's own when it has one; deleting the Service leaves the port and any floating IP not allocated for it.",
 				Ref:      upstreamRef + "70",
 			},
 			{
@@ -107,10 +107,10 @@ func upstreamAnnotations() *upstreamann.Table {
 				Ref:      upstreamRef + "73",
 			},
 			{
-				Key:      lb + "network-id",
-				Support:  upstreamann.Refused,
+				Key:      string(annotationNetworkID),
+				Support:  upstreamann.Supported,
 				Upstream: "Places the VIP in a subnet of this network.",
-				Note:     "the VIP would be placed in loadBalancer.subnetID or the nodes' subnet instead, another network and address; set loadbalancer.openstack.org/subnet-id to a subnet of that network instead.",
+				Note:     "The same, read at creation; with subnet-id or loadBalancer.subnetID outside the network the Service is refused before any call. The pool members stay on the nodes' subnet, where upstream gives them none (which works only when the VIP network reaches the nodes).",
 				Ref:      upstreamRef + "74",
 			},
 			{

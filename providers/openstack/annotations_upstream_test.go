@@ -150,10 +150,10 @@ func TestUpstreamAnnotationsCheck(t *testing.T) {
 			wantIgnored: nil, // load-balancer-id is read by the backend; load-balancer-address only written
 		},
 		{
-			name:        "class and port are refused, node selector supported, unknown keys left alone",
-			ann:         map[string]string{"loadbalancer.openstack.org/class": "dmz", "loadbalancer.openstack.org/port-id": "p1", "loadbalancer.openstack.org/node-selector": "env=prod", "example.com/other": "x"},
+			name:        "class and TLS container are refused, port, network and node selector supported, unknown keys left alone",
+			ann:         map[string]string{"loadbalancer.openstack.org/class": "dmz", "loadbalancer.openstack.org/default-tls-container-ref": "https://barbican/v1/containers/c1", "loadbalancer.openstack.org/port-id": "p1", "loadbalancer.openstack.org/network-id": "n1", "loadbalancer.openstack.org/node-selector": "env=prod", "example.com/other": "x"},
 			wantIgnored: nil,
-			wantRefd:    []string{"loadbalancer.openstack.org/class", "loadbalancer.openstack.org/port-id"},
+			wantRefd:    []string{"loadbalancer.openstack.org/class", "loadbalancer.openstack.org/default-tls-container-ref"},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

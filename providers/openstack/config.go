@@ -114,6 +114,11 @@ type LoadBalancerSection struct {
 	// SubnetID is the subnet load balancer VIPs are placed in. Default: the
 	// subnet of the nodes' addresses.
 	SubnetID string `yaml:"subnetID"`
+	// NetworkID is the network load balancer VIPs are placed in, when
+	// subnetID does not name the subnet: Octavia picks a subnet of it, as
+	// with the upstream CCM's network-id (loadbalancer.go:261-266). The
+	// annotation loadbalancer.openstack.org/network-id overrides it.
+	NetworkID string `yaml:"networkID"`
 	// MemberSubnetID is the subnet the nodes' member addresses are in, when
 	// it differs from subnetID.
 	MemberSubnetID string `yaml:"memberSubnetID"`
@@ -414,6 +419,7 @@ func (lb *LoadBalancerSection) validate(path *field.Path) field.ErrorList {
 		"floatingNetworkID": lb.FloatingNetworkID,
 		"floatingSubnetID":  lb.FloatingSubnetID,
 		"subnetID":          lb.SubnetID,
+		"networkID":         lb.NetworkID,
 		"memberSubnetID":    lb.MemberSubnetID,
 	} {
 		if id != "" && !uuidRE.MatchString(id) {

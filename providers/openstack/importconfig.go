@@ -353,6 +353,7 @@ func (im *importer) loadBalancer() {
 	copyString(&lb.FloatingNetworkID, u.FloatingNetworkID)
 	copyString(&lb.FloatingSubnetID, u.FloatingSubnetID)
 	copyString(&lb.SubnetID, u.SubnetID)
+	copyString(&lb.NetworkID, u.NetworkID)
 	copyString(&lb.MemberSubnetID, u.MemberSubnetID)
 	copyString(&lb.Provider, u.LBProvider)
 	copyString(&lb.LBMethod, u.LBMethod)
@@ -411,10 +412,6 @@ func (im *importer) loadBalancer() {
 		im.note(sect+"lb-version", "could only be v2 (Octavia's API)",
 			"Octavia v2 is the only API used: remove it")
 	}
-	if u.NetworkID != nil {
-		im.note(sect+"network-id", "placed load balancer VIPs in a subnet of this network",
-			"set loadBalancer.subnetID to the subnet of that network the VIPs belong in (default: the nodes' subnet)")
-	}
 	for key, v := range map[string]*string{"floating-subnet": u.FloatingSubnet, "floating-subnet-tags": u.FloatingSubnetTags} {
 		if v != nil {
 			im.note(sect+key, "chose the floating IPs' subnet of the floating network by name pattern or by tags",
@@ -469,7 +466,7 @@ func (im *importer) loadBalancerClasses() {
 	for _, name := range names {
 		im.note(fmt.Sprintf("[LoadBalancerClass %q]", name),
 			"named a set of floating network, floating subnet, VIP network and subnet, and member subnet that Services chose with loadbalancer.openstack.org/class",
-			"there are no classes: annotate the Services of this class with loadbalancer.openstack.org/floating-network-id, floating-subnet-id, subnet-id and member-subnet-id instead (Services still annotated with the class are refused)")
+			"there are no classes: annotate the Services of this class with loadbalancer.openstack.org/floating-network-id, floating-subnet-id, network-id, subnet-id and member-subnet-id instead (Services still annotated with the class are refused)")
 	}
 }
 

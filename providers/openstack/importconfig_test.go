@@ -124,7 +124,7 @@ func TestImportConfigFullSample(t *testing.T) {
 		"[LoadBalancer] lb-version":           noted,
 		"[LoadBalancer] subnet-id":            field(func(s *Section) any { return s.LoadBalancer.SubnetID }, "8e3d4c5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f"),
 		"[LoadBalancer] member-subnet-id":     field(func(s *Section) any { return s.LoadBalancer.MemberSubnetID }, "9f4e5d6a-7b8c-4d9e-8f0a-2b3c4d5e6f7a"),
-		"[LoadBalancer] network-id":           noted,
+		"[LoadBalancer] network-id":           field(func(s *Section) any { return s.LoadBalancer.NetworkID }, "af5f6e7b-8c9d-4e0f-9a1b-3c4d5e6f7a8b"),
 		"[LoadBalancer] floating-network-id":  field(func(s *Section) any { return s.LoadBalancer.FloatingNetworkID }, "6c1b2a3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"),
 		"[LoadBalancer] floating-subnet-id":   field(func(s *Section) any { return s.LoadBalancer.FloatingSubnetID }, "7d2c3b4e-5f6a-4b7c-8d9e-0f1a2b3c4d5e"),
 		"[LoadBalancer] floating-subnet":      noted,

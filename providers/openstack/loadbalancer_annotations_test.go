@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
@@ -371,5 +373,142 @@ func TestIssue20AnnotationsTogether(t *testing.T) {
 	}
 	if n := len(e.emu.LoadBalancers()) + len(e.emu.FloatingIPs()); n != 0 {
 		t.Errorf("%d load balancers and floating IPs left", n)
+	}
+}
+
+// memberRuleSources are the remote prefixes of the member security
+// group's rules for svc.
+func (e *lbEnv) memberRuleSources(t *testing.T, svc *v1.Service) []string {
+	t.Helper()
+	var out []string
+	for _, g := range e.emu.SecurityGroups() {
+		if g.Name != memberGroupName("kubernetes") {
+			continue
+		}
+		for _, r := range g.Rules {
+			if r.Description == ruleDescription(svc) {
+				out = append(out, r.RemoteIPPrefix)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TestVIPNetworkAnnotation: network-id places the VIP in that network
+// (in the subnet Octavia picks, or subnet-id's), members stay on the
+// nodes' subnet, and the member security group admits the VIP subnet
+// Octavia chose. A subnet outside the network is refused before any
+// call.
+func TestVIPNetworkAnnotation(t *testing.T) {
+	e := newLBEnv(t, 2, func(s *Section) { s.LoadBalancer.ManageSecurityGroups = true })
+	vips, err := e.emu.CreateNetwork(osemu.NetworkSpec{Name: "vips", CIDR: "10.77.0.0/24"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service("by-network", 80)
+	svc.Annotations[annotationInternal.String()] = "true"
+	svc.Annotations[annotationNetworkID.String()] = vips.ID
+	st := e.ensure(t, svc)
+	lb := e.wantTree(t, svc, "TCP", "TCP", false)
+	if lb.VIPNetworkID != vips.ID || lb.VIPSubnetID != vips.SubnetID {
+		t.Errorf("VIP in network %s subnet %s, want %s %s", lb.VIPNetworkID, lb.VIPSubnetID, vips.ID, vips.SubnetID)
+	}
+	if len(st.Ingress) != 1 || st.Ingress[0].IP != lb.VIPAddress || !strings.HasPrefix(lb.VIPAddress, "10.77.0.") {
+		t.Errorf("status %+v, VIP %s, want the VIP in %s", st.Ingress, lb.VIPAddress, vips.CIDR)
+	}
+	if got := memberAddrs(lb.Pools[0]); !slices.Equal(got, e.wantMembers(e.nodes, svc.Spec.Ports[0].NodePort)) {
+		t.Errorf("members %v", got)
+	}
+	for _, m := range lb.Pools[0].Members {
+		if m.SubnetID != e.fx.SubnetID {
+			t.Errorf("member %s on subnet %q, want the nodes' %s", m.Address, m.SubnetID, e.fx.SubnetID)
+		}
+	}
+	if got := e.memberRuleSources(t, svc); !slices.Equal(got, []string{vips.CIDR}) {
+		t.Errorf("member rules admit %v, want the VIP subnet %s", got, vips.CIDR)
+	}
+	e.srv.ResetCalls()
+	e.ensure(t, svc)
+	e.wantCalls(t, map[string]int{})
+
+	bad := service("bad-subnet", 80)
+	bad.Annotations[annotationInternal.String()] = "true"
+	bad.Annotations[annotationNetworkID.String()] = vips.ID
+	bad.Annotations[annotationSubnetID.String()] = e.fx.SubnetID
+	if _, err := e.lb.EnsureLoadBalancer(t.Context(), "", bad, e.nodes); err == nil || !strings.Contains(err.Error(), "not in the VIP network "+vips.ID) {
+		t.Errorf("subnet outside the network: %v", err)
+	}
+	if err := e.lb.EnsureLoadBalancerDeleted(t.Context(), "", svc); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.emu.LoadBalancers()); n != 0 {
+		t.Errorf("%d load balancers left", n)
+	}
+}
+
+// TestVIPPortAnnotation: port-id makes the user's port the VIP port. An
+// external Service takes the floating IP already on it (none allocated),
+// or gets one allocated when it has none; deleting the Service leaves the
+// port and the user's floating IP, and releases only the one allocated.
+func TestVIPPortAnnotation(t *testing.T) {
+	e := newLBEnv(t, 2, nil)
+	newPort := func(name string) ports.Port {
+		p, err := ports.Create(t.Context(), e.api.network, ports.CreateOpts{NetworkID: e.fx.NetworkID, Name: name}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *p
+	}
+	reserved, bare := newPort("reserved-vip"), newPort("bare-vip")
+	userFIP, err := floatingips.Create(t.Context(), e.api.network, floatingips.CreateOpts{
+		FloatingNetworkID: e.fx.ExternalNetworkID, PortID: reserved.ID, Description: "reserved by a person",
+	}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	withFIP := service("with-fip", 80)
+	withFIP.Annotations[annotationPortID.String()] = reserved.ID
+	st := e.ensure(t, withFIP)
+	lb := e.lbOf(t, withFIP)
+	if lb.VIPPortID != reserved.ID || lb.VIPAddress != reserved.FixedIPs[0].IPAddress {
+		t.Errorf("VIP port %s address %s, want the user's %s %s", lb.VIPPortID, lb.VIPAddress, reserved.ID, reserved.FixedIPs[0].IPAddress)
+	}
+	if len(st.Ingress) != 1 || st.Ingress[0].IP != userFIP.FloatingIP {
+		t.Errorf("status %+v, want the port's floating IP %s", st.Ingress, userFIP.FloatingIP)
+	}
+	if n := len(e.emu.FloatingIPs()); n != 1 {
+		t.Errorf("%d floating IPs, want only the user's", n)
+	}
+
+	noFIP := service("no-fip", 80)
+	noFIP.Annotations[annotationPortID.String()] = bare.ID
+	st = e.ensure(t, noFIP)
+	owned, err := e.lb.ownedFloatingIPs(t.Context(), noFIP)
+	if err != nil || len(owned) != 1 || owned[0].PortID != bare.ID || len(st.Ingress) != 1 || st.Ingress[0].IP != owned[0].FloatingIP {
+		t.Fatalf("status %+v, allocated %+v (%v), want one floating IP on port %s", st.Ingress, owned, err, bare.ID)
+	}
+	e.srv.ResetCalls()
+	e.ensure(t, withFIP)
+	e.ensure(t, noFIP)
+	e.wantCalls(t, map[string]int{})
+
+	for _, svc := range []*v1.Service{withFIP, noFIP} {
+		if err := e.lb.EnsureLoadBalancerDeleted(t.Context(), "", svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(e.emu.LoadBalancers()); n != 0 {
+		t.Errorf("%d load balancers left", n)
+	}
+	for _, p := range []ports.Port{reserved, bare} {
+		if _, ok := e.emu.Port(p.ID); !ok {
+			t.Errorf("the user's port %s was deleted", p.Name)
+		}
+	}
+	fips := e.emu.FloatingIPs()
+	if len(fips) != 1 || fips[0].ID != userFIP.ID || fips[0].PortID != reserved.ID {
+		t.Errorf("floating IPs left %+v, want only the user's, still on its port", fips)
 	}
 }

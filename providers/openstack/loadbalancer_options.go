@@ -76,6 +76,29 @@ const (
 	// Type: subnet UUID
 	// Default: loadBalancer.subnetID, else the subnet of the nodes' addresses
 	annotationSubnetID svcopts.Annotation = "loadbalancer.openstack.org/subnet-id"
+	// annotationNetworkID places the VIP in this network: in the subnet
+	// of subnet-id (or loadBalancer.subnetID) when set, else in the one
+	// Octavia picks, as upstream (loadbalancer.go:261-266, :1271-1297).
+	// The member subnet stays the nodes' (upstream would leave members
+	// without a subnet, which only works when the VIP network reaches the
+	// nodes). Read when the load balancer is created; changing it later
+	// does not move the VIP.
+	//
+	// Type: network UUID
+	// Default: loadBalancer.networkID
+	annotationNetworkID svcopts.Annotation = "loadbalancer.openstack.org/network-id"
+	// annotationPortID makes this existing Neutron port the VIP port, so
+	// the load balancer takes the port's address (upstream:
+	// loadbalancer.go:249-253); subnet-id and network-id are then not
+	// used. An external Service's floating IP is the port's own if it has
+	// one, else one allocated for it. The port is the user's: deleting the
+	// Service leaves it (Octavia does not delete a VIP port it did not
+	// create), and a floating IP on it that was not allocated for the
+	// Service stays associated. Read when the load balancer is created.
+	//
+	// Type: port UUID
+	// Default: a new VIP port
+	annotationPortID svcopts.Annotation = "loadbalancer.openstack.org/port-id"
 	// annotationMemberSubnetID is the subnet of the nodes' member
 	// addresses.
 	//
@@ -254,9 +277,13 @@ type lbOptions struct {
 	// floatingNetworkID and floatingSubnetID are where the floating IP
 	// comes from (external Services only).
 	floatingNetworkID, floatingSubnetID string
-	// vipSubnetID and memberSubnetID: "" means the nodes' subnet.
+	// vipSubnetID and memberSubnetID: "" means the nodes' subnet (the
+	// VIP's: unless vipNetworkID or vipPortID places it).
 	vipSubnetID, memberSubnetID string
-	keepFloatingIP              bool
+	// vipNetworkID is the VIP's network, "" for the VIP subnet's;
+	// vipPortID the user's port to use as the VIP port, "" for a new one.
+	vipNetworkID, vipPortID string
+	keepFloatingIP          bool
 	// loadBalancerIP is spec.loadBalancerIP: the existing floating IP to
 	// use, or the VIP address of an internal load balancer.
 	loadBalancerIP string
@@ -355,6 +382,7 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 		floatingNetworkID: s.LoadBalancer.FloatingNetworkID,
 		floatingSubnetID:  s.LoadBalancer.FloatingSubnetID,
 		vipSubnetID:       s.LoadBalancer.SubnetID,
+		vipNetworkID:      s.LoadBalancer.NetworkID,
 		memberSubnetID:    s.LoadBalancer.MemberSubnetID,
 		lbMethod:          s.LoadBalancer.LBMethod,
 		loadBalancerIP:    svc.Spec.LoadBalancerIP,
@@ -379,6 +407,8 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 		{annotationFloatingSubnetID, &o.floatingSubnetID},
 		{annotationSubnetID, &o.vipSubnetID},
 		{annotationMemberSubnetID, &o.memberSubnetID},
+		{annotationNetworkID, &o.vipNetworkID},
+		{annotationPortID, &o.vipPortID},
 	} {
 		if v, ok := a.ann.Lookup(svc); ok {
 			v = strings.TrimSpace(v)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	v1 "k8s.io/api/core/v1"
 )
@@ -66,21 +67,18 @@ func (l *loadBalancers) fetchSubnets(ctx context.Context) ([]subnetInfo, error) 
 
 // resolveSubnets finds the VIP and member subnets: the configured or
 // annotated ones, else the subnet holding the nodes' addresses (of the
-// first node by name, so every sync picks the same).
+// first node by name, so every sync picks the same). A VIP placed by
+// network (network-id without a subnet) or by port (port-id) has its
+// subnet chosen by Octavia: it is left empty here and filled from the
+// load balancer by withVIPSubnet.
 func (l *loadBalancers) resolveSubnets(ctx context.Context, opts *lbOptions, nodes []*v1.Node) (lbSubnets, error) {
 	all, err := l.listSubnets(ctx)
 	if err != nil {
 		return lbSubnets{}, err
 	}
-	byID := func(id string) (subnetInfo, bool) {
-		i := slices.IndexFunc(all, func(s subnetInfo) bool { return s.id == id })
-		if i < 0 {
-			return subnetInfo{}, false
-		}
-		return all[i], true
-	}
+	vipByOctavia := opts.vipPortID != "" || (opts.vipNetworkID != "" && opts.vipSubnetID == "")
 	var nodeSubnet *subnetInfo
-	if opts.vipSubnetID == "" || opts.memberSubnetID == "" {
+	if (opts.vipSubnetID == "" && !vipByOctavia) || opts.memberSubnetID == "" {
 		sorted := slices.Clone(nodes)
 		slices.SortFunc(sorted, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
 	search:
@@ -102,25 +100,61 @@ func (l *loadBalancers) resolveSubnets(ctx context.Context, opts *lbOptions, nod
 			return lbSubnets{}, fmt.Errorf("no subnet of the project holds a node's InternalIP (%d nodes); set loadBalancer.subnetID and loadBalancer.memberSubnetID in the cloud-config", len(nodes))
 		}
 	}
-	var out lbSubnets
 	pick := func(id, what string) (subnetInfo, error) {
 		if id == "" {
 			return *nodeSubnet, nil
 		}
-		s, ok := byID(id)
-		if !ok {
+		i := slices.IndexFunc(all, func(s subnetInfo) bool { return s.id == id })
+		if i < 0 {
 			l.subnets.Delete("all") // a new subnet may not be cached yet
 			return subnetInfo{}, fmt.Errorf("%s %s is not a subnet of the project", what, id)
 		}
-		return s, nil
+		return all[i], nil
 	}
-	vip, err := pick(opts.vipSubnetID, "VIP subnet")
-	if err != nil {
-		return out, err
+	var out lbSubnets
+	if !vipByOctavia {
+		vip, err := pick(opts.vipSubnetID, "VIP subnet")
+		if err != nil {
+			return out, err
+		}
+		if opts.vipNetworkID != "" && opts.vipPortID == "" && vip.networkID != opts.vipNetworkID {
+			// Octavia would refuse it (Invalid subnet); say which.
+			return out, fmt.Errorf("VIP subnet %s is in network %s, not in the VIP network %s (%s or loadBalancer.networkID)",
+				vip.id, vip.networkID, opts.vipNetworkID, annotationNetworkID)
+		}
+		out.vipSubnetID, out.vipCIDR = vip.id, vip.cidr
 	}
 	mem, err := pick(opts.memberSubnetID, "member subnet")
 	if err != nil {
 		return out, err
 	}
-	return lbSubnets{vipSubnetID: vip.id, vipCIDR: vip.cidr, memberSubnetID: mem.id, memberCIDR: mem.cidr, memberNetworkID: mem.networkID}, nil
+	out.memberSubnetID, out.memberCIDR, out.memberNetworkID = mem.id, mem.cidr, mem.networkID
+	return out, nil
+}
+
+// withVIPSubnet is subnets with the VIP subnet the load balancer has: it
+// was fixed at creation (by the Service, another Service sharing it, or
+// Octavia's choice in a network or the user's port), and the member
+// security group must admit that one, whatever the Service says now.
+func (l *loadBalancers) withVIPSubnet(ctx context.Context, subnets lbSubnets, lb *loadbalancers.LoadBalancer) (lbSubnets, error) {
+	if lb.VipSubnetID == "" || lb.VipSubnetID == subnets.vipSubnetID {
+		return subnets, nil
+	}
+	all, err := l.listSubnets(ctx)
+	if err != nil {
+		return subnets, err
+	}
+	i := slices.IndexFunc(all, func(s subnetInfo) bool { return s.id == lb.VipSubnetID })
+	if i < 0 {
+		// Made since the cached listing: refresh it once.
+		l.subnets.Delete("all")
+		if all, err = l.listSubnets(ctx); err != nil {
+			return subnets, err
+		}
+		if i = slices.IndexFunc(all, func(s subnetInfo) bool { return s.id == lb.VipSubnetID }); i < 0 {
+			return subnets, fmt.Errorf("load balancer %s: its VIP subnet %s is not a subnet the project can list", lb.ID, lb.VipSubnetID)
+		}
+	}
+	subnets.vipSubnetID, subnets.vipCIDR = all[i].id, all[i].cidr
+	return subnets, nil
 }

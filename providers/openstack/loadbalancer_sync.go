@@ -90,13 +90,6 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 			if err := l.checkShare(svc, opts, lb); err != nil {
 				return nil, nil, id, err
 			}
-			if l.groups != nil && lb.VipSubnetID != "" {
-				// The member rules admit the shared load balancer's
-				// VIP subnet, not the one this Service's would be in.
-				o := *opts
-				o.vipSubnetID = lb.VipSubnetID
-				opts = &o
-			}
 			logger = logger.WithValues("sharedLoadBalancer", lb.ID)
 			ctx = klog.NewContext(ctx, logger)
 		} else if err := l.checkOwnerInternal(svc, opts, lb); err != nil {
@@ -119,12 +112,17 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 		id = lb.ID
 		logger.Info("Created load balancer", "id", lb.ID, "vip", lb.VipAddress, "members", len(members))
 	}
+	if subnets, err = l.withVIPSubnet(ctx, subnets, lb); err != nil {
+		return nil, nil, id, err
+	}
 	// The floating IP needs only the VIP port, not an ACTIVE load
 	// balancer: associate it while Octavia provisions. Only the
 	// Service the load balancer was made for manages it.
 	var fip string
 	if owner || created {
-		fip, err = l.ensureFloatingIP(ctx, svc, opts, lb, created)
+		// The user's VIP port (port-id) may carry its floating IP
+		// already.
+		fip, err = l.ensureFloatingIP(ctx, svc, opts, lb, created && opts.vipPortID == "")
 	} else {
 		fip, err = l.sharedFloatingIP(ctx, opts, lb)
 	}
@@ -384,17 +382,23 @@ func (l *loadBalancers) allowedCIDRs(opts *lbOptions) []string {
 func (l *loadBalancers) create(ctx context.Context, svc *v1.Service, opts *lbOptions, subnets lbSubnets, members []member) (*loadbalancers.LoadBalancer, error) {
 	name := lbName(l.clusterID, svc)
 	co := loadbalancers.CreateOpts{
-		Name:        name,
-		Description: lbDescription(l.clusterID, svc),
-		VipSubnetID: subnets.vipSubnetID,
-		Provider:    l.cfg.LoadBalancer.Provider,
-		Tags:        []string{clusterTag(l.clusterID), serviceTag(svc), usageTag(l.clusterID, svc)},
+		Name:         name,
+		Description:  lbDescription(l.clusterID, svc),
+		VipSubnetID:  subnets.vipSubnetID,
+		VipNetworkID: opts.vipNetworkID,
+		Provider:     l.cfg.LoadBalancer.Provider,
+		Tags:         []string{clusterTag(l.clusterID), serviceTag(svc), usageTag(l.clusterID, svc)},
 		// Only at creation: Octavia cannot change either later.
 		FlavorID:         opts.flavorID,
 		AvailabilityZone: opts.availabilityZone,
 	}
 	if opts.internal && opts.loadBalancerIP != "" {
 		co.VipAddress = opts.loadBalancerIP
+	}
+	if opts.vipPortID != "" {
+		// The port places the VIP (upstream: loadbalancer.go:249-253);
+		// Octavia checks a VipAddress against it.
+		co.VipPortID, co.VipSubnetID, co.VipNetworkID = opts.vipPortID, "", ""
 	}
 	for i, p := range opts.ports {
 		lo := l.listenerOpts(opts, p, i, name)

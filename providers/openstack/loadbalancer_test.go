@@ -469,6 +469,8 @@ func TestBadAnnotations(t *testing.T) {
 		annotationHealthMonitorDelay.String():      "5s",
 		annotationHealthMonitorMaxRetries.String(): "0",
 		annotationHostname.String():                "10.0.0.1",
+		annotationNetworkID.String():               "private",
+		annotationPortID.String():                  "vip-port",
 	} {
 		svc := service("bad", 80)
 		svc.Annotations[ann] = value
