@@ -120,7 +120,7 @@ func (l *loadBalancers) planDelete(ctx context.Context, svc *v1.Service, lbs []*
 		p := deletePlan{lb: lb}
 		owner, foreign := l.owns(lb, svc), 0
 		for _, lis := range all {
-			if servesListener(&lis, tag, owner) {
+			if servesListener(&lis, tag, owner, lb.Name) {
 				p.mine = append(p.mine, lis)
 			} else {
 				foreign++

@@ -80,9 +80,12 @@ func otherUsers(tags []string, own string) []string {
 // servesListener reports whether a listener is the Service's: it has the
 // Service's tag, or it has no tag and the load balancer is the Service's
 // own (upstream's checkListenerPorts and deleteOctaviaListeners,
-// loadbalancer.go:563, :1619).
-func servesListener(lis *listeners.Listener, tag string, owner bool) bool {
-	return slices.Contains(lis.Tags, tag) || (owner && len(lis.Tags) == 0)
+// loadbalancer.go:563, :1619). On its own load balancer, a listener
+// tagged with the load balancer's name (lbName) is the Service's too:
+// upstream tags listeners with the name of the load balancer it made them
+// for, which for an adopted legacy a<uid> one is not the usage tag.
+func servesListener(lis *listeners.Listener, tag string, owner bool, lbName string) bool {
+	return slices.Contains(lis.Tags, tag) || (owner && (len(lis.Tags) == 0 || slices.Contains(lis.Tags, lbName)))
 }
 
 // annotatedID is the load-balancer-id annotation, "" when unset.

@@ -371,6 +371,14 @@ func TestLoadBalancerIDWrittenBack(t *testing.T) {
 // balancer, name and address, its listeners now tagged; deleting the
 // Service leaves nothing.
 func TestLegacyNamedLoadBalancerAdopted(t *testing.T) {
+	// Listeners made before upstream tagged them have no tags; later
+	// upstream versions tag them with the load balancer's name.
+	for _, tagged := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tagged listeners %v", tagged), func(t *testing.T) { legacyAdopted(t, tagged) })
+	}
+}
+
+func legacyAdopted(t *testing.T, tagged bool) {
 	e := newLBEnv(t, 2, nil)
 	svc := service("old", 80)
 	svc.UID = "6f1c2a3b-4d5e-4f60-8a9b-0c1d2e3f4a5b"
@@ -379,13 +387,17 @@ func TestLegacyNamedLoadBalancerAdopted(t *testing.T) {
 	if name != "a6f1c2a3b4d5e4f608a9b0c1d2e3f4a5" {
 		t.Fatalf("legacy name %s", name)
 	}
+	var listenerTags []string
+	if tagged {
+		listenerTags = []string{name}
+	}
 	var members []pools.CreateMemberOpts
 	for _, n := range e.nodes {
 		members = append(members, pools.CreateMemberOpts{Address: n.Status.Addresses[0].Address, ProtocolPort: int(svc.Spec.Ports[0].NodePort)})
 	}
 	lb, err := loadbalancers.Create(t.Context(), e.api.lb, loadbalancers.CreateOpts{
 		Name: name, Description: "Kubernetes external service " + name + " from cluster kubernetes", VipSubnetID: e.fx.SubnetID,
-		Listeners: []listeners.CreateOpts{{Name: "listener_" + name + "_0", Protocol: "TCP", ProtocolPort: 80,
+		Listeners: []listeners.CreateOpts{{Name: "listener_" + name + "_0", Protocol: "TCP", ProtocolPort: 80, Tags: listenerTags,
 			DefaultPool: &pools.CreateOpts{Name: "pool_" + name + "_0", Protocol: "TCP", LBMethod: pools.LBMethodRoundRobin, Members: members}}},
 	}).Extract()
 	if err != nil {
@@ -414,7 +426,11 @@ func TestLegacyNamedLoadBalancerAdopted(t *testing.T) {
 		t.Fatalf("load balancers %+v, want the legacy one kept as it is", lbs)
 	}
 	tag := lbName("kubernetes", svc)
-	if want := []string{"TCP:80=" + tag}; !slices.Equal(listenersByPort(lbs[0]), want) || !slices.Contains(lbs[0].Tags, tag) {
+	want := []string{"TCP:80=" + tag}
+	if tagged {
+		want = []string{"TCP:80=" + name + "," + tag}
+	}
+	if !slices.Equal(listenersByPort(lbs[0]), want) || !slices.Contains(lbs[0].Tags, tag) {
 		t.Errorf("listeners %v tags %v, want the Service's tag on both", listenersByPort(lbs[0]), lbs[0].Tags)
 	}
 	if got := annotationOf(t, kube, svc); got != lb.ID {

@@ -435,7 +435,7 @@ func (l *loadBalancers) reconcile(ctx context.Context, svc *v1.Service, opts *lb
 	}
 	var ls []listeners.Listener
 	for _, lis := range all {
-		if servesListener(&lis, tag, owner) {
+		if servesListener(&lis, tag, owner, lb.Name) {
 			ls = append(ls, lis)
 			continue
 		}

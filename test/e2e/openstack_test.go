@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -24,9 +25,21 @@ import (
 // tree comes from one fully-populated create, a node joining costs batch
 // member updates only, spec.loadBalancerIP's floating IP survives its
 // Service while ours is released, and a load balancer held PENDING makes
-// the sync wait and retry, then converge once Octavia is done.
+// the sync wait and retry, then converge once Octavia is done. And what
+// users of the upstream CCM rely on (issue 20): the floating network
+// found at start, networking.internalNetworkNames on a two-NIC node, the
+// listener, pool, monitor, flavor, zone, node-selector and hostname
+// annotations, load balancers shared through load-balancer-id, legacy
+// a<uid> load balancers adopted, network-id and port-id, and
+// floating-subnet-tags.
 func TestOpenStack(t *testing.T) {
-	s := startSuiteCloud(t, confopenstack.Adapter{}, "openstack-only")
+	flavor := cloudsimopenstack.OctaviaFlavor{ID: "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", Name: "amphora-ha", Metadata: map[string]string{"loadbalancer_topology": "ACTIVE_STANDBY"}}
+	s := startSuiteCloud(t, confopenstack.Adapter{Options: confopenstack.Options{
+		Flavors:               []cloudsimopenstack.OctaviaFlavor{flavor},
+		AvailabilityZones:     []cloudsimopenstack.OctaviaAvailabilityZone{{Name: "lb-az-1", ComputeZone: "az-1"}},
+		DetectFloatingNetwork: true,
+		NodeNetworkOnly:       true,
+	}}, "openstack-only")
 	c, ok := s.cloud.(*confopenstack.Cloud)
 	if !ok {
 		t.Fatalf("the openstack adapter returned %T", s.cloud)
@@ -142,6 +155,259 @@ func TestOpenStack(t *testing.T) {
 		if !slices.Contains(left, user.ID) || slices.Contains(left, ours) {
 			t.Errorf("floating IPs left %v: want the reserved %s and not ours %s", left, user.ID, ours)
 		}
+	})
+
+	// Issue 20: what users of the upstream CCM rely on.
+	ctx := context.Background()
+	_, netc, err := c.Clients(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fipOf := func(lb *cloudsimopenstack.LoadBalancerInfo) *cloudsimopenstack.FloatingIPInfo {
+		for _, f := range emu.FloatingIPs() {
+			if f.PortID == lb.VIPPortID {
+				return &f
+			}
+		}
+		return nil
+	}
+	ingressIP := func(ip string) func(*corev1.Service) (bool, string) {
+		return func(s *corev1.Service) (bool, string) {
+			ing := s.Status.LoadBalancer.Ingress
+			return len(ing) == 1 && ing[0].IP == ip, fmt.Sprint(ing)
+		}
+	}
+
+	t.Run("the floating network is found at start when the config names none", func(t *testing.T) {
+		// The suite's config has no floatingNetworkID (DetectFloatingNetwork).
+		k := createService(t, lbService("os-detect", 80))
+		got := waitService(t, k, "an address", hasAddress)
+		lb := lbOf(k.Name)
+		f := fipOf(lb)
+		if f == nil || f.NetworkID != fx.ExternalNetworkID || f.Address != got.Status.LoadBalancer.Ingress[0].IP {
+			t.Errorf("floating IP %+v, want one on the only external network %s holding the status address", f, fx.ExternalNetworkID)
+		}
+		deleteServiceAndWait(t, k)
+	})
+
+	t.Run("a node's fixed addresses on other networks are left out (networking.internalNetworkNames)", func(t *testing.T) {
+		storage, err := emu.CreateNetwork(cloudsimopenstack.NetworkSpec{Name: "os-storage", CIDR: "10.88.0.0/24"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := emu.Launch(cloudsimopenstack.LaunchSpec{Name: "os-twonics", Zone: zones[0], ExtraSubnetIDs: []string{storage.SubnetID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, _ := emu.Server(ids[0])
+		createNode(t, ccmproc.KubeletNode(info.Name, ""))
+		n := waitInitialized(t, info.Name)
+		var internal []string
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				internal = append(internal, a.Address)
+			}
+		}
+		if !slices.Equal(internal, []string{info.PrivateIP}) {
+			t.Errorf("InternalIPs %v, want only the node network's %s (not os-storage's %s)", internal, info.PrivateIP, storage.CIDR)
+		}
+	})
+
+	t.Run("upstream's annotations shape the Octavia tree", func(t *testing.T) {
+		// Only the Node labelled lb-pool=a is a member (node-selector).
+		node, err := getNode(ctx, i1.NodeName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		node.Labels["lb-pool"] = "a"
+		if _, err := env.admin.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if n, err := getNode(ctx, i1.NodeName); err == nil {
+				delete(n.Labels, "lb-pool")
+				_, _ = env.admin.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+			}
+		})
+		svc := lbService("os-tuned", 80, 443)
+		svc.Annotations = map[string]string{
+			"loadbalancer.openstack.org/proxy-protocol":                  "v2",
+			"loadbalancer.openstack.org/timeout-client-data":             "60000",
+			"loadbalancer.openstack.org/timeout-member-connect":          "3000",
+			"loadbalancer.openstack.org/timeout-member-data":             "61000",
+			"loadbalancer.openstack.org/timeout-tcp-inspect":             "100",
+			"loadbalancer.openstack.org/connection-limit":                "1000",
+			"loadbalancer.openstack.org/flavor-id":                       flavor.ID,
+			"loadbalancer.openstack.org/availability-zone":               "lb-az-1",
+			"loadbalancer.openstack.org/health-monitor-delay":            "7",
+			"loadbalancer.openstack.org/health-monitor-timeout":          "4",
+			"loadbalancer.openstack.org/health-monitor-max-retries":      "2",
+			"loadbalancer.openstack.org/health-monitor-max-retries-down": "3",
+			"loadbalancer.openstack.org/node-selector":                   "lb-pool=a",
+			"loadbalancer.openstack.org/hostname":                        "tuned.example.com",
+		}
+		k := createService(t, svc)
+		waitService(t, k, "the hostname", func(s *corev1.Service) (bool, string) {
+			ing := s.Status.LoadBalancer.Ingress
+			return len(ing) == 1 && ing[0].Hostname == "tuned.example.com" && ing[0].IP == "", fmt.Sprint(ing)
+		})
+		s.waitLB(t, k, []int32{80, 443}, i1)
+		lb := lbOf(k.Name)
+		if lb.FlavorID != flavor.ID || lb.AvailabilityZone != "lb-az-1" {
+			t.Errorf("flavor %q zone %q", lb.FlavorID, lb.AvailabilityZone)
+		}
+		for _, l := range lb.Listeners {
+			if l.TimeoutClientData != 60000 || l.TimeoutMemberConnect != 3000 || l.TimeoutMemberData != 61000 || l.TimeoutTCPInspect != 100 || l.ConnectionLimit != 1000 {
+				t.Errorf("listener %s: %+v", l.Name, l)
+			}
+		}
+		for _, p := range lb.Pools {
+			m := p.HealthMonitor
+			if p.Protocol != "PROXYV2" || m == nil || m.Delay != 7 || m.Timeout != 4 || m.MaxRetries != 2 || m.MaxRetriesDown != 3 {
+				t.Errorf("pool %s %s, monitor %+v", p.Name, p.Protocol, m)
+			}
+		}
+		deleteServiceAndWait(t, k)
+	})
+
+	t.Run("Services share a load balancer through load-balancer-id; it goes with the last", func(t *testing.T) {
+		own := createService(t, lbService("os-own", 80))
+		var id string
+		got := waitService(t, own, "the load-balancer-id written back", func(s *corev1.Service) (bool, string) {
+			id = s.Annotations["loadbalancer.openstack.org/load-balancer-id"]
+			ok, desc := hasAddress(s)
+			return ok && id != "", desc + " id=" + id
+		})
+		addr := got.Status.LoadBalancer.Ingress[0].IP
+		if lb := lbOf(own.Name); lb == nil || lb.ID != id {
+			t.Fatalf("load-balancer-id %s, load balancer %+v", id, lb)
+		}
+		svc := lbService("os-sharing", 8080)
+		svc.Annotations = map[string]string{"loadbalancer.openstack.org/load-balancer-id": id}
+		sharing := createService(t, svc)
+		waitService(t, sharing, "the shared address", ingressIP(addr))
+		poll(t, converge, "both Services' listeners on one load balancer", func(context.Context) (bool, string, error) {
+			lb, ok := emu.LoadBalancer(id)
+			var ports []int
+			for _, l := range lb.Listeners {
+				ports = append(ports, l.ProtocolPort)
+			}
+			slices.Sort(ports)
+			return ok && slices.Equal(ports, []int{80, 8080}), fmt.Sprint(ports), nil
+		})
+		deleteServiceAndWait(t, own)
+		lb, ok := emu.LoadBalancer(id)
+		if !ok || len(lb.Listeners) != 1 || lb.Listeners[0].ProtocolPort != 8080 || fipOf(&lb) == nil {
+			t.Errorf("after the first Service went: %v %+v, want the load balancer with the other's listener and its floating IP", ok, lb)
+		}
+		waitService(t, sharing, "its address kept", ingressIP(addr))
+		deleteServiceAndWait(t, sharing)
+		if _, ok := emu.LoadBalancer(id); ok {
+			t.Error("the shared load balancer outlived its last Service")
+		}
+		for _, f := range emu.FloatingIPs() {
+			if f.Address == addr {
+				t.Errorf("the floating IP %s outlived the load balancer", addr)
+			}
+		}
+	})
+
+	t.Run("a load balancer with upstream's legacy name is adopted with its address", func(t *testing.T) {
+		// The Service exists first as a NodePort one, so the load
+		// balancer can be named after its UID before the manager
+		// serves it.
+		svc := lbService("os-legacy", 80)
+		svc.Spec.Type = corev1.ServiceTypeNodePort
+		k := createService(t, svc)
+		cur, err := getService(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, err := c.MakeLegacyLoadBalancer(cur, "kubernetes", []conformance.Instance{i1, i2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(emu.LoadBalancers())
+		updateService(t, k, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeLoadBalancer })
+		waitService(t, k, "the legacy load balancer's address", ingressIP(up.Status.Ingress[0].IP))
+		if lb, ok := emu.LoadBalancer(up.ID); !ok || len(lb.Listeners) != 1 || len(lb.Pools) != 1 || len(lb.Pools[0].Members) != 2 {
+			t.Errorf("the legacy load balancer after adoption: %v %+v", ok, lb)
+		}
+		if n := len(emu.LoadBalancers()); n != before {
+			t.Errorf("%d load balancers, want the %d before: the legacy one adopted, none made", n, before)
+		}
+		deleteServiceAndWait(t, k)
+		if _, ok := emu.LoadBalancer(up.ID); ok {
+			t.Error("the adopted legacy load balancer outlived its Service")
+		}
+		for _, f := range emu.FloatingIPs() {
+			if f.Address == up.Status.Ingress[0].IP {
+				t.Error("its floating IP outlived it")
+			}
+		}
+	})
+
+	t.Run("the VIP goes in network-id's network or on port-id's port", func(t *testing.T) {
+		vips, err := emu.CreateNetwork(cloudsimopenstack.NetworkSpec{Name: "os-vips", CIDR: "10.77.0.0/24"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byNet := lbService("os-vipnet", 80)
+		byNet.Annotations = map[string]string{
+			"service.beta.kubernetes.io/openstack-internal-load-balancer": "true",
+			"loadbalancer.openstack.org/network-id":                       vips.ID,
+		}
+		kn := createService(t, byNet)
+		got := waitService(t, kn, "an address", hasAddress)
+		if lb := lbOf(kn.Name); lb.VIPNetworkID != vips.ID || lb.VIPSubnetID != vips.SubnetID || got.Status.LoadBalancer.Ingress[0].IP != lb.VIPAddress || !strings.HasPrefix(lb.VIPAddress, "10.77.0.") {
+			t.Errorf("VIP %s in network %s, status %v; want the VIP in %s", lb.VIPAddress, lb.VIPNetworkID, got.Status.LoadBalancer.Ingress, vips.CIDR)
+		}
+
+		port, err := ports.Create(ctx, netc, ports.CreateOpts{NetworkID: fx.NetworkID, Name: "reserved-vip"}).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		byPort := lbService("os-vipport", 80)
+		byPort.Annotations = map[string]string{
+			"loadbalancer.openstack.org/port-id":         port.ID,
+			"loadbalancer.openstack.org/x-forwarded-for": "true",
+		}
+		kp := createService(t, byPort)
+		waitService(t, kp, "an address", hasAddress)
+		lb := lbOf(kp.Name)
+		if lb.VIPPortID != port.ID || lb.VIPAddress != port.FixedIPs[0].IPAddress {
+			t.Errorf("VIP port %s address %s, want the user's %s %s", lb.VIPPortID, lb.VIPAddress, port.ID, port.FixedIPs[0].IPAddress)
+		}
+		for _, l := range lb.Listeners {
+			if l.Protocol != "HTTP" || l.InsertHeaders["X-Forwarded-For"] != "true" {
+				t.Errorf("listener %s %s headers %v, want HTTP inserting X-Forwarded-For", l.Name, l.Protocol, l.InsertHeaders)
+			}
+		}
+		deleteServiceAndWait(t, kn)
+		deleteServiceAndWait(t, kp)
+		if _, ok := emu.Port(port.ID); !ok {
+			t.Error("the user's VIP port was deleted with the Service")
+		}
+		for _, f := range emu.FloatingIPs() {
+			if f.PortID == port.ID {
+				t.Errorf("floating IP %s allocated for the Service still on the user's port", f.Address)
+			}
+		}
+	})
+
+	t.Run("floating-subnet-tags picks the floating IP's subnet", func(t *testing.T) {
+		sub, err := emu.AddSubnet(cloudsimopenstack.SubnetSpec{NetworkID: fx.ExternalNetworkID, Name: "public-lb", CIDR: "172.31.0.0/24", Tags: []string{"lb-pool"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := lbService("os-fipsubnet", 80)
+		svc.Annotations = map[string]string{"loadbalancer.openstack.org/floating-subnet-tags": "lb-pool"}
+		k := createService(t, svc)
+		got := waitService(t, k, "an address", hasAddress)
+		if ip := got.Status.LoadBalancer.Ingress[0].IP; !strings.HasPrefix(ip, "172.31.0.") {
+			t.Errorf("floating IP %s, want one of subnet %s (172.31.0.0/24)", ip, sub)
+		}
+		deleteServiceAndWait(t, k)
 	})
 
 	t.Run("a load balancer held PENDING is retried, then converges", func(t *testing.T) {

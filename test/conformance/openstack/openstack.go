@@ -37,6 +37,18 @@ type Options struct {
 	// (default 1s: a real amphora takes far longer, and the suite's
 	// crash scenario needs provisioning to outlast its 0-3 s kill).
 	ProvisioningDelay time.Duration
+	// Flavors and AvailabilityZones are Octavia's, for the tests of the
+	// flavor-id and availability-zone annotations (default none).
+	Flavors           []cloudsimopenstack.OctaviaFlavor
+	AvailabilityZones []cloudsimopenstack.OctaviaAvailabilityZone
+	// DetectFloatingNetwork leaves loadBalancer.floatingNetworkID out of
+	// the config, so the manager finds the project's only external
+	// network at start, as upstream does.
+	DetectFloatingNetwork bool
+	// NodeNetworkOnly sets networking.internalNetworkNames to the
+	// fixture's node network: a server's fixed addresses on other
+	// networks are not its Node's.
+	NodeNetworkOnly bool
 }
 
 // Adapter is the OpenStack adapter.
@@ -68,13 +80,15 @@ func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 		// A cluster's router holds a route per node; operators raise
 		// Neutron's default quota of 30 for that.
 		Neutron: cloudsimopenstack.NeutronConfig{RouterRouteQuota: -1},
-		Octavia: cloudsimopenstack.OctaviaConfig{ProvisioningDelay: delay},
+		Octavia: cloudsimopenstack.OctaviaConfig{
+			ProvisioningDelay: delay, Flavors: a.Options.Flavors, AvailabilityZones: a.Options.AvailabilityZones,
+		},
 	})
 	srv, err := cloudsim.Start(emu)
 	if err != nil {
 		return nil, err
 	}
-	return &Cloud{Instances: conformance.Instances{Admin: emu}, emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts}, nil
+	return &Cloud{Instances: conformance.Instances{Admin: emu}, emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts, adapter: a.Options}, nil
 }
 
 // Cloud is one OpenStack emulator behind the adapter. OpenStack-only
@@ -86,6 +100,7 @@ type Cloud struct {
 	fx        cloudsimopenstack.Fixture
 	clusterID string
 	opts      conformance.Options
+	adapter   Options
 }
 
 var _ conformance.Cloud = (*Cloud)(nil)
@@ -112,7 +127,10 @@ func (c *Cloud) Config() conformance.CloudConfig {
 	if c.opts.Switched {
 		b.WriteString("  loadBalancer:\n    createMonitor: false\n")
 	} else {
-		fmt.Fprintf(&b, "  loadBalancer:\n    floatingNetworkID: %s\n    createMonitor: true\n    manageSecurityGroups: true\n", c.fx.ExternalNetworkID)
+		b.WriteString("  loadBalancer:\n    createMonitor: true\n    manageSecurityGroups: true\n")
+		if !c.adapter.DetectFloatingNetwork {
+			fmt.Fprintf(&b, "    floatingNetworkID: %s\n", c.fx.ExternalNetworkID)
+		}
 	}
 	if c.opts.QuickErrors {
 		// A load balancer stuck PENDING becomes a retry after 10 s
@@ -121,6 +139,9 @@ func (c *Cloud) Config() conformance.CloudConfig {
 	}
 	if c.opts.Routes {
 		fmt.Fprintf(&b, "  routes:\n    routerID: %s\n", c.fx.RouterID)
+	}
+	if c.adapter.NodeNetworkOnly {
+		fmt.Fprintf(&b, "  networking:\n    internalNetworkNames: [%s]\n", c.fx.NetworkName)
 	}
 	if c.opts.QuickErrors {
 		b.WriteString("  requestTimeout: 5s\n  maxAttempts: 3\n")

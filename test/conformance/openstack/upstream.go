@@ -12,6 +12,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	corev1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
 
 	cloudsimopenstack "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
@@ -53,8 +54,21 @@ func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
 // Kubernetes external service <ns>/<name> from cluster <cluster>"
 // (ensureFloatingIP, :700-720).
 func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	return c.makeUpstream(svc, upstreamLBName(clusterName, svc), svc.Namespace+"/"+svc.Name, clusterName, backends)
+}
+
+// MakeLegacyLoadBalancer makes the load balancer the upstream CCM made
+// before it named them after the cluster (March 2019): the name and the
+// descriptions' Service are cloudprovider.DefaultLoadBalancerName,
+// "a" and the Service's UID without dashes, cut to 32 (:369-371).
+func (c *Cloud) MakeLegacyLoadBalancer(svc *corev1.Service, clusterName string, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
+	legacy := cloudprovider.DefaultLoadBalancerName(svc)
+	return c.makeUpstream(svc, legacy, legacy, clusterName, backends)
+}
+
+// Clients are Octavia and Neutron clients of the fixture's user, as
+// another client of the cloud (an operator's openstack CLI) has them.
+func (c *Cloud) Clients(ctx context.Context) (lb, network *gophercloud.ServiceClient, err error) {
 	provider, err := gcopenstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
 		IdentityEndpoint: c.fx.IdentityEndpoint(c.srv.URL()),
 		Username:         c.fx.Username,
@@ -63,19 +77,26 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 		Scope:            &gophercloud.AuthScope{ProjectName: c.fx.ProjectName, DomainID: c.fx.DomainID},
 	})
 	if err != nil {
-		return conformance.UpstreamLoadBalancer{}, err
+		return nil, nil, err
 	}
 	eo := gophercloud.EndpointOpts{Region: c.fx.Region}
-	lbc, err := gcopenstack.NewLoadBalancerV2(provider, eo)
-	if err != nil {
-		return conformance.UpstreamLoadBalancer{}, err
+	if lb, err = gcopenstack.NewLoadBalancerV2(provider, eo); err != nil {
+		return nil, nil, err
 	}
-	netc, err := gcopenstack.NewNetworkV2(provider, eo)
+	network, err = gcopenstack.NewNetworkV2(provider, eo)
+	return lb, network, err
+}
+
+// makeUpstream makes the load balancer name, its descriptions naming
+// the Service as svcRef.
+func (c *Cloud) makeUpstream(svc *corev1.Service, name, svcRef, clusterName string, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	lbc, netc, err := c.Clients(ctx)
 	if err != nil {
 		return conformance.UpstreamLoadBalancer{}, err
 	}
 
-	name := upstreamLBName(clusterName, svc)
 	byID := map[string]cloudsimopenstack.ServerInfo{}
 	for _, s := range c.emu.Servers() {
 		byID[s.ID] = s
@@ -85,7 +106,7 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 	connLimit := -1
 	opts := loadbalancers.CreateOpts{
 		Name:        name,
-		Description: fmt.Sprintf("Kubernetes external service %s/%s from cluster %s", svc.Namespace, svc.Name, clusterName),
+		Description: fmt.Sprintf("Kubernetes external service %s from cluster %s", svcRef, clusterName),
 		Provider:    "amphora",
 		Tags:        []string{name},
 		VipSubnetID: c.fx.SubnetID,
@@ -137,7 +158,7 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 	fip, err := floatingips.Create(ctx, netc, floatingips.CreateOpts{
 		FloatingNetworkID: c.fx.ExternalNetworkID,
 		PortID:            lb.VipPortID,
-		Description:       fmt.Sprintf("Floating IP for Kubernetes external service %s/%s from cluster %s", svc.Namespace, svc.Name, clusterName),
+		Description:       fmt.Sprintf("Floating IP for Kubernetes external service %s from cluster %s", svcRef, clusterName),
 	}).Extract()
 	if err != nil {
 		return conformance.UpstreamLoadBalancer{}, fmt.Errorf("floating IP for %s: %w", name, err)
