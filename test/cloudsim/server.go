@@ -26,6 +26,10 @@ type Server struct {
 
 	mu    sync.Mutex
 	calls map[string]int
+	// recent are the last recentCalls calls with their times, oldest
+	// first from next (a ring).
+	recent []CallTiming
+	next   int
 
 	// done is closed by Close so hung and delayed calls end promptly
 	// instead of holding the listener open.
@@ -158,6 +162,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls[op]++
 	s.mu.Unlock()
+	defer s.record(op, time.Now())
 
 	v := s.faults.decide(op, s.cloud.Mutating(op), time.Now())
 	if v.hang {
@@ -189,6 +194,45 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.cloud.Serve(w, r, op)
 	}
+}
+
+// recentCalls bounds the call timeline: enough for a benchmark's window
+// of a few seconds, whatever the call rate before it.
+const recentCalls = 4096
+
+// CallTiming is one call: its operation, when the server received it and
+// when it had answered it.
+type CallTiming struct {
+	Op         string
+	Start, End time.Time
+}
+
+func (s *Server) record(op string, start time.Time) {
+	c := CallTiming{Op: op, Start: start, End: time.Now()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.recent) < recentCalls {
+		s.recent = append(s.recent, c)
+		return
+	}
+	s.recent[s.next] = c
+	s.next = (s.next + 1) % recentCalls
+}
+
+// CallsSince are the calls received at or after t, among the last 4096,
+// in the order they were answered. Benchmarks use it to see when the
+// first read after a change in the cloud happened.
+func (s *Server) CallsSince(t time.Time) []CallTiming {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []CallTiming
+	for i := range s.recent {
+		c := s.recent[(s.next+i)%len(s.recent)]
+		if !c.Start.Before(t) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Calls returns a copy of the per-operation call counts.

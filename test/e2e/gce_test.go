@@ -39,7 +39,8 @@ import (
 //     named after the ingress-uid ID, and go with the last Service;
 //   - an external Service's address is reserved only while its
 //     forwarding rule is made, the rule keeping the IP, also across a
-//     port change (keepAddresses, which keeps it, is a provider test's);
+//     port change, unless keepAddresses (the last subtest, with the
+//     manager restarted) keeps it for the Service's life;
 //   - an externalTrafficPolicy Local Service's health check firewall rule
 //     is upstream's k8s-<base>-http-hc and goes with the Service;
 //   - an internal Service uses the shared GLOBAL health check with
@@ -435,5 +436,23 @@ func TestGCE(t *testing.T) {
 			t.Errorf("cloud resources for the refused Service: %s", resList(rs))
 		}
 		deleteServiceAndWait(t, k)
+	})
+
+	// Last: the manager runs again with keepAddresses.
+	t.Run("keepAddresses keeps an external Service's address reserved for its life", func(t *testing.T) {
+		s.ccm.stop()
+		s.cfg.Section += "  keepAddresses: true\n"
+		s.ccm = s.startCCM(t, "gce-keep-addresses")
+		k := createService(t, lbService("gce-kept-ip", 80))
+		got := waitService(t, k, "an address", hasAddress)
+		s.waitLB(t, k, []int32{80}, i1, i2)
+		base, ip := baseOf(got), got.Status.LoadBalancer.Ingress[0].IP
+		if a, ok := emu.Address(base); !ok || a.GetAddress() != ip || a.GetStatus() != "IN_USE" {
+			t.Errorf("address %v, want %s reserved and in use", a, ip)
+		}
+		deleteServiceAndWait(t, k)
+		if a, ok := emu.Address(base); ok {
+			t.Errorf("the kept address outlived its Service: %v", a)
+		}
 	})
 }

@@ -30,8 +30,8 @@ import (
 // found at start, networking.internalNetworkNames on a two-NIC node, the
 // listener, pool, monitor, flavor, zone, node-selector and hostname
 // annotations, load balancers shared through load-balancer-id, legacy
-// a<uid> load balancers adopted, network-id and port-id, and
-// floating-subnet-tags.
+// a<uid> load balancers adopted, network-id and port-id,
+// floating-subnet-tags, and loadBalancer.internalLB.
 func TestOpenStack(t *testing.T) {
 	flavor := cloudsimopenstack.OctaviaFlavor{ID: "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", Name: "amphora-ha", Metadata: map[string]string{"loadbalancer_topology": "ACTIVE_STANDBY"}}
 	s := startSuiteCloud(t, confopenstack.Adapter{Options: confopenstack.Options{
@@ -448,5 +448,29 @@ func TestOpenStack(t *testing.T) {
 		s.waitLB(t, held, []int32{80, 8443}, i1, i2)
 		waitService(t, held, "its address kept", hasAddress)
 		deleteServiceAndWait(t, held)
+	})
+
+	// Last: the manager runs again with the config's internal-lb.
+	t.Run("loadBalancer.internalLB makes every Service internal, whatever its annotation", func(t *testing.T) {
+		s.ccm.stop()
+		const lbSection = "  loadBalancer:\n"
+		if !strings.Contains(s.cfg.Section, lbSection) {
+			t.Fatalf("no loadBalancer section in %q", s.cfg.Section)
+		}
+		s.cfg.Section = strings.Replace(s.cfg.Section, lbSection, lbSection+"    internalLB: true\n", 1)
+		s.ccm = s.startCCM(t, "internal-lb")
+		fips := len(emu.FloatingIPs())
+		svc := lbService("os-internal-lb", 80)
+		svc.Annotations = map[string]string{"service.beta.kubernetes.io/openstack-internal-load-balancer": "false"}
+		k := createService(t, svc)
+		got := waitService(t, k, "an address", hasAddress)
+		s.waitLB(t, k, []int32{80}, i1, i2)
+		if lb := lbOf(k.Name); got.Status.LoadBalancer.Ingress[0].IP != lb.VIPAddress || fipOf(lb) != nil {
+			t.Errorf("status %v, VIP %s, floating IP %+v: want the VIP and no floating IP", got.Status.LoadBalancer.Ingress, lb.VIPAddress, fipOf(lb))
+		}
+		if n := len(emu.FloatingIPs()); n != fips {
+			t.Errorf("%d floating IPs, want the %d before", n, fips)
+		}
+		deleteServiceAndWait(t, k)
 	})
 }
