@@ -207,7 +207,10 @@ func describeNode(n *corev1.Node) string {
 	return fmt.Sprintf("providerID=%q taints=%v labels=%v addresses=%v", n.Spec.ProviderID, n.Spec.Taints, n.Labels, n.Status.Addresses)
 }
 
-// waitInitialized waits until the manager has initialized the Node.
+// waitInitialized waits until the manager has initialized the Node and
+// written its addresses: the node controller removes the taint in one
+// update and patches the addresses into the status in the next, so a
+// Node seen between the two has none yet.
 func waitInitialized(t *testing.T, name string) *corev1.Node {
 	t.Helper()
 	var node *corev1.Node
@@ -217,7 +220,7 @@ func waitInitialized(t *testing.T, name string) *corev1.Node {
 			return false, "", err
 		}
 		node = n
-		return ccmproc.Initialized(n), describeNode(n), nil
+		return ccmproc.Initialized(n) && len(n.Status.Addresses) > 0, describeNode(n), nil
 	})
 	return node
 }
