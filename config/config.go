@@ -22,6 +22,11 @@ const (
 	keyKind       = "kind"
 	keyProvider   = "provider"
 	keyClusterID  = "clusterID"
+	// keyProviders lists the clouds of a hybrid config, each with its
+	// section; keyLoadBalancerProvider picks the default cloud of its
+	// LoadBalancer Services.
+	keyProviders            = "providers"
+	keyLoadBalancerProvider = "loadBalancerProvider"
 )
 
 // maxClusterIDLen keeps clusterID usable inside cloud resource names and
@@ -45,7 +50,8 @@ func LoadFile(path string, sections Sections) (*CloudConfig, error) {
 //
 // On bad input the error is a Problems listing everything wrong, each with
 // its field path and line, sorted by line; it never contains a secret value.
-// On success the config and its Section are non-nil.
+// On success the config and its Section (one cloud) or Sections (several)
+// are non-nil.
 func Parse(data []byte, sections Sections) (*CloudConfig, error) {
 	if sections == nil {
 		sections = noSections{}
@@ -55,7 +61,7 @@ func Parse(data []byte, sections Sections) (*CloudConfig, error) {
 	if len(d.problems) > 0 {
 		return nil, d.problems.normalize()
 	}
-	if cfg == nil || cfg.Section == nil {
+	if cfg == nil || (cfg.Section == nil && cfg.Sections == nil) {
 		// Unreachable: every path to a nil section records a problem. Kept
 		// so that the documented "nil error means non-nil Section" holds
 		// even if that changes.
@@ -83,9 +89,14 @@ func (d *decoder) parse(data []byte, sections Sections) *CloudConfig {
 
 	cfg := &CloudConfig{}
 	var found []pair // provider sections, in document order
+	hybrid := false
 	for _, p := range d.pairs(root, nil) {
-		var target *string
+		var target any
 		switch p.name {
+		case keyProviders:
+			target, hybrid = &cfg.Providers, true
+		case keyLoadBalancerProvider:
+			target = &cfg.LoadBalancerProvider
 		case keyAPIVersion:
 			target = &cfg.APIVersion
 		case keyKind:
@@ -115,6 +126,13 @@ func (d *decoder) parse(data []byte, sections Sections) *CloudConfig {
 	d.checkEnum(keyKind, cfg.Kind, Kind)
 	d.checkClusterID(cfg.ClusterID)
 
+	if hybrid {
+		return d.parseHybrid(cfg, providers, compiled, sections, found)
+	}
+	if cfg.LoadBalancerProvider != "" && !d.bad[keyLoadBalancerProvider] {
+		d.addf(field.NewPath(keyLoadBalancerProvider), d.lines[keyLoadBalancerProvider],
+			"loadBalancerProvider is for a config of several clouds (providers:); with provider: %s every load balancer is its", cfg.Provider)
+	}
 	section := d.selectSection(cfg.Provider, providers, compiled, sections, found)
 	if section == nil {
 		return nil
@@ -129,7 +147,95 @@ func (d *decoder) parse(data []byte, sections Sections) *CloudConfig {
 		return nil
 	}
 	cfg.Section = section
+	cfg.LoadBalancerProvider = cfg.Provider
 	return cfg
+}
+
+// parseHybrid is the rest of parse for a config of several clouds: each
+// listed provider must be known, compiled in and listed once; every
+// provider section must belong to a listed provider; each listed
+// provider's section (absent: a zero one) is decoded, defaulted and
+// validated as in a config for that cloud alone.
+func (d *decoder) parseHybrid(cfg *CloudConfig, providers, compiled []string, sections Sections, found []pair) *CloudConfig {
+	listPath := field.NewPath(keyProviders)
+	if cfg.Provider != "" && !d.bad[keyProvider] {
+		d.addf(field.NewPath(keyProvider), d.lines[keyProvider],
+			"set provider (one cloud) or providers (several clouds), not both")
+	}
+	if d.bad[keyProviders] {
+		return nil
+	}
+	if len(cfg.Providers) == 0 {
+		d.addFieldError(field.Required(listPath, "list the clouds of this cluster, e.g. providers: [openstack, aws]"))
+		return nil
+	}
+	built := map[string]Section{}
+	ok := true
+	for i, name := range cfg.Providers {
+		path := listPath.Index(i)
+		line := d.lines[pathString(path)]
+		if line == 0 {
+			line = d.lines[keyProviders]
+		}
+		switch {
+		case slices.Contains(cfg.Providers[:i], name):
+			d.addf(path, line, "%s; each cloud is listed once, with one section", field.Duplicate(path, name).ErrorBody())
+			ok = false
+			continue
+		case !slices.Contains(providers, name):
+			d.addf(path, line, "%s", field.NotSupported(path, name, providers).ErrorBody())
+			ok = false
+			continue
+		}
+		section, compiledIn := sections.NewSection(name)
+		if !compiledIn || isNil(section) {
+			d.addf(path, line,
+				"%q is not compiled into this binary (compiled in: %s); rebuild with make build PROVIDERS=%s or use the default build with all providers",
+				name, compiledList(compiled), strings.Join(cfg.Providers, ","))
+			ok = false
+			continue
+		}
+		built[name] = section
+	}
+	for _, p := range found {
+		if !slices.Contains(cfg.Providers, p.name) {
+			d.addf(field.NewPath(p.name), p.key.Line,
+				"section for provider %q, which providers does not list (%s); only the listed providers' sections may be set", p.name, strings.Join(cfg.Providers, ", "))
+		}
+	}
+	lbPath := field.NewPath(keyLoadBalancerProvider)
+	switch {
+	case d.bad[keyLoadBalancerProvider]:
+	case cfg.LoadBalancerProvider == "":
+		cfg.LoadBalancerProvider = cfg.Providers[0]
+	case !slices.Contains(cfg.Providers, cfg.LoadBalancerProvider):
+		d.addf(lbPath, d.lines[keyLoadBalancerProvider], "%s (the listed providers)",
+			field.NotSupported(lbPath, cfg.LoadBalancerProvider, cfg.Providers).ErrorBody())
+	}
+	if !ok {
+		return nil
+	}
+	for _, name := range cfg.Providers {
+		var node *yaml.Node
+		for _, p := range found {
+			if p.name == name {
+				node = p.value
+			}
+		}
+		if !d.decodeSection(name, built[name], node) {
+			return nil
+		}
+	}
+	cfg.Sections = built
+	return cfg
+}
+
+// compiledList is the compiled-in providers for a message, "none" for none.
+func compiledList(compiled []string) string {
+	if len(compiled) == 0 {
+		return "none"
+	}
+	return strings.Join(compiled, ",")
 }
 
 // document reads exactly one YAML document and returns its top-level

@@ -545,6 +545,8 @@ func TestParseValid(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
+			// A config for one cloud balances on it.
+			tt.want.LoadBalancerProvider = tt.want.Provider
 			if !reflect.DeepEqual(*cfg, tt.want) {
 				// Print the sections with %+v on purpose: test data only.
 				t.Errorf("Parse:\n got: %+v\nwant: %+v", cfg.Section, tt.want.Section)

@@ -19,9 +19,9 @@ import (
 // followed forever.
 const maxRedactDepth = 64
 
-// Redacted returns the effective config as YAML: apiVersion, kind, provider,
-// clusterID, then the selected provider's section (defaults applied) under
-// a key named after the provider. Every non-empty string at or below a field
+// Redacted returns the effective config as YAML: apiVersion, kind, provider
+// (or providers and loadBalancerProvider), clusterID, then each provider's
+// section (defaults applied) under a key named after the provider. Every non-empty string at or below a field
 // tagged secret:"true" reads "<redacted>". c is not modified.
 func (c *CloudConfig) Redacted() ([]byte, error) {
 	if c == nil {
@@ -36,14 +36,27 @@ func (c *CloudConfig) Redacted() ([]byte, error) {
 		doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, &v)
 		return nil
 	}
-	for _, kv := range []struct{ key, value string }{
-		{keyAPIVersion, c.APIVersion},
-		{keyKind, c.Kind},
-		{keyProvider, c.Provider},
-		{keyClusterID, c.ClusterID},
-	} {
+	type entry struct {
+		key   string
+		value any
+	}
+	head := []entry{{keyAPIVersion, c.APIVersion}, {keyKind, c.Kind}}
+	if c.Hybrid() {
+		head = append(head, entry{keyProviders, c.Providers}, entry{keyLoadBalancerProvider, c.LoadBalancerProvider})
+	} else {
+		head = append(head, entry{keyProvider, c.Provider})
+	}
+	head = append(head, entry{keyClusterID, c.ClusterID})
+	for _, kv := range head {
 		if err := add(kv.key, kv.value); err != nil {
 			return nil, err
+		}
+	}
+	for _, p := range c.Providers {
+		if section := c.Sections[p]; !isNil(section) {
+			if err := add(p, redactCopy(reflect.ValueOf(section), false, 0).Interface()); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if !isNil(c.Section) {

@@ -47,11 +47,47 @@ type Sections interface {
 type CloudConfig struct {
 	APIVersion string `yaml:"apiVersion"`
 	Kind       string `yaml:"kind"`
-	// Provider selects the backend.
+	// Provider selects the backend of a config for one cloud; "" in a
+	// hybrid config.
 	Provider string `yaml:"provider"`
-	// ClusterID names and tags every cloud resource this CCM owns.
+	// Providers are the backends of a hybrid config, in the order the
+	// document lists them (providers: [openstack, aws]); nil in a config
+	// for one cloud.
+	Providers []string `yaml:"providers,omitempty"`
+	// LoadBalancerProvider is, in a hybrid config, the cloud whose load
+	// balancer a LoadBalancer Service gets when it names none: the
+	// document's loadBalancerProvider, default the first of Providers. In
+	// a config for one cloud it is Provider.
+	LoadBalancerProvider string `yaml:"loadBalancerProvider,omitempty"`
+	// ClusterID names and tags every cloud resource this CCM owns; the
+	// clouds of a hybrid config share it.
 	ClusterID string `yaml:"clusterID"`
-	// Section is the selected provider's section, defaults applied. It is
-	// never nil after a successful Parse.
+	// Section is the provider's section, defaults applied, in a config for
+	// one cloud; nil in a hybrid config. After a successful Parse exactly
+	// one of Section and Sections is set.
 	Section Section `yaml:"-"`
+	// Sections are a hybrid config's sections by provider, defaults
+	// applied; nil in a config for one cloud.
+	Sections map[string]Section `yaml:"-"`
+}
+
+// Hybrid reports a config naming several clouds (providers:).
+func (c *CloudConfig) Hybrid() bool { return len(c.Providers) > 0 }
+
+// Clouds are the config's clouds, each as a config for that cloud alone
+// (the shared clusterID, the cloud's section), in the document's order:
+// what each backend is built from. A config for one cloud is its only
+// cloud.
+func (c *CloudConfig) Clouds() []*CloudConfig {
+	if !c.Hybrid() {
+		return []*CloudConfig{c}
+	}
+	out := make([]*CloudConfig, 0, len(c.Providers))
+	for _, p := range c.Providers {
+		out = append(out, &CloudConfig{
+			APIVersion: c.APIVersion, Kind: c.Kind, Provider: p, LoadBalancerProvider: p,
+			ClusterID: c.ClusterID, Section: c.Sections[p],
+		})
+	}
+	return out
 }

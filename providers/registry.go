@@ -139,7 +139,7 @@ func (r *Registry) NewCloud(ctx context.Context, cfg *config.CloudConfig) (cloud
 	// or refuses what the backend does not serve. A cloud whose table
 	// depends on its config gives its own.
 	table := b.UpstreamAnnotations
-	if c, ok := cloud.(configuredAnnotations); ok {
+	if c, ok := cloud.(configuredAnnotations); ok && c.UpstreamAnnotations() != nil {
 		table = c.UpstreamAnnotations()
 	}
 	return upstreamann.Wrap(cloud, table), nil
@@ -147,8 +147,9 @@ func (r *Registry) NewCloud(ctx context.Context, cfg *config.CloudConfig) (cloud
 
 var _ config.Sections = (*Registry)(nil)
 
-// configuredAnnotations is a cloud whose upstream annotation table depends
-// on its cloud-config (AWS: which Services get Classic ELBs).
+// configuredAnnotations is a cloud whose upstream annotation table may
+// depend on its cloud-config (AWS: which Services get Classic ELBs); nil
+// means the registered one.
 type configuredAnnotations interface {
 	UpstreamAnnotations() *upstreamann.Table
 }

@@ -710,7 +710,7 @@ func TestRoutes(t *testing.T) {
 	}
 	ctx := t.Context()
 	nodes := env.lbNodes(t, 20)
-	rt, _ := env.cloud.Routes()
+	rt := env.cloud.routes
 	// Someone else's route in the table.
 	if err := addForeignRoute(ctx, env); err != nil {
 		t.Fatal(err)

@@ -8,19 +8,19 @@ import (
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/api/iterator"
-	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbrecords"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbserial"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 )
 
-// Cloud is the GCE cloudprovider.Interface.
+// Cloud is the GCE backend's parts, which cloudparts assembles into the
+// cloudprovider.Interface.
 type Cloud struct {
 	cfg       *Section
 	clusterID string
@@ -30,13 +30,9 @@ type Cloud struct {
 	zones     []string
 	nodes     *nodes.Lister
 	instances *instances
-	// lb is served through lbserial: one Service's calls never overlap.
-	lb       *loadBalancers
-	serialLB *lbserial.LoadBalancer
-	routes   *routes
+	lb        *loadBalancers
+	routes    *routes
 }
-
-var _ cloudprovider.Interface = (*Cloud)(nil)
 
 // New builds the backend from a validated cloud-config. It fetches an
 // access token (wrong credentials stop the manager with the reason) and,
@@ -95,16 +91,26 @@ func newCloud(s *Section, clusterID string, api *clients, zones []string, clk cl
 		groups: &instanceGroups{cfg: s, clusterID: clusterID, api: api, clk: clk},
 		pools:  lbrecords.New[[]string](poolRecordTTL, clk)}
 	c.lb.groups.sharedID = c.lb.sharedID
-	c.serialLB = lbserial.Wrap(c.lb)
 	c.routes = &routes{cfg: s, clusterID: clusterID, api: api, in: c.instances}
 	return c
 }
 
-// Initialize is called once leadership is won, before the controllers
+// Parts are the backend's parts: external (target pool) and internal
+// (backend service) passthrough load balancers, pod CIDR routes in the
+// nodes' network, and the Node informer, so Node names map to instances
+// without cloud calls.
+func (c *Cloud) Parts() cloudparts.Parts {
+	return cloudparts.Parts{
+		Name: ProviderName, Instances: c.instances, LoadBalancer: c.lb, Routes: c.routes,
+		Initialize: c.initialize, SetInformers: c.nodes.SetInformers,
+	}
+}
+
+// initialize is called once leadership is won, before the controllers
 // start: it reads the upstream GCE CCM's cluster ID (clusterid.go), which
 // names the cluster's shared load balancer parts when present, and keeps
 // a client to remove upstream's finalizers from Services.
-func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, _ <-chan struct{}) {
+func (c *Cloud) initialize(b cloudprovider.ControllerClientBuilder, _ <-chan struct{}) {
 	client, err := b.Client("cloud-controller-manager")
 	if err != nil {
 		klog.Background().Error(err, "No client to read the upstream GCE cluster ID; the shared load balancer parts are named after clusterID")
@@ -117,42 +123,17 @@ func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, _ <-chan str
 	}
 }
 
-// SetInformers gives the backend the manager's Node informer, so Node
-// names map to instances without cloud calls.
-func (c *Cloud) SetInformers(f informers.SharedInformerFactory) { c.nodes.SetInformers(f) }
-
-// ProviderName is "gce".
-func (c *Cloud) ProviderName() string { return ProviderName }
-
-// HasClusterID is true: every resource is named and described with it.
-func (c *Cloud) HasClusterID() bool { return true }
-
-// InstancesV2 serves the node controllers.
-func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) { return c.instances, true }
-
-// Instances is the legacy interface: InstancesV2 replaces it.
-func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
-
-// Zones is the legacy interface: InstancesV2 reports zones.
-func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
-
-// Clusters is not supported.
-func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
-
-// LoadBalancer serves external (target pool) and internal (backend
-// service) passthrough load balancers.
-func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.serialLB, true }
-
-// Routes serves pod CIDR routes in the nodes' network.
-func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return c.routes, true }
-
 // Backend describes the GCE backend for the registry.
 func Backend() providers.Backend {
 	return providers.Backend{
 		Name:       ProviderName,
 		NewSection: func() config.Section { return &Section{} },
 		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
-			return New(ctx, cc)
+			c, err := New(ctx, cc)
+			if err != nil {
+				return nil, err
+			}
+			return cloudparts.New(c.Parts()), nil
 		},
 		ImportConfig:        ImportConfig,
 		UpstreamAnnotations: upstreamAnnotations(),

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	gceemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
 )
@@ -20,7 +21,7 @@ import (
 func TestRoutes(t *testing.T) {
 	env := newTestEnv(t, gceemu.Config{}, nil)
 	ctx := t.Context()
-	rt, ok := env.cloud.Routes()
+	rt, ok := cloudparts.New(env.cloud.Parts()).Routes()
 	if !ok {
 		t.Fatal("routes not supported")
 	}
@@ -96,7 +97,7 @@ func TestUpstreamRoutes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rt, _ := env.cloud.Routes()
+	rt := env.cloud.routes
 	if listed, err := rt.ListRoutes(ctx, "kubernetes"); err != nil || len(listed) != 0 {
 		t.Fatalf("without upstreamClusterName: %v %v", listed, err)
 	}

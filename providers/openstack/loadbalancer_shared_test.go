@@ -41,7 +41,7 @@ func (e *lbEnv) withKube(t *testing.T, svcs ...*v1.Service) kubernetes.Interface
 			t.Fatal(err)
 		}
 	}
-	e.cloud.Initialize(fakeBuilder{c}, nil)
+	e.cloud.initialize(fakeBuilder{c}, nil)
 	return c
 }
 

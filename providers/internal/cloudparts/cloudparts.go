@@ -1,0 +1,133 @@
+// Package cloudparts assembles a cloudprovider.Interface from a backend's
+// parts: its instances, load balancers and routes, what it does once
+// leadership is won, and what it wants of the manager's informers.
+//
+// Every backend offers the same shape (InstancesV2 only, no legacy
+// Instances, Zones or Clusters; a cluster ID always; routes only when
+// configured; load-balancer calls serialized per Service), so the
+// plumbing lives here once instead of in each backend's cloud.go, and a
+// composite of several clouds is assembled the same way.
+package cloudparts
+
+import (
+	"reflect"
+
+	"k8s.io/client-go/informers"
+	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbserial"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
+)
+
+// Parts are what a backend is made of.
+type Parts struct {
+	// Name is the provider's name, the cloud-config's provider value.
+	Name string
+	// Instances serve the node and node-lifecycle controllers.
+	Instances cloudprovider.InstancesV2
+	// LoadBalancer serves the service controller; nil for none. New
+	// serializes its calls per Service (lbserial).
+	LoadBalancer cloudprovider.LoadBalancer
+	// Routes serve the route controller; nil when routes are not
+	// configured (the manager then does not run it).
+	Routes cloudprovider.Routes
+	// Initialize runs once leadership is won, before the controllers
+	// start; nil for nothing to do.
+	Initialize func(cloudprovider.ControllerClientBuilder, <-chan struct{})
+	// SetInformers receives the manager's shared informer factory; nil
+	// when the backend needs none.
+	SetInformers func(informers.SharedInformerFactory)
+	// UpstreamAnnotations is the backend's table of the upstream CCM's
+	// Service annotations when it depends on the cloud-config (AWS: which
+	// Services get Classic ELBs); nil for the registered one.
+	UpstreamAnnotations *upstreamann.Table
+}
+
+// Cloud is a cloudprovider.Interface assembled from Parts.
+type Cloud struct {
+	parts Parts
+	lb    cloudprovider.LoadBalancer
+}
+
+var (
+	_ cloudprovider.Interface    = (*Cloud)(nil)
+	_ cloudprovider.InformerUser = (*Cloud)(nil)
+)
+
+// New assembles p. A part given as a typed nil pointer (a backend's
+// unset *routes) counts as absent, so Routes reports unsupported rather
+// than handing the controller a nil receiver.
+func New(p Parts) *Cloud {
+	if isNil(p.LoadBalancer) {
+		p.LoadBalancer = nil
+	}
+	if isNil(p.Routes) {
+		p.Routes = nil
+	}
+	c := &Cloud{parts: p}
+	if p.LoadBalancer != nil {
+		c.lb = lbserial.Wrap(p.LoadBalancer)
+	}
+	return c
+}
+
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	r := reflect.ValueOf(v)
+	switch r.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return r.IsNil()
+	}
+	return false
+}
+
+// Parts are the parts c was assembled from.
+func (c *Cloud) Parts() Parts { return c.parts }
+
+// Initialize implements cloudprovider.Interface.
+func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	if c.parts.Initialize != nil {
+		c.parts.Initialize(b, stop)
+	}
+}
+
+// SetInformers implements cloudprovider.InformerUser.
+func (c *Cloud) SetInformers(f informers.SharedInformerFactory) {
+	if c.parts.SetInformers != nil {
+		c.parts.SetInformers(f)
+	}
+}
+
+// ProviderName implements cloudprovider.Interface.
+func (c *Cloud) ProviderName() string { return c.parts.Name }
+
+// HasClusterID is true: clusterID is required in the cloud-config, and
+// every backend names or tags what it makes with it.
+func (c *Cloud) HasClusterID() bool { return true }
+
+// InstancesV2 serves the node controllers.
+func (c *Cloud) InstancesV2() (cloudprovider.InstancesV2, bool) {
+	return c.parts.Instances, c.parts.Instances != nil
+}
+
+// Instances is not offered: InstancesV2 replaces it.
+func (c *Cloud) Instances() (cloudprovider.Instances, bool) { return nil, false }
+
+// Zones is not offered: InstancesV2 reports zones.
+func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
+
+// Clusters is not offered.
+func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
+
+// LoadBalancer serves the service controller, one Service's calls at a
+// time.
+func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.lb, c.lb != nil }
+
+// Routes serves the route controller when routes are configured.
+func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return c.parts.Routes, c.parts.Routes != nil }
+
+// UpstreamAnnotations is the cloud-config's table of upstream
+// annotations, nil when the backend's registered table applies.
+func (c *Cloud) UpstreamAnnotations() *upstreamann.Table { return c.parts.UpstreamAnnotations }
