@@ -14,6 +14,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/hybrid"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/importcfg"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
 )
@@ -120,8 +121,26 @@ func (r *Registry) NewSection(provider string) (config.Section, bool) {
 	return b.NewSection(), true
 }
 
-// NewCloud builds the cloud named by a validated cloud-config.
+// NewCloud builds the clouds a validated cloud-config names and composes
+// them (hybrid): a Node is served by the cloud its providerID names, a
+// Service's load balancer by the cloud it picks. A config for one cloud
+// is the composite of that cloud alone, so Nodes of no configured cloud
+// are left alone the same way.
 func (r *Registry) NewCloud(ctx context.Context, cfg *config.CloudConfig) (cloudprovider.Interface, error) {
+	var members []hybrid.Member
+	for _, cc := range cfg.Clouds() {
+		cloud, err := r.newOne(ctx, cc)
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, hybrid.Member{Name: cc.Provider, Cloud: cloud})
+	}
+	return hybrid.New(members, cfg.LoadBalancerProvider)
+}
+
+// newOne builds one cloud, its load balancers behind the gate of its
+// upstream annotation table.
+func (r *Registry) newOne(ctx context.Context, cfg *config.CloudConfig) (cloudprovider.Interface, error) {
 	b, ok := r.Lookup(cfg.Provider)
 	if !ok {
 		// config.Parse already refuses this; reaching here means the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -119,11 +120,16 @@ func loadForRun(opts *options.CloudControllerManagerOptions, registry *providers
 		}
 		return nil, err
 	}
-	if provider.Name != "" && provider.Name != cfg.Provider {
-		return nil, fmt.Errorf("--cloud-provider=%q does not match provider %q in cloud-config %s; drop the flag or make them agree",
-			provider.Name, cfg.Provider, provider.CloudConfigFile)
+	name := cfg.Provider
+	if cfg.Hybrid() {
+		// The composite's name, as its ProviderName says.
+		name = strings.Join(cfg.Providers, ",")
 	}
-	provider.Name = cfg.Provider
+	if provider.Name != "" && provider.Name != name {
+		return nil, fmt.Errorf("--cloud-provider=%q does not match provider %q in cloud-config %s; drop the flag or make them agree",
+			provider.Name, name, provider.CloudConfigFile)
+	}
+	provider.Name = name
 	return cfg, nil
 }
 

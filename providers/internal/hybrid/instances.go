@@ -1,0 +1,65 @@
+package hybrid
+
+import (
+	"context"
+	"errors"
+	"maps"
+
+	v1 "k8s.io/api/core/v1"
+	cloudprovider "k8s.io/cloud-provider"
+)
+
+// instances routes the node controllers' questions to the Node's cloud.
+// A Node of no configured cloud exists and is running as far as the
+// lifecycle controller can tell, so it is never deleted or tainted shut
+// down, and nothing is logged for it at every check (the Node informer
+// counts it and says so once: unowned.go); its metadata is an error, so
+// the node controller never initializes it.
+type instances struct{ h *Composite }
+
+var _ cloudprovider.InstancesV2 = (*instances)(nil)
+
+// InstanceExists implements cloudprovider.InstancesV2.
+func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
+	m, err := i.h.owner(ctx, node)
+	if errors.Is(err, errForeign) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.instances.InstanceExists(ctx, node)
+}
+
+// InstanceShutdown implements cloudprovider.InstancesV2.
+func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
+	m, err := i.h.owner(ctx, node)
+	if errors.Is(err, errForeign) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.instances.InstanceShutdown(ctx, node)
+}
+
+// InstanceMetadata implements cloudprovider.InstancesV2: the owner's,
+// with LabelProvider naming the cloud among the labels the node
+// controller sets.
+func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
+	m, err := i.h.owner(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	md, err := m.instances.InstanceMetadata(ctx, node)
+	if err != nil || md == nil {
+		return md, err
+	}
+	out := *md
+	out.AdditionalLabels = maps.Clone(md.AdditionalLabels)
+	if out.AdditionalLabels == nil {
+		out.AdditionalLabels = map[string]string{}
+	}
+	out.AdditionalLabels[LabelProvider] = m.name
+	return &out, nil
+}

@@ -1,0 +1,189 @@
+package hybrid
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	cloudprovider "k8s.io/cloud-provider"
+	"k8s.io/klog/v2"
+)
+
+// loadBalancers routes each Service to the cloud its annotation (else the
+// config's default) names, with only that cloud's Nodes as backends: a
+// load balancer cannot reach another cloud's nodes. When the annotation
+// changes, the new load balancer is made first (the service controller
+// then writes its address), and the old one is deleted after.
+type loadBalancers struct{ h *Composite }
+
+var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
+
+// pick is the member that serves svc's load balancer.
+func (l *loadBalancers) pick(svc *v1.Service) (*member, error) {
+	name := l.h.lbDefault
+	if v, ok := svc.Annotations[AnnotationLoadBalancerProvider]; ok {
+		name = strings.TrimSpace(v)
+	}
+	m, ok := l.h.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("annotation %s=%q names no configured cloud (%s)", AnnotationLoadBalancerProvider, name, l.h.name())
+	}
+	if m.lb == nil {
+		return nil, fmt.Errorf("cloud %s serves no load balancers", m.name)
+	}
+	return m, nil
+}
+
+// nodesOf are the Nodes of nodes that m owns, by placement: a Node not
+// yet placed (no providerID or label, several clouds) is left out until
+// the node controller has given it its providerID.
+func (l *loadBalancers) nodesOf(m *member, nodes []*v1.Node) []*v1.Node {
+	if len(l.h.members) == 1 {
+		return nodes
+	}
+	out := make([]*v1.Node, 0, len(nodes))
+	for _, n := range nodes {
+		if p, err := l.h.placement(n); err == nil && p == m {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// GetLoadBalancer implements cloudprovider.LoadBalancer.
+func (l *loadBalancers) GetLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	m, err := l.pick(svc)
+	if err != nil {
+		return nil, false, err
+	}
+	return m.lb.GetLoadBalancer(ctx, clusterName, svc)
+}
+
+// GetLoadBalancerName implements cloudprovider.LoadBalancer.
+func (l *loadBalancers) GetLoadBalancerName(ctx context.Context, clusterName string, svc *v1.Service) string {
+	m, err := l.pick(svc)
+	if err != nil {
+		m = l.h.byName[l.h.lbDefault]
+		if m.lb == nil {
+			return cloudprovider.DefaultLoadBalancerName(svc)
+		}
+	}
+	return m.lb.GetLoadBalancerName(ctx, clusterName, svc)
+}
+
+// EnsureLoadBalancer implements cloudprovider.LoadBalancer.
+func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	m, err := l.pick(svc)
+	if err != nil {
+		return nil, err
+	}
+	own := l.nodesOf(m, nodes)
+	if len(own) == 0 && len(nodes) > 0 {
+		return nil, fmt.Errorf("cloud %s has none of the cluster's %d Nodes, so its load balancer would have no backends; annotate the Service %s=<a cloud with Nodes>",
+			m.name, len(nodes), AnnotationLoadBalancerProvider)
+	}
+	st, err := m.lb.EnsureLoadBalancer(ctx, clusterName, svc, own)
+	if err != nil {
+		return st, err
+	}
+	if err := l.leaveOthers(ctx, clusterName, svc, m); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// UpdateLoadBalancer implements cloudprovider.LoadBalancer.
+func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) error {
+	m, err := l.pick(svc)
+	if err != nil {
+		return err
+	}
+	return m.lb.UpdateLoadBalancer(ctx, clusterName, svc, l.nodesOf(m, nodes))
+}
+
+// EnsureLoadBalancerDeleted implements cloudprovider.LoadBalancer: the
+// load balancer of the cloud the Service names, and of any other cloud
+// that may still hold one for it (a move not finished, or not known since
+// the manager started).
+func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, svc *v1.Service) error {
+	var errs []error
+	for _, m := range l.h.members {
+		if m.lb == nil {
+			continue
+		}
+		if err := m.lb.EnsureLoadBalancerDeleted(ctx, clusterName, svc); err != nil {
+			errs = append(errs, fmt.Errorf("cloud %s: %w", m.name, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	l.h.lbs.forget(svc.UID)
+	return nil
+}
+
+// leaveOthers deletes the Service's load balancers in clouds other than
+// m, once m's is made: the one it had before its annotation changed, or,
+// when the manager has not seen the Service yet, any another cloud holds
+// (one read per other cloud, once per Service per start).
+func (l *loadBalancers) leaveOthers(ctx context.Context, clusterName string, svc *v1.Service, m *member) error {
+	if len(l.h.members) == 1 {
+		return nil
+	}
+	prev, known := l.h.lbs.get(svc.UID)
+	if known && prev == m.name {
+		return nil
+	}
+	for _, o := range l.h.members {
+		if o == m || o.lb == nil || (known && o.name != prev) {
+			continue
+		}
+		if !known {
+			_, exists, err := o.lb.GetLoadBalancer(ctx, clusterName, svc)
+			if err != nil {
+				return fmt.Errorf("cloud %s, which may hold the Service's previous load balancer: %w", o.name, err)
+			}
+			if !exists {
+				continue
+			}
+		}
+		klog.FromContext(ctx).Info("Deleting the Service's load balancer in the cloud it moved from", "service", klog.KObj(svc), "from", o.name, "to", m.name)
+		if err := o.lb.EnsureLoadBalancerDeleted(ctx, clusterName, svc); err != nil {
+			return fmt.Errorf("delete the load balancer the Service had in cloud %s: %w", o.name, err)
+		}
+	}
+	l.h.lbs.set(svc.UID, m.name)
+	return nil
+}
+
+// lbPlacement remembers which cloud last ensured each Service's load
+// balancer.
+type lbPlacement struct {
+	mu    sync.Mutex
+	cloud map[types.UID]string
+}
+
+func newLBPlacement() *lbPlacement { return &lbPlacement{cloud: map[types.UID]string{}} }
+
+func (p *lbPlacement) get(uid types.UID) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c, ok := p.cloud[uid]
+	return c, ok
+}
+
+func (p *lbPlacement) set(uid types.UID, cloud string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cloud[uid] = cloud
+}
+
+func (p *lbPlacement) forget(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.cloud, uid)
+}
