@@ -318,6 +318,48 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 	if s.ccm.exited() {
 		t.Fatalf("the manager exited on a foreign providerID: %v", s.ccm.Err())
 	}
+
+	// NotReady, as a Node another manager serves may be: the lifecycle
+	// controller asks about it every second (--node-monitor-period=1s),
+	// and it is never deleted or tainted shut down, nor logged each time.
+	setReady(t, foreign, corev1.ConditionFalse)
+	time.Sleep(6 * time.Second)
+	if n, err = getNode(context.Background(), foreign); err != nil {
+		t.Fatalf("the NotReady foreign node: %v", err)
+	}
+	if ccmproc.HasTaint(n, cloudproviderapi.TaintNodeShutdown) || ccmproc.Initialized(n) {
+		t.Errorf("NotReady node with foreign providerID was touched: %s", describeNode(n))
+	}
+	if k := strings.Count(s.ccm.log.String(), "error checking if node "+foreign); k > 0 {
+		t.Errorf("the lifecycle controller logged an error about the foreign node %d times", k)
+	}
+	code, body, err := s.ccm.get("/metrics", true)
+	if err != nil || code != 200 {
+		t.Fatalf("GET /metrics: %d %v", code, err)
+	}
+	if !strings.Contains(body, `multicloud_ccm_unowned_nodes{reason="foreign-provider-id"} 1`) {
+		t.Errorf("/metrics does not count the foreign node:\n%s", grepLines(body, "multicloud_ccm_unowned_nodes"))
+	}
+	evs, err := env.admin.CoreV1().Events("").List(context.Background(), metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + foreign + ",reason=NodeNotServed",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs.Items) != 1 || evs.Items[0].Count > 1 || !strings.Contains(evs.Items[0].Message, "of no configured cloud") {
+		t.Errorf("NodeNotServed events %+v, want one, once", evs.Items)
+	}
+}
+
+// grepLines are the lines of s containing sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // ---- lifecycle ----
