@@ -132,6 +132,45 @@ func TestSlimOpenStackBuild(t *testing.T) {
 	}
 }
 
+// TestSlimHybridBuild: `make build PROVIDERS=openstack,aws` makes a
+// binary with just those two clouds' SDKs, and a hybrid cloud-config
+// naming a cloud it lacks is refused with the list it has.
+func TestSlimHybridBuild(t *testing.T) {
+	bin := filepath.Join(env.tmp, "multicloud-ccm-openstack-aws")
+	cmd := exec.Command("make", "build", "PROVIDERS=openstack,aws", "BIN="+bin)
+	cmd.Dir = env.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build PROVIDERS=openstack,aws: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "providers: aws,openstack\n") {
+		t.Fatalf("version: %v\n%s", err, out)
+	}
+	mods, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, mods)
+	}
+	for _, want := range []string{"github.com/gophercloud/gophercloud/v2", "github.com/aws/aws-sdk-go-v2"} {
+		if !strings.Contains(string(mods), want) {
+			t.Errorf("the openstack,aws build lacks %s", want)
+		}
+	}
+	for _, foreign := range []string{"github.com/Azure/", "cloud.google.com/", "google.golang.org/api"} {
+		if strings.Contains(string(mods), foreign) {
+			t.Errorf("the openstack,aws build contains %s", foreign)
+		}
+	}
+	cfg := writeFile(t, "openstack-gce-for-openstack-aws-build.yaml",
+		"apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nproviders: [openstack, gce]\nclusterID: c1\n")
+	out, err = exec.Command(bin, "validate-config", cfg).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("validate-config exit = %v, want 1\n%s", err, out)
+	}
+	if want := `providers[1]: "gce" is not compiled into this binary (compiled in: aws,openstack); rebuild with make build PROVIDERS=openstack,gce`; !strings.Contains(string(out), want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}
+
 // TestSlimAzureBuild: `make build PROVIDERS=azure` keeps only Azure: the
 // azure-sdk-for-go modules and no AWS, Google or gophercloud module, and a
 // cloud-config for another cloud is refused with the rebuild hint.
