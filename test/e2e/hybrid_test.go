@@ -162,7 +162,9 @@ func TestHybrid(t *testing.T) {
 }
 
 // keyOf is the suite namespace's Service name.
-func keyOf(name string) types.NamespacedName { return types.NamespacedName{Namespace: confNS, Name: name} }
+func keyOf(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: confNS, Name: name}
+}
 
 // waitBackends waits until c holds one load balancer for k whose backends
 // are exactly ids.
