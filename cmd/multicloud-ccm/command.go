@@ -91,6 +91,13 @@ const (
 	defaultKubeAPIBurst           = 400
 	defaultConcurrentNodeSyncs    = 10
 	defaultConcurrentServiceSyncs = 10
+	// defaultConcurrentNodeLifecycleSyncs: with one worker, a lifecycle
+	// pass waits for each Node in turn, so in a hybrid cluster a cloud
+	// that does not answer would hold up every other cloud's Nodes until
+	// its request timed out; a cloud's calls beyond its share then fail
+	// fast (providers/internal/hybrid/share.go) while the other workers
+	// go on. The backends still make one batched read per pass.
+	defaultConcurrentNodeLifecycleSyncs = 10
 )
 
 func setProductDefaults(opts *options.CloudControllerManagerOptions) {
@@ -98,6 +105,7 @@ func setProductDefaults(opts *options.CloudControllerManagerOptions) {
 	opts.Generic.ClientConnection.Burst = defaultKubeAPIBurst
 	opts.NodeController.ConcurrentNodeSyncs = defaultConcurrentNodeSyncs
 	opts.ServiceController.ConcurrentServiceSyncs = defaultConcurrentServiceSyncs
+	opts.NodeLifecycleController.ConcurrentNodeLifecycleSyncs = defaultConcurrentNodeLifecycleSyncs
 }
 
 // loadForRun reads and validates --cloud-config and reconciles it with

@@ -341,7 +341,8 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 		t.Errorf("/metrics does not count the foreign node:\n%s", grepLines(body, "multicloud_ccm_unowned_nodes"))
 	}
 	evs, err := env.admin.CoreV1().Events("").List(context.Background(), metav1.ListOptions{
-		FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + foreign + ",reason=NodeNotServed",
+		// By UID: every cloud's run registers a Node of this name.
+		FieldSelector: "involvedObject.kind=Node,involvedObject.uid=" + string(n.UID) + ",reason=NodeNotServed",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 	confaws "github.com/multicloud-ccm/multicloud-ccm/test/conformance/aws"
 	confopenstack "github.com/multicloud-ccm/multicloud-ccm/test/conformance/openstack"
@@ -80,7 +81,9 @@ func (c hybridCloud) launchIn(t *testing.T, hint string) conformance.Instance {
 // left alone while NotReady; a LoadBalancer Service gets the default
 // cloud's load balancer with only that cloud's Nodes, another the
 // annotated cloud's; changing the annotation moves the load balancer and
-// leaves nothing in the cloud it left.
+// leaves nothing in the cloud it left; with the AWS API hanging for a
+// minute, a new OpenStack Node and Service are served as usual and AWS's
+// NotReady Node stays.
 func TestHybrid(t *testing.T) {
 	clouds, ccm := startHybrid(t, "openstack-aws", confopenstack.Adapter{}, confaws.Adapter{})
 	os, aws := clouds[0], clouds[1]
@@ -154,6 +157,65 @@ func TestHybrid(t *testing.T) {
 		deleteServiceAndWait(t, k)
 		if lbs := aws.cloud.LoadBalancers(k); len(lbs) != 0 {
 			t.Errorf("left in aws: %+v", lbs)
+		}
+	})
+	t.Run("with the AWS API not answering for a minute, OpenStack's Nodes and Services are served as usual", func(t *testing.T) {
+		srv := aws.cloud.(interface{ Server() *cloudsim.Server }).Server()
+		if err := srv.SetFault(cloudsim.FaultSpec{Op: "*", Hang: true}); err != nil {
+			t.Fatal(err)
+		}
+		outage := time.Now()
+		cleared := false
+		clear := func() {
+			if !cleared {
+				srv.ClearFaults()
+				cleared = true
+			}
+		}
+		defer clear()
+		// AWS's Node goes NotReady and ten AWS Services wait on the
+		// hanging API, more than the service controller has workers.
+		setReady(t, a1.NodeName, corev1.ConditionFalse)
+		var pending []types.NamespacedName
+		for i := range 10 {
+			svc := lbService(fmt.Sprintf("hy-down-%d", i), 80)
+			svc.Annotations = map[string]string{"multicloud-ccm.io/load-balancer-provider": "aws"}
+			pending = append(pending, createService(t, svc))
+		}
+		time.Sleep(2 * time.Second)
+		start := time.Now()
+		// Registered with its cloud's label, as kubelets of a hybrid
+		// cluster should: a Node known only by name waits until every
+		// cloud has said whether it has an instance of that name.
+		o2, err := os.cloud.Launch(conformance.InstanceSpec{Zone: os.cloud.Zones()[0], PublicIP: true, NameHint: "hy-os-2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		labelled := ccmproc.KubeletNode(o2.NodeName, "")
+		labelled.Labels["multicloud-ccm.io/provider"] = "openstack"
+		createNode(t, labelled)
+		waitInitialized(t, o2.NodeName)
+		nodeTook := time.Since(start)
+		k := createService(t, lbService("hy-os-during", 80))
+		waitService(t, k, "an address", hasAddress)
+		svcTook := time.Since(start) - nodeTook
+		t.Logf("during the AWS outage: an OpenStack Node initialized in %s, an OpenStack Service got its address in %s", nodeTook.Round(100*time.Millisecond), svcTook.Round(100*time.Millisecond))
+		// Bounds well above the ~1 s and ~3 s these take with both clouds
+		// up, well below what waiting on the hanging API would cost.
+		if nodeTook > 15*time.Second || svcTook > 20*time.Second {
+			t.Errorf("OpenStack was held up by the AWS outage: Node %s, Service %s", nodeTook, svcTook)
+		}
+		time.Sleep(time.Until(outage.Add(time.Minute)))
+		if _, err := getNode(context.Background(), a1.NodeName); err != nil {
+			t.Errorf("AWS's NotReady Node during the outage: %v", err)
+		}
+		clear()
+		setReady(t, a1.NodeName, corev1.ConditionTrue)
+		for _, p := range pending {
+			waitService(t, p, "an address once AWS answers", hasAddress)
+		}
+		for _, p := range append(pending, k) {
+			deleteServiceAndWait(t, p)
 		}
 	})
 	if ccm.exited() {

@@ -56,6 +56,9 @@ type member struct {
 	instances cloudprovider.InstancesV2
 	lb        cloudprovider.LoadBalancer // nil: none
 	routes    cloudprovider.Routes       // nil: not configured
+	// instShare and lbShare bound the cloud's calls in flight in a
+	// hybrid cluster (share.go); nil for one cloud.
+	instShare, lbShare *share
 }
 
 // Composite routes each call to the member that owns its Node or Service.
@@ -114,6 +117,12 @@ func newComposite(members []Member, lbDefault string) (*Composite, error) {
 		}
 		h.members = append(h.members, mm)
 		h.byName[m.Name] = mm
+	}
+	if len(h.members) > 1 {
+		for _, m := range h.members {
+			m.instShare = newShare(m.name, "instance", callShare)
+			m.lbShare = newShare(m.name, "load balancer", callShare)
+		}
 	}
 	if _, ok := h.byName[lbDefault]; !ok {
 		return nil, fmt.Errorf("hybrid: the default load balancer cloud %q is not one of %s", lbDefault, h.name())
@@ -218,7 +227,11 @@ func (h *Composite) owner(ctx context.Context, node *v1.Node) (*member, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := m.instances.InstanceMetadata(ctx, node)
+			release, err := m.instShare.acquire(ctx)
+			if err == nil {
+				_, err = m.instances.InstanceMetadata(ctx, node)
+				release()
+			}
 			answers[i] = answer{m, err}
 		}()
 	}

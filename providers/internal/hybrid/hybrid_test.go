@@ -28,6 +28,9 @@ type fakeCloud struct {
 	instances, gone, stopped []string
 	lookupErr                error
 	noRoutes                 bool
+	// hang, when set, makes every load balancer and instance call wait
+	// for it to close: a cloud that does not answer.
+	hang chan struct{}
 
 	mu       sync.Mutex
 	ensured  map[string][]string // Service name -> backend Node names
@@ -43,6 +46,9 @@ func newFake(name string, instances ...string) *fakeCloud {
 
 // instanceOf is the instance a Node names: by providerID, else by name.
 func (f *fakeCloud) instanceOf(node *v1.Node) (string, error) {
+	if f.hang != nil {
+		<-f.hang
+	}
 	f.mu.Lock()
 	f.lookups++
 	f.mu.Unlock()
@@ -88,6 +94,9 @@ func (f *fakeCloud) InstanceMetadata(_ context.Context, node *v1.Node) (*cloudpr
 }
 
 func (f *fakeCloud) GetLoadBalancer(_ context.Context, _ string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
+	if f.hang != nil {
+		<-f.hang
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return &v1.LoadBalancerStatus{}, f.lbExists[svc.Name], nil
@@ -98,6 +107,9 @@ func (f *fakeCloud) GetLoadBalancerName(_ context.Context, _ string, svc *v1.Ser
 }
 
 func (f *fakeCloud) EnsureLoadBalancer(_ context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	if f.hang != nil {
+		<-f.hang
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var names []string
@@ -351,7 +363,8 @@ func TestLoadBalancerRouting(t *testing.T) {
 
 	// After a restart, the first ensure finds a load balancer left in
 	// the other cloud and deletes it.
-	other := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", UID: "uid-api", Annotations: map[string]string{}}}
+	other := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", UID: "uid-api", Annotations: map[string]string{}},
+		Status: v1.ServiceStatus{LoadBalancer: v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: "192.0.2.1"}}}}}
 	aws.lbExists["api"] = true
 	if _, err := lb.EnsureLoadBalancer(ctx, "c", other, nodes); err != nil || !slices.Contains(aws.deleted, "api") {
 		t.Errorf("left in aws: %v, deleted %v", err, aws.deleted)
@@ -400,5 +413,57 @@ func TestRoutes(t *testing.T) {
 	}
 	if len(aws.routes)+len(os.routes) != 0 {
 		t.Errorf("left: %v %v", aws.routes, os.routes)
+	}
+}
+
+// TestOneCloudDownKeepsTheOthersServed: while one cloud does not answer,
+// its calls hold at most callShare workers; the rest fail within slotWait
+// (an error, never "gone"), and the other cloud's Nodes and Services are
+// served at once, including a Service with an address whose previous
+// cloud cannot be asked.
+func TestOneCloudDownKeepsTheOthersServed(t *testing.T) {
+	aws, os := newFake("aws", "a1"), newFake("openstack", "o1")
+	aws.hang = make(chan struct{})
+	defer close(aws.hang)
+	h := compose(t, "openstack", os, aws)
+	lb, in := &loadBalancers{h: h}, &instances{h: h}
+	ctx := context.Background()
+	nodes := []*v1.Node{node("a1", "aws://a1", nil), node("o1", "openstack://o1", nil)}
+
+	// Ten workers on the down cloud's Services: callShare of them hang.
+	results := make(chan error, 10)
+	for i := range 10 {
+		svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("aws-", i), UID: types.UID(fmt.Sprint("uid-aws-", i)),
+			Annotations: map[string]string{AnnotationLoadBalancerProvider: "aws"}}}
+		go func() { _, err := lb.EnsureLoadBalancer(ctx, "c", svc, nodes); results <- err }()
+	}
+	start := time.Now()
+	for range 10 - callShare {
+		if err := <-results; err == nil || !strings.Contains(err.Error(), "cloud aws already has 5 load balancer calls in flight") {
+			t.Errorf("a call past the down cloud's share: %v", err)
+		}
+	}
+	if d := time.Since(start); d > 3*slotWait {
+		t.Errorf("the calls past the share took %s to fail", d)
+	}
+
+	// The other cloud: a Service (one with an address, whose previous
+	// cloud is the down one), a Node's lifecycle answers.
+	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "uid-web"},
+		Status: v1.ServiceStatus{LoadBalancer: v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: "192.0.2.9"}}}}}
+	if st, err := lb.EnsureLoadBalancer(ctx, "c", svc, nodes); err != nil || st.Ingress[0].Hostname != "openstack.example" {
+		t.Errorf("openstack Service with aws down: %+v %v", st, err)
+	}
+	if ok, err := in.InstanceExists(ctx, nodes[1]); !ok || err != nil {
+		t.Errorf("openstack Node with aws down: %v %v", ok, err)
+	}
+	// The down cloud's Node: an error within slotWait once its share is
+	// taken, never "gone".
+	for range callShare {
+		go func() { _, _ = in.InstanceExists(ctx, nodes[0]) }()
+	}
+	time.Sleep(50 * time.Millisecond)
+	if ok, err := in.InstanceExists(ctx, nodes[0]); err == nil || ok {
+		t.Errorf("aws Node with aws down: %v %v", ok, err)
 	}
 }

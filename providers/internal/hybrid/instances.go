@@ -28,6 +28,11 @@ func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, er
 	if err != nil {
 		return false, err
 	}
+	release, err := m.instShare.acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
 	return m.instances.InstanceExists(ctx, node)
 }
 
@@ -40,6 +45,11 @@ func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, 
 	if err != nil {
 		return false, err
 	}
+	release, err := m.instShare.acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
 	return m.instances.InstanceShutdown(ctx, node)
 }
 
@@ -51,7 +61,12 @@ func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 	if err != nil {
 		return nil, err
 	}
+	release, err := m.instShare.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
 	md, err := m.instances.InstanceMetadata(ctx, node)
+	release()
 	if err != nil || md == nil {
 		return md, err
 	}

@@ -60,6 +60,11 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, clusterName string,
 	if err != nil {
 		return nil, false, err
 	}
+	release, err := m.lbShare.acquire(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
 	return m.lb.GetLoadBalancer(ctx, clusterName, svc)
 }
 
@@ -86,7 +91,12 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName stri
 		return nil, fmt.Errorf("cloud %s has none of the cluster's %d Nodes, so its load balancer would have no backends; annotate the Service %s=<a cloud with Nodes>",
 			m.name, len(nodes), AnnotationLoadBalancerProvider)
 	}
+	release, err := m.lbShare.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st, err := m.lb.EnsureLoadBalancer(ctx, clusterName, svc, own)
+	release()
 	if err != nil {
 		return st, err
 	}
@@ -102,20 +112,38 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName stri
 	if err != nil {
 		return err
 	}
+	release, err := m.lbShare.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return m.lb.UpdateLoadBalancer(ctx, clusterName, svc, l.nodesOf(m, nodes))
 }
 
-// EnsureLoadBalancerDeleted implements cloudprovider.LoadBalancer: the
-// load balancer of the cloud the Service names, and of any other cloud
-// that may still hold one for it (a move not finished, or not known since
-// the manager started).
+// EnsureLoadBalancerDeleted implements cloudprovider.LoadBalancer: in
+// the cloud the Service names and the one that last made its load
+// balancer, if another (a move not finished). When the manager has not
+// seen the Service since it started, every cloud is asked, so nothing is
+// left behind by a move made before a restart.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, svc *v1.Service) error {
+	targets := l.h.members
+	if prev, known := l.h.lbs.get(svc.UID); known {
+		targets = nil
+		for _, m := range l.h.members {
+			if m.name == prev {
+				targets = append(targets, m)
+			}
+		}
+		if m, err := l.pick(svc); err == nil && m.name != prev {
+			targets = append(targets, m)
+		}
+	}
 	var errs []error
-	for _, m := range l.h.members {
+	for _, m := range targets {
 		if m.lb == nil {
 			continue
 		}
-		if err := m.lb.EnsureLoadBalancerDeleted(ctx, clusterName, svc); err != nil {
+		if err := l.deleteIn(ctx, m, clusterName, svc); err != nil {
 			errs = append(errs, fmt.Errorf("cloud %s: %w", m.name, err))
 		}
 	}
@@ -126,10 +154,22 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, clusterNa
 	return nil
 }
 
+func (l *loadBalancers) deleteIn(ctx context.Context, m *member, clusterName string, svc *v1.Service) error {
+	release, err := m.lbShare.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return m.lb.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
+}
+
 // leaveOthers deletes the Service's load balancers in clouds other than
 // m, once m's is made: the one it had before its annotation changed, or,
-// when the manager has not seen the Service yet, any another cloud holds
-// (one read per other cloud, once per Service per start).
+// when the manager has not seen the Service since it started and the
+// Service already has an address, any another cloud holds (one read per
+// other cloud, once per Service per start). A cloud that cannot be asked
+// then (down, throttled) does not fail m's Service: the placement stays
+// unknown, so the next sync asks again and the deletion asks every cloud.
 func (l *loadBalancers) leaveOthers(ctx context.Context, clusterName string, svc *v1.Service, m *member) error {
 	if len(l.h.members) == 1 {
 		return nil
@@ -138,26 +178,47 @@ func (l *loadBalancers) leaveOthers(ctx context.Context, clusterName string, svc
 	if known && prev == m.name {
 		return nil
 	}
+	if !known && len(svc.Status.LoadBalancer.Ingress) == 0 {
+		// Never given an address: no cloud made it a load balancer.
+		l.h.lbs.set(svc.UID, m.name)
+		return nil
+	}
+	settled := true
 	for _, o := range l.h.members {
 		if o == m || o.lb == nil || (known && o.name != prev) {
 			continue
 		}
 		if !known {
-			_, exists, err := o.lb.GetLoadBalancer(ctx, clusterName, svc)
+			exists, err := l.existsIn(ctx, o, clusterName, svc)
 			if err != nil {
-				return fmt.Errorf("cloud %s, which may hold the Service's previous load balancer: %w", o.name, err)
+				klog.FromContext(ctx).Info("Could not ask another cloud whether it still holds the Service's load balancer; asking again at the next sync",
+					"service", klog.KObj(svc), "cloud", o.name, "err", err)
+				settled = false
+				continue
 			}
 			if !exists {
 				continue
 			}
 		}
 		klog.FromContext(ctx).Info("Deleting the Service's load balancer in the cloud it moved from", "service", klog.KObj(svc), "from", o.name, "to", m.name)
-		if err := o.lb.EnsureLoadBalancerDeleted(ctx, clusterName, svc); err != nil {
+		if err := l.deleteIn(ctx, o, clusterName, svc); err != nil {
 			return fmt.Errorf("delete the load balancer the Service had in cloud %s: %w", o.name, err)
 		}
 	}
-	l.h.lbs.set(svc.UID, m.name)
+	if settled {
+		l.h.lbs.set(svc.UID, m.name)
+	}
 	return nil
+}
+
+func (l *loadBalancers) existsIn(ctx context.Context, m *member, clusterName string, svc *v1.Service) (bool, error) {
+	release, err := m.lbShare.acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	_, exists, err := m.lb.GetLoadBalancer(ctx, clusterName, svc)
+	return exists, err
 }
 
 // lbPlacement remembers which cloud last ensured each Service's load

@@ -1,0 +1,51 @@
+package hybrid
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// One cloud's outage must not stall the others: the controllers' workers
+// are shared (the service controller's 10, the node controller's 10, the
+// lifecycle controller's), and a call to a cloud that hangs holds its
+// worker until the request times out. So in a hybrid cluster each cloud
+// may have at most callShare calls of a kind in flight; a call that finds
+// no slot within slotWait fails at once with an error (never "gone": the
+// controllers retry, and the lifecycle controller deletes nothing on an
+// error), which frees the worker for the other clouds. A healthy cloud
+// answers in well under slotWait, so its calls only queue briefly and its
+// batched lookups still gather concurrent callers.
+const (
+	callShare = 5
+	slotWait  = time.Second
+)
+
+// share bounds one cloud's calls of one kind in flight; nil bounds
+// nothing (a config for one cloud).
+type share struct {
+	cloud, kind string
+	slots       chan struct{}
+}
+
+func newShare(cloud, kind string, n int) *share {
+	return &share{cloud: cloud, kind: kind, slots: make(chan struct{}, n)}
+}
+
+// acquire takes a slot, waiting up to slotWait; release gives it back.
+func (s *share) acquire(ctx context.Context) (release func(), err error) {
+	if s == nil {
+		return func() {}, nil
+	}
+	t := time.NewTimer(slotWait)
+	defer t.Stop()
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	case <-t.C:
+		return nil, fmt.Errorf("cloud %s already has %d %s calls in flight for %s (slow or down?); not waiting for it, so the other clouds keep their workers",
+			s.cloud, cap(s.slots), s.kind, slotWait)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
