@@ -21,26 +21,21 @@ var _ cloudprovider.InstancesV2 = (*instances)(nil)
 
 // InstanceExists implements cloudprovider.InstancesV2.
 func (i *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
-	m, err := i.h.owner(ctx, node)
-	if errors.Is(err, errForeign) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	release, err := m.instShare.acquire(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer release()
-	return m.instances.InstanceExists(ctx, node)
+	return i.lifecycle(ctx, node, true, cloudprovider.InstancesV2.InstanceExists)
 }
 
 // InstanceShutdown implements cloudprovider.InstancesV2.
 func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
+	return i.lifecycle(ctx, node, false, cloudprovider.InstancesV2.InstanceShutdown)
+}
+
+// lifecycle asks the Node's cloud one of the lifecycle controller's
+// questions; for a Node of no configured cloud the answer is foreign.
+func (i *instances) lifecycle(ctx context.Context, node *v1.Node, foreign bool,
+	ask func(cloudprovider.InstancesV2, context.Context, *v1.Node) (bool, error)) (bool, error) {
 	m, err := i.h.owner(ctx, node)
 	if errors.Is(err, errForeign) {
-		return false, nil
+		return foreign, nil
 	}
 	if err != nil {
 		return false, err
@@ -50,7 +45,7 @@ func (i *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, 
 		return false, err
 	}
 	defer release()
-	return m.instances.InstanceShutdown(ctx, node)
+	return ask(m.instances, ctx, node)
 }
 
 // InstanceMetadata implements cloudprovider.InstancesV2: the owner's,

@@ -8,14 +8,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/events"
 )
 
 // Nodes of no configured cloud are counted on /metrics by reason (as
@@ -68,19 +68,13 @@ func newUnownedNodes(clouds []string) *unownedNodes {
 
 // start makes the Event recorder, once leadership is won.
 func (u *unownedNodes) start(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
-	client, err := b.Client("cloud-node-lifecycle-controller")
+	rec, err := events.NewRecorder(b, "cloud-node-lifecycle-controller", "cloud-controller-manager", stop)
 	if err != nil {
 		klog.ErrorS(err, "No Events for Nodes of no configured cloud; they are logged once instead")
 		return
 	}
-	bc := record.NewBroadcaster()
-	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	go func() {
-		<-stop
-		bc.Shutdown()
-	}()
 	u.mu.Lock()
-	u.recorder = bc.NewRecorder(scheme.Scheme, v1.EventSource{Component: "cloud-controller-manager"})
+	u.recorder = rec
 	pending := u.pending
 	u.pending = nil
 	u.mu.Unlock()

@@ -9,11 +9,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/events"
 )
 
 // ReasonUnsupported is the reason of the Warning Event an Ignored
@@ -82,19 +82,13 @@ type gate struct {
 func (g *gate) start(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	// The service controller's own identity: it exists (with RBAC for
 	// events) under --use-service-account-credentials too.
-	client, err := b.Client("service-controller")
+	rec, err := events.NewRecorder(b, "service-controller", eventSource, stop)
 	if err != nil {
 		klog.ErrorS(err, "No Events for unsupported upstream annotations; they are logged instead")
 		return
 	}
-	bc := record.NewBroadcaster()
-	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	go func() {
-		<-stop
-		bc.Shutdown()
-	}()
 	g.mu.Lock()
-	g.recorder = bc.NewRecorder(scheme.Scheme, v1.EventSource{Component: eventSource})
+	g.recorder = rec
 	g.mu.Unlock()
 }
 
