@@ -82,11 +82,7 @@ func Backend() providers.Backend {
 		Name:       ProviderName,
 		NewSection: func() config.Section { return &Section{} },
 		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
-			c, err := New(ctx, cc)
-			if err != nil {
-				return nil, err
-			}
-			return cloudparts.New(c.Parts()), nil
+			return cloudparts.Assemble(New(ctx, cc))
 		},
 		ImportConfig:        ImportConfig,
 		UpstreamAnnotations: upstreamAnnotations(),

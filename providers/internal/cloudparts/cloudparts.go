@@ -131,3 +131,12 @@ func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return c.parts.Routes, c
 // UpstreamAnnotations is the cloud-config's table of upstream
 // annotations, nil when the backend's registered table applies.
 func (c *Cloud) UpstreamAnnotations() *upstreamann.Table { return c.parts.UpstreamAnnotations }
+
+// Assemble is a backend constructor's result assembled, for
+// providers.Backend.New: return cloudparts.Assemble(New(ctx, cc)).
+func Assemble[B interface{ Parts() Parts }](b B, err error) (cloudprovider.Interface, error) {
+	if err != nil {
+		return nil, err
+	}
+	return New(b.Parts()), nil
+}
