@@ -283,13 +283,6 @@ func TestNodeOwnership(t *testing.T) {
 // configured cloud by reason, and forgets them when they go.
 func TestUnownedNodesCounted(t *testing.T) {
 	h := compose(t, "aws", newFake("aws"))
-	client := fake.NewClientset()
-	f := informers.NewSharedInformerFactory(client, 0)
-	h.unowned.watch(f)
-	stop := make(chan struct{})
-	defer close(stop)
-	f.Start(stop)
-	ctx := context.Background()
 	value := func(reason string) float64 {
 		v, err := testutil.GetGaugeMetricValue(unownedGauge.WithLabelValues(reason))
 		if err != nil {
@@ -298,28 +291,39 @@ func TestUnownedNodesCounted(t *testing.T) {
 		return v
 	}
 	before := value(ReasonForeignProviderID)
-	for _, n := range []*v1.Node{node("k3s-1", "k3s://k3s-1", nil), node("kind-1", "kind://docker/kind/kind-1", nil), node("ours", "aws:///a/i-1", nil)} {
-		if _, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// The Nodes exist before the informer lists: the fake clientset's
+	// watch does not replay what happened between its list and watch.
+	client := fake.NewClientset(node("k3s-1", "k3s://k3s-1", nil), node("kind-1", "kind://docker/kind/kind-1", nil), node("ours", "aws:///a/i-1", nil))
+	f := informers.NewSharedInformerFactory(client, 0)
+	h.unowned.watch(f)
+	stop := make(chan struct{})
+	defer close(stop)
+	f.Start(stop)
 	f.WaitForCacheSync(stop)
 	waitFor(t, func() bool { return value(ReasonForeignProviderID) == before+2 })
+	// A Node the lister sees after the sync proves the watch is live.
+	ctx := context.Background()
+	if _, err := client.CoreV1().Nodes().Create(ctx, node("later", "aws:///a/i-2", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, err := f.Core().V1().Nodes().Lister().Get("later"); return err == nil })
 	if err := client.CoreV1().Nodes().Delete(ctx, "k3s-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return value(ReasonForeignProviderID) == before+1 })
 }
 
+// waitFor waits for the informer to deliver: generously, as on a loaded
+// CI machine its watch may start late.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for range 200 {
+	for range 3000 {
 		if cond() {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatal("condition not met in 2 s")
+	t.Fatal("condition not met in 30 s")
 }
 
 // TestLoadBalancerRouting: a Service's load balancer is its annotated
