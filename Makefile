@@ -52,11 +52,13 @@ clean:
 	rm -rf bin/multicloud-ccm
 
 # Which emulated cloud demo and bench run against: any cloud with a
-# conformance adapter in test/conformance/clouds.
+# conformance adapter in test/conformance/clouds, or a comma-separated list
+# (CLOUD=openstack,aws) for a hybrid cluster of them, the first the default
+# load-balancer cloud.
 CLOUD     ?= aws
 
-# The sandbox: control plane + the CLOUD's emulator + the CCM, on loopback.
-# `make demo ONCE=1` prints the report and exits.
+# The sandbox: control plane + the CLOUD's emulator (each one's, for a
+# list) + the CCM, on loopback. `make demo ONCE=1` prints the report and exits.
 .PHONY: demo
 demo:
 	$(GO) run ./test/sandbox/demo -cloud $(CLOUD) $(if $(ONCE),-once)

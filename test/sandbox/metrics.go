@@ -6,7 +6,10 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,8 +52,10 @@ func metricsAccess(ctx context.Context, cp *controlplane.ControlPlane, path stri
 
 // reportMetrics prints the manager's secure port and a curl line that
 // scrapes /metrics with the kubeconfig's bearer token, after trying that
-// very request, so the line printed is known to work.
-func reportMetrics(out io.Writer, port int, kubeconfig string) error {
+// very request, so the line printed is known to work. With byProvider
+// (a hybrid cluster) it also prints the cloud API attempts the scrape
+// counted for each cloud, from the series' provider label.
+func reportMetrics(out io.Writer, port int, kubeconfig string, byProvider bool) error {
 	kc, err := clientcmd.LoadFromFile(kubeconfig)
 	if err != nil {
 		return err
@@ -63,9 +68,10 @@ func reportMetrics(out io.Writer, port int, kubeconfig string) error {
 	// RBAC changes reach the manager's delegated authorizer within its
 	// cache lifetime (10 s); retry that long before calling it broken.
 	var status, samples int
+	var attempts map[string]float64
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		status, samples, err = scrape(url, token)
+		status, samples, attempts, err = scrape(url, token)
 		if err == nil && status == http.StatusOK || time.Now().After(deadline) {
 			break
 		}
@@ -79,30 +85,73 @@ func reportMetrics(out io.Writer, port int, kubeconfig string) error {
 	}
 	fmt.Fprintf(out, "\nMetrics\n  secure port: %d (/healthz, /metrics, /configz; self-signed certificate)\n", port)
 	fmt.Fprintf(out, "  /metrics answered HTTP %d with %d samples to ServiceAccount kube-system/%s\n", status, samples, metricsReader)
+	if byProvider {
+		var per []string
+		for _, p := range slices.Sorted(maps.Keys(attempts)) {
+			per = append(per, fmt.Sprintf("%s %.0f", p, attempts[p]))
+		}
+		fmt.Fprintf(out, "  cloud API attempts by provider (%s): %s\n", requestsSeries, strings.Join(per, ", "))
+	}
 	fmt.Fprintf(out, "  scrape it: curl -sk -H \"Authorization: Bearer $(awk '/token:/{print $2}' %s)\" %s\n", kubeconfig, url)
 	return nil
 }
 
-func scrape(url, token string) (status, samples int, err error) {
+// requestsSeries counts the manager's cloud API attempts; its provider
+// label names the cloud (README "Cloud API metrics").
+const requestsSeries = "multicloud_ccm_cloud_api_requests_total"
+
+// scrape GETs /metrics and counts its samples, and sums requestsSeries by
+// provider.
+func scrape(url, token string) (status, samples int, attempts map[string]float64, err error) {
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the manager's self-signed serving certificate
 	}}
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer resp.Body.Close()
+	attempts = map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
-			samples++
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		samples++
+		if p, v, ok := providerSample(line, requestsSeries); ok {
+			attempts[p] += v
 		}
 	}
-	return resp.StatusCode, samples, sc.Err()
+	return resp.StatusCode, samples, attempts, sc.Err()
+}
+
+// providerSample is the provider label and value of a sample line of
+// series, as `series{...,provider="aws",...} 12`.
+func providerSample(line, series string) (provider string, value float64, ok bool) {
+	rest, found := strings.CutPrefix(line, series+"{")
+	if !found {
+		return "", 0, false
+	}
+	labels, val, found := strings.Cut(rest, "} ")
+	if !found {
+		return "", 0, false
+	}
+	// The label itself, not one whose name ends in "provider".
+	_, after, found := strings.Cut(","+labels, `,provider="`)
+	if !found {
+		return "", 0, false
+	}
+	provider, _, _ = strings.Cut(after, `"`)
+	v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return provider, v, true
 }
