@@ -16,6 +16,8 @@
 package conformance
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -89,6 +91,23 @@ type CloudConfig struct {
 func (c CloudConfig) YAML() string {
 	return "apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: " + c.Provider +
 		"\nclusterID: " + c.ClusterID + "\n" + c.Provider + ":\n" + c.Section
+}
+
+// HybridYAML renders one cloud-config serving several clouds at once
+// (providers: in the given order; the first is the default load-balancer
+// cloud), from each cloud's own config. clusterID is shared, so every
+// emulator must have been started with the same Options.ClusterID.
+func HybridYAML(clusterID string, cfgs ...CloudConfig) string {
+	var names []string
+	for _, c := range cfgs {
+		names = append(names, c.Provider)
+	}
+	doc := "apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nclusterID: " + clusterID +
+		"\nproviders: [" + strings.Join(names, ", ") + "]\n"
+	for _, c := range cfgs {
+		doc += c.Provider + ":\n" + c.Section
+	}
+	return doc
 }
 
 // InstanceSpec describes an instance to launch.

@@ -37,10 +37,37 @@ import (
 // Bounds are the ones the scenarios state (10 s for lifecycle detection);
 // everything else polls generously, since a slow 2-core machine must not
 // fail a correct manager.
+//
+// Then the hybrid runs (hybridPairs, hybrid_test.go): each pair's
+// emulators at once behind one manager, as <cloud>+<cloud>/<scenario>.
 func TestConformance(t *testing.T) {
 	for _, a := range clouds.All() {
 		t.Run(a.Name(), func(t *testing.T) { runConformance(t, a) })
 	}
+	// One pair's second cloud hangs (calls hold the workers until they
+	// time out), the other's default cloud fails at once (5xx).
+	faults := []struct {
+		down  int
+		fault cloudsim.FaultSpec
+	}{{1, cloudsim.FaultSpec{Hang: true}}, {0, cloudsim.FaultSpec{FailNext: 1 << 30}}}
+	for i, pair := range hybridPairs {
+		var as []conformance.Adapter
+		for _, name := range pair {
+			a, err := clouds.Get(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			as = append(as, a)
+		}
+		f := faults[i%len(faults)]
+		t.Run(pair[0]+"+"+pair[1], func(t *testing.T) { runHybridConformance(t, f.down, f.fault, as...) })
+	}
+}
+
+// scenario is one of the suite's scenarios on one cloud.
+type scenario struct {
+	name string
+	run  func(*suiteCloud, *testing.T)
 }
 
 const (
@@ -56,12 +83,60 @@ const (
 	confNS      = "default"
 )
 
-// suiteCloud is one emulator plus one manager pointed at it.
+// suiteCloud is one emulator plus the manager pointed at it: its own in a
+// single-cloud run, one shared by the clouds of a hybrid run.
 type suiteCloud struct {
 	adapter conformance.Adapter
 	cloud   conformance.Cloud
 	ccm     *ccmProcess
 	cfg     conformance.CloudConfig
+
+	// What a hybrid run sets so that its clouds' scenarios can run side
+	// by side in one cluster; the zero values are the single-cloud run's.
+	// prefix starts every instance name hint and Node name the scenarios
+	// choose.
+	prefix string
+	// ns holds the scenarios' Services (confNS when empty).
+	ns string
+	// annotations go on every Service the scenarios make (the hybrid
+	// load-balancer-provider annotation).
+	annotations map[string]string
+	// routeNet is the third octet's first two digits of the routes
+	// scenario's pod CIDRs ("10" when empty: 10.244.101.0/24, ...).
+	routeNet string
+	// foreignID is the foreignNode scenario's providerID (the adapter's
+	// ForeignProviderID when empty).
+	foreignID string
+}
+
+// lbService is the package's lbService in this cloud's namespace with its
+// annotations.
+func (s *suiteCloud) lbService(name string, ports ...int32) *corev1.Service {
+	svc := lbService(name, ports...)
+	if s.ns != "" {
+		svc.Namespace = s.ns
+	}
+	for k, v := range s.annotations {
+		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
+	}
+	return svc
+}
+
+// foreignProviderID is a providerID no cloud of this run serves.
+func (s *suiteCloud) foreignProviderID() string {
+	if s.foreignID != "" {
+		return s.foreignID
+	}
+	return s.cloud.ForeignProviderID()
+}
+
+// podCIDR is the routes scenario's i-th pod CIDR (1-based).
+func (s *suiteCloud) podCIDR(i int) string {
+	net := s.routeNet
+	if net == "" {
+		net = "10"
+	}
+	return fmt.Sprintf("10.244.%s%d.0/24", net, i)
 }
 
 // startSuiteCloud starts a fresh emulator through the adapter and the
@@ -102,10 +177,7 @@ func (s *suiteCloud) startCCM(t *testing.T, name string) *ccmProcess {
 
 func runConformance(t *testing.T, a conformance.Adapter) {
 	s := startSuiteCloud(t, a, "shared")
-	scenarios := []struct {
-		name string
-		run  func(*suiteCloud, *testing.T)
-	}{
+	scenarios := []scenario{
 		{"node initialization", (*suiteCloud).nodeInitialization},
 		{"node named unlike its instance initializes through its providerID", (*suiteCloud).nodeByProviderID},
 		{"node with a foreign providerID stays tainted and the others are served", (*suiteCloud).foreignNode},
@@ -116,10 +188,7 @@ func runConformance(t *testing.T, a conformance.Adapter) {
 		{"failing reads never delete a node", func(s *suiteCloud, t *testing.T) { s.faultyReads(t, "5xx") }},
 	}
 	if a.Features().Routes {
-		scenarios = append(scenarios, struct {
-			name string
-			run  func(*suiteCloud, *testing.T)
-		}{"routes follow pod CIDRs", (*suiteCloud).routes})
+		scenarios = append(scenarios, scenario{"routes follow pod CIDRs", (*suiteCloud).routes})
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -140,7 +209,8 @@ func runConformance(t *testing.T, a conformance.Adapter) {
 		}
 	})
 	t.Run("crash during provisioning converges without duplicates or leaks", func(t *testing.T) {
-		crashSafety(t, a)
+		s := startSuiteCloud(t, a, "crash")
+		crashSafety(t, []*suiteCloud{s}, func(t *testing.T) { s.ccm = s.startCCM(t, "crash-restarted") })
 	})
 	t.Run("a load balancer the upstream CCM made is adopted with its address", func(t *testing.T) {
 		if why := a.Features().NoAdoption; why != "" {
@@ -184,7 +254,7 @@ func deleteNode(t *testing.T, name string) {
 // launch starts an instance through the adapter.
 func (s *suiteCloud) launch(t *testing.T, zone, hint string) conformance.Instance {
 	t.Helper()
-	inst, err := s.cloud.Launch(conformance.InstanceSpec{Zone: zone, PublicIP: true, NameHint: hint})
+	inst, err := s.cloud.Launch(conformance.InstanceSpec{Zone: zone, PublicIP: true, NameHint: s.prefix + hint})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +356,7 @@ func (s *suiteCloud) nodeByProviderID(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A name no instance has: only the providerID can find the instance.
-	name := registerNode(t, "conformance-renamed-"+strings.ToLower(s.adapter.Name()), pid, "")
+	name := registerNode(t, s.prefix+"conformance-renamed-"+strings.ToLower(s.adapter.Name()), pid, "")
 	n := waitInitialized(t, name)
 	want, err := s.cloud.ExpectedNode(inst.ID)
 	if err != nil {
@@ -298,7 +368,9 @@ func (s *suiteCloud) nodeByProviderID(t *testing.T) {
 }
 
 func (s *suiteCloud) foreignNode(t *testing.T) {
-	foreign := registerNode(t, "conformance-foreign", s.cloud.ForeignProviderID(), "")
+	// With a pod CIDR, as node IPAM gives every Node: no cloud of this
+	// manager can route it, and it is not the manager's to try.
+	foreign := registerNode(t, s.prefix+"conformance-foreign", s.foreignProviderID(), s.podCIDR(9))
 	inst := s.launchNode(t, s.cloud.Zones()[1], "beside-foreign", "")
 	waitInitialized(t, inst.NodeName)
 	// The manager had every chance to (wrongly) initialize the foreign
@@ -312,7 +384,7 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 	if ccmproc.Initialized(n) || !ccmproc.HasTaint(n, cloudproviderapi.TaintExternalCloudProvider) {
 		t.Errorf("node with foreign providerID was initialized: %s", describeNode(n))
 	}
-	if n.Spec.ProviderID != s.cloud.ForeignProviderID() {
+	if n.Spec.ProviderID != s.foreignProviderID() {
 		t.Errorf("foreign providerID rewritten to %q", n.Spec.ProviderID)
 	}
 	if s.ccm.exited() {
@@ -329,6 +401,11 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 	}
 	if ccmproc.HasTaint(n, cloudproviderapi.TaintNodeShutdown) || ccmproc.Initialized(n) {
 		t.Errorf("NotReady node with foreign providerID was touched: %s", describeNode(n))
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeNetworkUnavailable && c.Status == corev1.ConditionTrue {
+			t.Errorf("the route controller marked the foreign node NetworkUnavailable: %s", c.Message)
+		}
 	}
 	if k := strings.Count(s.ccm.log.String(), "error checking if node "+foreign); k > 0 {
 		t.Errorf("the lifecycle controller logged an error about the foreign node %d times", k)
@@ -349,6 +426,11 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 	}
 	if len(evs.Items) != 1 || evs.Items[0].Count > 1 || !strings.Contains(evs.Items[0].Message, "of no configured cloud") {
 		t.Errorf("NodeNotServed events %+v, want one, once", evs.Items)
+	}
+	if evs, err = env.admin.CoreV1().Events("").List(context.Background(), metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Node,involvedObject.uid=" + string(n.UID) + ",reason=FailedToCreateRoute",
+	}); err != nil || len(evs.Items) != 0 {
+		t.Errorf("FailedToCreateRoute events on the foreign node: %+v %v", evs.Items, err)
 	}
 }
 
@@ -536,17 +618,17 @@ func (s *suiteCloud) faultyReads(t *testing.T, kind string) {
 
 func (s *suiteCloud) routes(t *testing.T) {
 	zones := s.cloud.Zones()
-	a := s.launchNode(t, zones[0], "route-a", "10.244.101.0/24")
-	b := s.launchNode(t, zones[1], "route-b", "10.244.102.0/24")
+	a := s.launchNode(t, zones[0], "route-a", s.podCIDR(1))
+	b := s.launchNode(t, zones[1], "route-b", s.podCIDR(2))
 	r := s.launch(t, zones[0], "route-renamed")
 	pid, err := s.cloud.KubeletProviderID(r.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	renamed := registerNode(t, "conformance-route-renamed", pid, "10.244.103.0/24")
-	want := map[string]string{"10.244.101.0/24": a.ID, "10.244.102.0/24": b.ID, "10.244.103.0/24": r.ID}
+	renamed := registerNode(t, s.prefix+"conformance-route-renamed", pid, s.podCIDR(3))
+	want := map[string]string{s.podCIDR(1): a.ID, s.podCIDR(2): b.ID, s.podCIDR(3): r.ID}
 	ok := eventually(t, converge, "a route per pod CIDR, to the node's instance", func(context.Context) (bool, string, error) {
-		got := suiteRoutes(s.cloud.PodRoutes())
+		got := s.suiteRoutes()
 		return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("got %v, want %v", got, want), nil
 	})
 	if !ok {
@@ -557,17 +639,19 @@ func (s *suiteCloud) routes(t *testing.T) {
 		deleteNode(t, name)
 	}
 	poll(t, converge, "routes removed with their nodes", func(context.Context) (bool, string, error) {
-		got := suiteRoutes(s.cloud.PodRoutes())
+		got := s.suiteRoutes()
 		return len(got) == 0, fmt.Sprint(got), nil
 	})
 }
 
-// suiteRoutes keeps the routes of the routes scenario's pod CIDRs.
-func suiteRoutes(all map[string]string) map[string]string {
+// suiteRoutes are the cloud's routes of the routes scenario's pod CIDRs.
+func (s *suiteCloud) suiteRoutes() map[string]string {
 	out := map[string]string{}
-	for cidr, id := range all {
-		if strings.HasPrefix(cidr, "10.244.10") {
-			out[cidr] = id
+	for cidr, id := range s.cloud.PodRoutes() {
+		for i := 1; i <= 3; i++ {
+			if cidr == s.podCIDR(i) {
+				out[cidr] = id
+			}
 		}
 	}
 	return out
@@ -676,17 +760,29 @@ func deleteServiceAndWait(t *testing.T, key types.NamespacedName) {
 	})
 }
 
-// warnings lists the Warning events on a Service.
+// warnings lists the manager's Warning events on the Service now named
+// key: by UID, since events outlive a deleted Service of the same name (a
+// scenario of another cloud's run), and only the manager's (the
+// kube-apiserver's ClusterIP repair loop may warn about an address it is
+// still committing).
 func warnings(ctx context.Context, key types.NamespacedName) ([]string, error) {
+	managerEventSources := map[string]bool{
+		"service-controller": true, // k8s.io/cloud-provider controllers/service
+		"multicloud-ccm":     true, // providers/internal/upstreamann
+	}
+	svc, err := getService(ctx, key)
+	if err != nil {
+		return nil, err
+	}
 	evs, err := env.admin.CoreV1().Events(key.Namespace).List(ctx, metav1.ListOptions{
-		FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + key.Name,
+		FieldSelector: "involvedObject.kind=Service,involvedObject.uid=" + string(svc.UID),
 	})
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, ev := range evs.Items {
-		if ev.Type == corev1.EventTypeWarning {
+		if ev.Type == corev1.EventTypeWarning && managerEventSources[ev.Source.Component] {
 			out = append(out, ev.Reason+": "+ev.Message)
 		}
 	}
@@ -732,7 +828,7 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 	before := s.cloud.Inventory()
 
 	// web lives through the subtests below, so its cleanup is the group's.
-	web := createService(t, lbService("conf-web", 80, 443))
+	web := createService(t, s.lbService("conf-web", 80, 443))
 	t.Run("gets an address and the nodes as backends", func(t *testing.T) {
 		waitService(t, web, "an address", hasAddress)
 		s.waitLB(t, web, []int32{80, 443}, n1, n2)
@@ -743,7 +839,7 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc.Spec.Ports = lbService(web.Name, 8080).Spec.Ports
+		svc.Spec.Ports = s.lbService(web.Name, 8080).Spec.Ports
 		if _, err := env.admin.CoreV1().Services(web.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -758,11 +854,11 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 	})
 
 	t.Run("a service with a loadBalancerClass is left alone", func(t *testing.T) {
-		classed := lbService("conf-classed", 80)
+		classed := s.lbService("conf-classed", 80)
 		class := "example.com/another-controller"
 		classed.Spec.LoadBalancerClass = &class
 		ck := createService(t, classed)
-		sibling := createService(t, lbService("conf-sibling", 80))
+		sibling := createService(t, s.lbService("conf-sibling", 80))
 		// The sibling, created with it, proves the controller has been
 		// through both.
 		waitService(t, sibling, "an address", hasAddress)
@@ -819,8 +915,8 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 
 	t.Run("names sharing a long prefix get distinct resources", func(t *testing.T) {
 		prefix := "conf-long-" + strings.Repeat("x", 50) // 60 characters
-		a := createService(t, lbService(prefix+"-a1", 80))
-		b := createService(t, lbService(prefix+"-b2", 80))
+		a := createService(t, s.lbService(prefix+"-a1", 80))
+		b := createService(t, s.lbService(prefix+"-b2", 80))
 		sa := waitService(t, a, "an address", hasAddress)
 		sb := waitService(t, b, "an address", hasAddress)
 		la := s.waitLB(t, a, []int32{80}, n1, n2)
@@ -846,10 +942,10 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 
 	t.Run("a malformed annotation is a warning on that service only", func(t *testing.T) {
 		k, v := s.cloud.MalformedAnnotation()
-		badSvc := lbService("conf-bad", 80)
+		badSvc := s.lbService("conf-bad", 80)
 		badSvc.Annotations = map[string]string{k: v}
 		bad := createService(t, badSvc)
-		good := createService(t, lbService("conf-good", 80))
+		good := createService(t, s.lbService("conf-good", 80))
 		poll(t, converge, "a Warning event on the bad service naming the annotation", func(ctx context.Context) (bool, string, error) {
 			ws, err := warnings(ctx, bad)
 			return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, k) }), fmt.Sprint(ws), err
@@ -871,7 +967,7 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 		if len(ignored) == 0 {
 			t.Skip("every upstream annotation of this cloud is served or refused: none is only warned about")
 		}
-		warnedSvc := lbService("conf-upstream-warned", 80)
+		warnedSvc := s.lbService("conf-upstream-warned", 80)
 		warnedSvc.Annotations = ignored
 		warned := createService(t, warnedSvc)
 		waitService(t, warned, "an address", hasAddress)
@@ -889,10 +985,10 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 
 	t.Run("a service asking for what is not supported here (TLS) is refused and the others are served", func(t *testing.T) {
 		_, refused := s.cloud.UpstreamAnnotations()
-		refusedSvc := lbService("conf-upstream-refused", 443)
+		refusedSvc := s.lbService("conf-upstream-refused", 443)
 		refusedSvc.Annotations = refused
 		ref := createService(t, refusedSvc)
-		good := createService(t, lbService("conf-upstream-good", 80))
+		good := createService(t, s.lbService("conf-upstream-good", 80))
 		// The map may hold companions of the refused annotation
 		// (ssl-ports beside ssl-cert); one of them must be named.
 		poll(t, converge, fmt.Sprintf("a Warning event on the refused service naming one of %v", refused), func(ctx context.Context) (bool, string, error) {
@@ -922,7 +1018,7 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 	})
 
 	t.Run("a service provisioned while nodes join gets no warning", func(t *testing.T) {
-		joining := createService(t, lbService("conf-joining", 80))
+		joining := createService(t, s.lbService("conf-joining", 80))
 		registerNode(t, n3.NodeName, "", "")
 		registerNode(t, n4.NodeName, "", "")
 		waitService(t, joining, "an address", hasAddress)
@@ -947,18 +1043,34 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 
 // ---- crash safety ----
 
-func crashSafety(t *testing.T, a conformance.Adapter) {
+// crashSafety kills the manager serving cs (one cloud, or a hybrid run's
+// clouds sharing it) while it provisions 30 Services spread over them,
+// starts it again with restart, and checks every Service converges with
+// one load balancer of its cloud and that deleting them leaves every
+// cloud as it was.
+func crashSafety(t *testing.T, cs []*suiteCloud, restart func(t *testing.T)) {
 	ctx := context.Background()
-	s := startSuiteCloud(t, a, "crash")
-	zones := s.cloud.Zones()
-	var insts []conformance.Instance
-	for i := range 2 {
-		insts = append(insts, s.launchNode(t, zones[i%len(zones)], fmt.Sprintf("crash-%d", i), ""))
+	insts := map[*suiteCloud][]conformance.Instance{}
+	before := map[*suiteCloud][]cloudsim.Resource{}
+	for _, s := range cs {
+		zones := s.cloud.Zones()
+		for i := range 2 {
+			insts[s] = append(insts[s], s.launchNode(t, zones[i%len(zones)], fmt.Sprintf("crash-%d", i), ""))
+		}
 	}
-	for _, i := range insts {
-		waitInitialized(t, i.NodeName)
+	for _, s := range cs {
+		for _, i := range insts[s] {
+			waitInitialized(t, i.NodeName)
+		}
+		before[s] = s.cloud.Inventory()
 	}
-	before := s.cloud.Inventory()
+	mutating := func() int {
+		n := 0
+		for _, s := range cs {
+			n += s.cloud.Server().CallCount(cloudsim.MutatingOps)
+		}
+		return n
+	}
 
 	seed := time.Now().UnixNano()
 	if v := envSeed(); v != 0 {
@@ -973,33 +1085,38 @@ func crashSafety(t *testing.T, a conformance.Adapter) {
 		killAt = -killAt + 2
 	}
 	t.Logf("crash seed %d (CONFORMANCE_SEED=%d reproduces): SIGKILL after mutating cloud call %d", seed, seed, killAt)
-	if err := s.cloud.Server().SetFault(cloudsim.FaultSpec{Op: cloudsim.MutatingOps, Latency: 200 * time.Millisecond}); err != nil {
-		t.Fatal(err)
+	for _, s := range cs {
+		if err := s.cloud.Server().SetFault(cloudsim.FaultSpec{Op: cloudsim.MutatingOps, Latency: 200 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		s.cloud.Server().ResetCalls()
 	}
-	s.cloud.Server().ResetCalls()
 
 	const n = 30
-	var keys []types.NamespacedName
+	type crashed struct {
+		key types.NamespacedName
+		s   *suiteCloud
+	}
+	var keys []crashed
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			svc := lbService(fmt.Sprintf("conf-crash-%02d", i), 80)
-			if _, err := env.admin.CoreV1().Services(confNS).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		s := cs[i%len(cs)]
+		wg.Go(func() {
+			svc := s.lbService(fmt.Sprintf("conf-crash-%02d", i), 80)
+			if _, err := env.admin.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 				t.Error(err)
 				return
 			}
 			mu.Lock()
-			keys = append(keys, types.NamespacedName{Namespace: confNS, Name: svc.Name})
+			keys = append(keys, crashed{types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}, s})
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	t.Cleanup(func() {
 		for _, k := range keys {
-			_ = env.admin.CoreV1().Services(k.Namespace).Delete(context.Background(), k.Name, metav1.DeleteOptions{})
+			_ = env.admin.CoreV1().Services(k.key.Namespace).Delete(context.Background(), k.key.Name, metav1.DeleteOptions{})
 		}
 	})
 	if t.Failed() {
@@ -1007,47 +1124,51 @@ func crashSafety(t *testing.T, a conformance.Adapter) {
 	}
 	// Watched closely (a poll every 250 ms would let a fast backend
 	// overshoot by many calls).
-	for deadline := time.Now().Add(converge); s.cloud.Server().CallCount(cloudsim.MutatingOps) < killAt; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(converge); mutating() < killAt; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("provisioning never reached mutating call %d (%d made)", killAt, s.cloud.Server().CallCount(cloudsim.MutatingOps))
+			t.Fatalf("provisioning never reached mutating call %d (%d made)", killAt, mutating())
 		}
 	}
-	if err := s.ccm.Kill(); err != nil {
+	if err := cs[0].ccm.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	done := 0
 	for _, k := range keys {
-		if svc, err := getService(ctx, k); err == nil && len(svc.Status.LoadBalancer.Ingress) > 0 {
+		if svc, err := getService(ctx, k.key); err == nil && len(svc.Status.LoadBalancer.Ingress) > 0 {
 			done++
 		}
 	}
-	t.Logf("killed with %d/%d services provisioned and %d mutating calls made", done, n, s.cloud.Server().CallCount(cloudsim.MutatingOps))
+	t.Logf("killed with %d/%d services provisioned and %d mutating calls made", done, n, mutating())
 	if done == n {
 		t.Errorf("the kill came after provisioning finished; it proves nothing")
 	}
-	s.cloud.Server().ClearFaults()
-	s.ccm = s.startCCM(t, "crash-restarted")
+	for _, s := range cs {
+		s.cloud.Server().ClearFaults()
+	}
+	restart(t)
 
 	for _, k := range keys {
-		waitService(t, k, "an address after the restart", hasAddress)
+		waitService(t, k.key, "an address after the restart", hasAddress)
 	}
 	for _, k := range keys {
-		s.waitLB(t, k, []int32{80}, insts...)
+		k.s.waitLB(t, k.key, []int32{80}, insts[k.s]...)
 	}
 	// A duplicate made before the crash and never adopted would show as
 	// a second load balancer above or as an untagged leftover below.
 	for _, k := range keys {
-		deleteService(t, k)
+		deleteService(t, k.key)
 	}
 	for _, k := range keys {
-		poll(t, converge, "service "+k.String()+" gone", func(ctx context.Context) (bool, string, error) {
-			_, err := getService(ctx, k)
+		poll(t, converge, "service "+k.key.String()+" gone", func(ctx context.Context) (bool, string, error) {
+			_, err := getService(ctx, k.key)
 			return apierrors.IsNotFound(err), fmt.Sprint(err), nil
 		})
 	}
-	waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the 30 Services")
-	if s.ccm.exited() {
-		t.Fatalf("the restarted manager exited: %v", s.ccm.Err())
+	for _, s := range cs {
+		waitInventory(t, s.cloud, before[s], "the "+s.adapter.Name()+" inventory back to what it was before the 30 Services")
+	}
+	if cs[0].ccm.exited() {
+		t.Fatalf("the restarted manager exited: %v", cs[0].ccm.Err())
 	}
 }
 

@@ -381,12 +381,22 @@ func TestLoadBalancerRouting(t *testing.T) {
 }
 
 // TestRoutes: one list of every cloud's routes; a route is made in its
-// Node's cloud and deleted in the cloud that listed it.
+// Node's cloud and deleted in the cloud that listed it. The pod CIDRs of
+// Nodes no routed cloud serves (a cloud without routes, a k3s Node) are
+// listed as routed, so the route controller neither fails to create them
+// each period nor marks those Nodes NetworkUnavailable, and deleting
+// them touches no cloud.
 func TestRoutes(t *testing.T) {
 	aws, os, gce := newFake("aws"), newFake("openstack"), newFake("gce")
 	gce.noRoutes = true
 	h := compose(t, "openstack", os, aws, gce)
-	client := fake.NewClientset(node("a1", "aws://a1", nil), node("o1", "openstack://o1", nil), node("g1", "gce://p/z/g1", nil))
+	withCIDR := func(n *v1.Node, cidr string) *v1.Node {
+		n.Spec.PodCIDR, n.Spec.PodCIDRs = cidr, []string{cidr}
+		return n
+	}
+	client := fake.NewClientset(node("a1", "aws://a1", nil), node("o1", "openstack://o1", nil),
+		withCIDR(node("g1", "gce://p/z/g1", nil), "10.0.7.0/24"), withCIDR(node("k1", "k3s://k1", nil), "10.0.8.0/24"),
+		withCIDR(node("unplaced", "", nil), "10.0.9.0/24"))
 	f := informers.NewSharedInformerFactory(client, 0)
 	h.nodes = f.Core().V1().Nodes().Lister()
 	stop := make(chan struct{})
@@ -407,8 +417,17 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("gce: %v", err)
 	}
 	all, err := rt.ListRoutes(ctx, "c")
-	if err != nil || len(all) != 2 {
+	if err != nil || len(all) != 4 {
 		t.Fatalf("list %v %v", all, err)
+	}
+	var unrouted []string
+	for _, r := range all {
+		if strings.HasPrefix(r.Name, unroutedPrefix) {
+			unrouted = append(unrouted, string(r.TargetNode)+" "+r.DestinationCIDR)
+		}
+	}
+	if slices.Sort(unrouted); !slices.Equal(unrouted, []string{"g1 10.0.7.0/24", "k1 10.0.8.0/24"}) {
+		t.Errorf("unrouted Nodes listed as %v", unrouted)
 	}
 	for _, r := range all {
 		if err := rt.DeleteRoute(ctx, "c", r); err != nil {
