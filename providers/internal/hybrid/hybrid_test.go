@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	cloudprovider "k8s.io/cloud-provider"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 	"k8s.io/component-base/metrics/testutil"
 )
 
@@ -251,13 +253,22 @@ func TestNodeOwnership(t *testing.T) {
 		})
 	}
 
-	// Of no configured cloud: there and running, never initialized.
+	// Of no configured cloud: there and running, never initialized. A
+	// tainted one gets nil metadata (skipped, not retried); one its own
+	// manager initialized gets empty metadata (its addresses left alone).
+	uninitialized := []v1.Taint{{Key: cloudproviderapi.TaintExternalCloudProvider, Value: "true", Effect: v1.TaintEffectNoSchedule}}
 	for _, n := range []*v1.Node{node("k3s", "k3s://k3s", nil), node("gpu", "", map[string]string{LabelProvider: "gce"})} {
-		exists, err := in.InstanceExists(ctx, n)
-		stopped, err2 := in.InstanceShutdown(ctx, n)
-		md, err3 := in.InstanceMetadata(ctx, n)
-		if !exists || err != nil || stopped || err2 != nil || md != nil || err3 == nil || !strings.Contains(err3.Error(), "no configured cloud") {
-			t.Errorf("%s: exists %v %v, shutdown %v %v, metadata %v %v", n.Name, exists, err, stopped, err2, md, err3)
+		for _, tainted := range []bool{true, false} {
+			n := n.DeepCopy()
+			if tainted {
+				n.Spec.Taints = uninitialized
+			}
+			exists, err := in.InstanceExists(ctx, n)
+			stopped, err2 := in.InstanceShutdown(ctx, n)
+			md, err3 := in.InstanceMetadata(ctx, n)
+			if !exists || err != nil || stopped || err2 != nil || err3 != nil || (md == nil) != tainted || (md != nil && !reflect.DeepEqual(*md, cloudprovider.InstanceMetadata{})) {
+				t.Errorf("%s (tainted %v): exists %v %v, shutdown %v %v, metadata %+v %v", n.Name, tainted, exists, err, stopped, err2, md, err3)
+			}
 		}
 	}
 

@@ -7,14 +7,15 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 )
 
 // instances routes the node controllers' questions to the Node's cloud.
 // A Node of no configured cloud exists and is running as far as the
 // lifecycle controller can tell, so it is never deleted or tainted shut
 // down, and nothing is logged for it at every check (the Node informer
-// counts it and says so once: unowned.go); its metadata is an error, so
-// the node controller never initializes it.
+// counts it and says so once: unowned.go); the node controller gets no
+// metadata for it (foreignMetadata), so it never initializes it.
 type instances struct{ h *Composite }
 
 var _ cloudprovider.InstancesV2 = (*instances)(nil)
@@ -53,6 +54,9 @@ func (i *instances) lifecycle(ctx context.Context, node *v1.Node, foreign bool,
 // controller sets.
 func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
 	m, err := i.h.owner(ctx, node)
+	if errors.Is(err, errForeign) {
+		return foreignMetadata(node), nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -72,4 +76,23 @@ func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 	}
 	out.AdditionalLabels[LabelProvider] = m.name
 	return &out, nil
+}
+
+// foreignMetadata is the metadata of a Node of no configured cloud: none.
+// An error would be retried by the node controller with backoff for as
+// long as the Node exists, logged at every retry. For a Node still tainted
+// uninitialized, nil makes the node controller skip it without retrying
+// and keep the taint (k8s.io/cloud-provider v0.37.2
+// controllers/node/node_controller.go:438-442, "Skip sync node ... nil
+// metadata"). A Node another manager initialized is untainted, and its
+// periodic address update dereferences what it gets (:286-292, :370), so
+// it gets empty metadata: no addresses, which that update leaves as they
+// are.
+func foreignMetadata(node *v1.Node) *cloudprovider.InstanceMetadata {
+	for _, t := range node.Spec.Taints {
+		if t.Key == cloudproviderapi.TaintExternalCloudProvider {
+			return nil
+		}
+	}
+	return &cloudprovider.InstanceMetadata{}
 }

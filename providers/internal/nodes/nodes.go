@@ -7,7 +7,9 @@
 package nodes
 
 import (
+	"strconv"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -16,8 +18,13 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// byInstanceID indexes Nodes by the cloud instance ID in their providerID.
-const byInstanceID = "multicloud-ccm/instance-id"
+// byInstanceID, with a number per Lister, names the index of Nodes by the
+// cloud instance ID in their providerID. Each Lister has its own: in a
+// hybrid manager every cloud's Lister indexes the one shared Node informer
+// with its own parser, and an informer refuses a second index of a name.
+const byInstanceID = "multicloud-ccm/instance-id-"
+
+var listers atomic.Int64
 
 // Lister answers from the informer's cache. Before SetInformers is called
 // or before the informer has synced it knows no Node, and callers fall
@@ -26,6 +33,8 @@ type Lister struct {
 	// instanceID parses a providerID of this cloud into the instance ID
 	// the cloud's API uses; an error means "not one of ours".
 	instanceID func(providerID string) (string, error)
+	// index is this Lister's index name on the informer.
+	index string
 
 	mu       sync.RWMutex
 	informer cache.SharedIndexInformer
@@ -36,16 +45,16 @@ var _ cloudprovider.InformerUser = (*Lister)(nil)
 
 // New returns a Lister for a cloud whose providerIDs instanceID parses.
 func New(instanceID func(providerID string) (string, error)) *Lister {
-	return &Lister{instanceID: instanceID}
+	return &Lister{instanceID: instanceID, index: byInstanceID + strconv.FormatInt(listers.Add(1), 10)}
 }
 
 // SetInformers implements cloudprovider.InformerUser. The manager calls it
 // once, before it starts the shared informers.
 func (l *Lister) SetInformers(f informers.SharedInformerFactory) {
 	inf := f.Core().V1().Nodes().Informer()
-	err := inf.AddIndexers(cache.Indexers{byInstanceID: l.indexFunc})
+	err := inf.AddIndexers(cache.Indexers{l.index: l.indexFunc})
 	if err != nil {
-		// Another user registered the same index name: scan instead.
+		// The informer has started already: scan instead.
 		klog.Background().Error(err, "Cannot index Nodes by instance ID; lookups will scan every Node")
 	}
 	l.mu.Lock()
@@ -116,7 +125,7 @@ func (l *Lister) NodeName(instanceID string) (string, bool) {
 	var objs []any
 	if indexed {
 		var err error
-		if objs, err = inf.GetIndexer().ByIndex(byInstanceID, instanceID); err != nil {
+		if objs, err = inf.GetIndexer().ByIndex(l.index, instanceID); err != nil {
 			return "", false
 		}
 	} else {

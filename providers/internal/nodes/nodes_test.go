@@ -91,3 +91,36 @@ func TestLister(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestListersOfSeveralClouds: in a hybrid manager each cloud's Lister
+// indexes the one shared Node informer with its own parser; each gets its
+// own index (a shared index name would leave all but the first scanning).
+func TestListersOfSeveralClouds(t *testing.T) {
+	other := func(pid string) (string, error) {
+		id, ok := strings.CutPrefix(pid, "other:///")
+		if !ok || id == "" {
+			return "", errors.New("not ours")
+		}
+		return id, nil
+	}
+	a, b := New(parse), New(other)
+	client := fake.NewClientset(node("a1", "test:///i-1", v1.ConditionTrue), node("b1", "other:///i-1", v1.ConditionTrue))
+	f := informers.NewSharedInformerFactory(client, 0)
+	a.SetInformers(f)
+	b.SetInformers(f)
+	f.Start(t.Context().Done())
+	if !cache.WaitForCacheSync(t.Context().Done(), f.Core().V1().Nodes().Informer().HasSynced) {
+		t.Fatal("no sync")
+	}
+	for _, l := range []*Lister{a, b} {
+		if _, indexed := l.synced(); !indexed {
+			t.Errorf("lister %s scans instead of using its index", l.index)
+		}
+	}
+	if name, ok := a.NodeName("i-1"); !ok || name != "a1" {
+		t.Errorf("first cloud: NodeName(i-1) = %q, %v", name, ok)
+	}
+	if name, ok := b.NodeName("i-1"); !ok || name != "b1" {
+		t.Errorf("second cloud: NodeName(i-1) = %q, %v", name, ok)
+	}
+}
