@@ -17,6 +17,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbserial"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
 // Parts are what a backend is made of.
@@ -41,6 +42,10 @@ type Parts struct {
 	// Service annotations when it depends on the cloud-config (AWS: which
 	// Services get Classic ELBs); nil for the registered one.
 	UpstreamAnnotations *upstreamann.Table
+	// Inventory lists the backend's load-balancer resources for drift
+	// repair and orphan cleanup (controllers/lbrepair,
+	// controllers/orphans); nil while the backend has none.
+	Inventory inventory.Inventory
 }
 
 // Cloud is a cloudprovider.Interface assembled from Parts.
@@ -63,6 +68,9 @@ func New(p Parts) *Cloud {
 	}
 	if isNil(p.Routes) {
 		p.Routes = nil
+	}
+	if isNil(p.Inventory) {
+		p.Inventory = nil
 	}
 	c := &Cloud{parts: p}
 	if p.LoadBalancer != nil {
