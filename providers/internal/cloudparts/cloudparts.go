@@ -12,6 +12,7 @@ package cloudparts
 import (
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
 
@@ -46,12 +47,18 @@ type Parts struct {
 	// repair and orphan cleanup (controllers/lbrepair,
 	// controllers/orphans); nil while the backend has none.
 	Inventory inventory.Inventory
+	// Source is what the manager's own controllers ask the assembled
+	// cloud (the hybrid composite gives it); nil for none.
+	Source inventory.Source
 }
 
 // Cloud is a cloudprovider.Interface assembled from Parts.
 type Cloud struct {
 	parts Parts
 	lb    cloudprovider.LoadBalancer
+	// serial is lb, the backend's load balancer serialized per Service;
+	// nil without one.
+	serial *lbserial.LoadBalancer
 }
 
 var (
@@ -74,7 +81,8 @@ func New(p Parts) *Cloud {
 	}
 	c := &Cloud{parts: p}
 	if p.LoadBalancer != nil {
-		c.lb = lbserial.Wrap(p.LoadBalancer)
+		c.serial = lbserial.Wrap(p.LoadBalancer)
+		c.lb = c.serial
 	}
 	return c
 }
@@ -135,6 +143,28 @@ func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.lb,
 
 // Routes serves the route controller when routes are configured.
 func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return c.parts.Routes, c.parts.Routes != nil }
+
+// Inventory is the backend's inventory with what its serialized load
+// balancer knows of the syncs; false when it has no inventory or no load
+// balancers.
+func (c *Cloud) Inventory() (inventory.Cloud, bool) {
+	if c.parts.Inventory == nil || c.serial == nil {
+		return inventory.Cloud{}, false
+	}
+	return inventory.Cloud{
+		Name:      c.parts.Name,
+		Inventory: c.parts.Inventory,
+		LastSync: func(svc types.NamespacedName) (inventory.Sync, bool) {
+			at, ok := c.serial.LastSync(svc.Namespace, svc.Name)
+			return inventory.Sync{At: at}, ok
+		},
+		Nodes: c.serial.Nodes,
+	}, true
+}
+
+// InventorySource is what the manager's own controllers ask; nil when
+// the assembled cloud offers nothing.
+func (c *Cloud) InventorySource() inventory.Source { return c.parts.Source }
 
 // UpstreamAnnotations is the cloud-config's table of upstream
 // annotations, nil when the backend's registered table applies.

@@ -27,6 +27,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
 const (
@@ -85,6 +86,7 @@ func New(members []Member, lbDefault string) (*cloudparts.Cloud, error) {
 		Instances:    &instances{h: h},
 		Initialize:   h.initialize,
 		SetInformers: h.setInformers,
+		Source:       h,
 	}
 	if h.anyLB() {
 		parts.LoadBalancer = &loadBalancers{h: h}
@@ -261,4 +263,32 @@ func (h *Composite) owner(ctx context.Context, node *v1.Node) (*member, error) {
 	h.unowned.ambiguous(node, found)
 	return nil, fmt.Errorf("node %s has no providerID and clouds %s each have an instance of that name; register it with --provider-id or --node-labels=%s=<cloud>",
 		node.Name, strings.Join(found, " and "), LabelProvider)
+}
+
+var _ inventory.Source = (*Composite)(nil)
+
+// Inventories implements inventory.Source: the members whose backends list
+// their load balancers' parts.
+func (h *Composite) Inventories() []inventory.Cloud {
+	var out []inventory.Cloud
+	for _, m := range h.members {
+		if c, ok := m.cloud.(interface {
+			Inventory() (inventory.Cloud, bool)
+		}); ok {
+			if inv, ok := c.Inventory(); ok {
+				out = append(out, inv)
+			}
+		}
+	}
+	return out
+}
+
+// ServingCloud implements inventory.Source: the cloud the Service's
+// annotation names, else the default.
+func (h *Composite) ServingCloud(svc *v1.Service) (string, error) {
+	m, err := (&loadBalancers{h: h}).pick(svc)
+	if err != nil {
+		return "", err
+	}
+	return m.name, nil
 }

@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
@@ -45,6 +46,13 @@ type LoadBalancer struct {
 	// provisioned are the Services whose ensure succeeded in this process
 	// and that were not deleted since: a key per LoadBalancer Service.
 	provisioned map[string]bool
+	// synced is when each Service's last ensure or update succeeded, and
+	// nodes what the last successful one of any Service was given (the
+	// service controller gives every Service the same set): drift repair
+	// (controllers/lbrepair) compares the cloud with what a sync made
+	// only after it, and re-ensures with that set.
+	synced map[string]time.Time
+	nodes  []*v1.Node
 }
 
 var _ cloudprovider.LoadBalancer = (*LoadBalancer)(nil)
@@ -68,7 +76,7 @@ type outcome struct {
 
 // Wrap serializes inner's calls per Service.
 func Wrap(inner cloudprovider.LoadBalancer) *LoadBalancer {
-	return &LoadBalancer{inner: inner, keys: map[string]*serviceState{}, provisioned: map[string]bool{}}
+	return &LoadBalancer{inner: inner, keys: map[string]*serviceState{}, provisioned: map[string]bool{}, synced: map[string]time.Time{}}
 }
 
 func key(svc *v1.Service) string { return svc.Namespace + "/" + svc.Name }
@@ -102,6 +110,7 @@ func (l *LoadBalancer) release(k string, st *serviceState, ok bool, sig *[32]byt
 	switch {
 	case ok && sig != nil:
 		st.lastOK = &outcome{at: st.finished, syncSig: *sig}
+		l.synced[k] = time.Now()
 	default:
 		st.lastOK = nil
 	}
@@ -164,6 +173,7 @@ func (l *LoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName strin
 	if err == nil {
 		l.mu.Lock()
 		l.provisioned[k] = true
+		l.nodes = nodes
 		l.mu.Unlock()
 	}
 	l.release(k, st, err == nil, &sig)
@@ -194,6 +204,11 @@ func (l *LoadBalancer) UpdateLoadBalancer(ctx context.Context, clusterName strin
 		return nil
 	}
 	err = l.inner.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+	if err == nil {
+		l.mu.Lock()
+		l.nodes = nodes
+		l.mu.Unlock()
+	}
 	l.release(k, st, err == nil, &sig)
 	return err
 }
@@ -207,13 +222,33 @@ func (l *LoadBalancer) EnsureLoadBalancerDeleted(ctx context.Context, clusterNam
 		return err
 	}
 	err = l.inner.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
+	l.mu.Lock()
+	// Whatever the outcome, no sync of the Service stands any more.
+	delete(l.synced, k)
 	if err == nil {
-		l.mu.Lock()
 		delete(l.provisioned, k)
-		l.mu.Unlock()
 	}
+	l.mu.Unlock()
 	l.release(k, st, false, nil)
 	return err
+}
+
+// LastSync is when the last ensure or update of the Service namespace/name
+// succeeded in this process; false if none did since it started or since
+// the Service's load balancer was deleted.
+func (l *LoadBalancer) LastSync(namespace, name string) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at, ok := l.synced[namespace+"/"+name]
+	return at, ok
+}
+
+// Nodes are the backend Nodes the last successful ensure or update of any
+// Service was given.
+func (l *LoadBalancer) Nodes() []*v1.Node {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.nodes
 }
 
 // inFlight is the number of Services with a call running or waiting.

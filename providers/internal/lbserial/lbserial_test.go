@@ -253,3 +253,43 @@ func TestUpdateBeforeFirstEnsure(t *testing.T) {
 		t.Errorf("%d Services still tracked", n)
 	}
 }
+
+// TestLastSync: a successful ensure or update records when it finished and
+// the nodes it was given; a failed one leaves the time of the last success;
+// a delete forgets the Service.
+func TestLastSync(t *testing.T) {
+	inner := &slowLB{running: map[string]int{}}
+	l := Wrap(inner)
+	s := svc("web")
+	if _, ok := l.LastSync("ns", "web"); ok || l.Nodes() != nil {
+		t.Fatal("a sync before any call")
+	}
+	before := time.Now()
+	if _, err := l.EnsureLoadBalancer(t.Context(), "c", s, nodes("a")); err != nil {
+		t.Fatal(err)
+	}
+	at, ok := l.LastSync("ns", "web")
+	if !ok || at.Before(before) || len(l.Nodes()) != 1 {
+		t.Fatalf("after an ensure: %v %v, nodes %v", at, ok, l.Nodes())
+	}
+	if err := l.UpdateLoadBalancer(t.Context(), "c", s, nodes("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if at2, _ := l.LastSync("ns", "web"); !at2.After(at) || len(l.Nodes()) != 2 {
+		t.Errorf("after an update: %v (was %v), nodes %v", at2, at, l.Nodes())
+	}
+	inner.fail = errors.New("boom")
+	last, _ := l.LastSync("ns", "web")
+	if _, err := l.EnsureLoadBalancer(t.Context(), "c", s, nodes("a")); err == nil {
+		t.Fatal("no error")
+	}
+	if at3, ok := l.LastSync("ns", "web"); !ok || !at3.Equal(last) || len(l.Nodes()) != 2 {
+		t.Errorf("a failed ensure moved the last sync: %v %v, nodes %v", at3, ok, l.Nodes())
+	}
+	if err := l.EnsureLoadBalancerDeleted(t.Context(), "c", s); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.LastSync("ns", "web"); ok {
+		t.Error("a sync of a deleted Service")
+	}
+}
