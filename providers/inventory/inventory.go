@@ -67,11 +67,14 @@ type Inventory interface {
 	DeleteOrphan(ctx context.Context, o Owned) error
 }
 
-// Sync is the last successful ensure or update of a Service's load
-// balancer in this process.
+// Sync is what this process knows of a Service's load-balancer syncs.
 type Sync struct {
-	// At is when it finished.
+	// At is when the last successful ensure or update finished.
 	At time.Time
+	// EnsuredAt is when the last successful ensure finished: a full
+	// reconcile. An update only follows the node set (from the backend's
+	// record where it has one), so it never removes a part.
+	EnsuredAt time.Time
 }
 
 // Cloud is one configured cloud that lists its load balancers' parts.
@@ -83,11 +86,13 @@ type Cloud struct {
 	// load balancer in this cloud in this process; false if none since
 	// the process started or since it was deleted.
 	LastSync func(svc types.NamespacedName) (Sync, bool)
-	// Nodes are the backend Nodes the last successful ensure or update of
-	// any Service in this cloud was given: the service controller gives
-	// every Service the same set, so this is the set a repair ensures
-	// with.
-	Nodes func() []*v1.Node
+	// Repair re-ensures the Service's load balancer in the Service's turn
+	// (after any call of the service controller's for it), with the nodes
+	// the last sync of any Service in this cloud was given (the service
+	// controller gives every Service the same set), but only if still()
+	// holds once the turn is had: the caller's check that the Service has
+	// not changed meanwhile. ran is false when it did not hold.
+	Repair func(ctx context.Context, clusterName string, svc *v1.Service, still func() bool) (st *v1.LoadBalancerStatus, ran bool, err error)
 }
 
 // Source is what the manager's cloud (providers/internal/hybrid) offers

@@ -155,10 +155,10 @@ func (c *Cloud) Inventory() (inventory.Cloud, bool) {
 		Name:      c.parts.Name,
 		Inventory: c.parts.Inventory,
 		LastSync: func(svc types.NamespacedName) (inventory.Sync, bool) {
-			at, ok := c.serial.LastSync(svc.Namespace, svc.Name)
-			return inventory.Sync{At: at}, ok
+			at, ensured, ok := c.serial.LastSync(svc.Namespace, svc.Name)
+			return inventory.Sync{At: at, EnsuredAt: ensured}, ok
 		},
-		Nodes: c.serial.Nodes,
+		Repair: c.serial.EnsureIf,
 	}, true
 }
 

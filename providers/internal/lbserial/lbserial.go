@@ -51,8 +51,8 @@ type LoadBalancer struct {
 	// service controller gives every Service the same set): drift repair
 	// (controllers/lbrepair) compares the cloud with what a sync made
 	// only after it, and re-ensures with that set.
-	synced map[string]time.Time
-	nodes  []*v1.Node
+	synced, ensured map[string]time.Time
+	nodes           []*v1.Node
 }
 
 var _ cloudprovider.LoadBalancer = (*LoadBalancer)(nil)
@@ -76,7 +76,7 @@ type outcome struct {
 
 // Wrap serializes inner's calls per Service.
 func Wrap(inner cloudprovider.LoadBalancer) *LoadBalancer {
-	return &LoadBalancer{inner: inner, keys: map[string]*serviceState{}, provisioned: map[string]bool{}, synced: map[string]time.Time{}}
+	return &LoadBalancer{inner: inner, keys: map[string]*serviceState{}, provisioned: map[string]bool{}, synced: map[string]time.Time{}, ensured: map[string]time.Time{}}
 }
 
 func key(svc *v1.Service) string { return svc.Namespace + "/" + svc.Name }
@@ -174,6 +174,7 @@ func (l *LoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName strin
 		l.mu.Lock()
 		l.provisioned[k] = true
 		l.nodes = nodes
+		l.ensured[k] = time.Now()
 		l.mu.Unlock()
 	}
 	l.release(k, st, err == nil, &sig)
@@ -225,6 +226,7 @@ func (l *LoadBalancer) EnsureLoadBalancerDeleted(ctx context.Context, clusterNam
 	l.mu.Lock()
 	// Whatever the outcome, no sync of the Service stands any more.
 	delete(l.synced, k)
+	delete(l.ensured, k)
 	if err == nil {
 		delete(l.provisioned, k)
 	}
@@ -233,19 +235,53 @@ func (l *LoadBalancer) EnsureLoadBalancerDeleted(ctx context.Context, clusterNam
 	return err
 }
 
-// LastSync is when the last ensure or update of the Service namespace/name
-// succeeded in this process; false if none did since it started or since
-// the Service's load balancer was deleted.
-func (l *LoadBalancer) LastSync(namespace, name string) (time.Time, bool) {
+// LastSync is when the last ensure or update (at) and the last ensure
+// (ensured) of the Service namespace/name succeeded in this process; false
+// if none did since it started or since the Service's load balancer was
+// deleted.
+func (l *LoadBalancer) LastSync(namespace, name string) (at, ensured time.Time, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	at, ok := l.synced[namespace+"/"+name]
-	return at, ok
+	k := namespace + "/" + name
+	at, ok = l.synced[k]
+	return at, l.ensured[k], ok
 }
 
-// Nodes are the backend Nodes the last successful ensure or update of any
-// Service was given.
-func (l *LoadBalancer) Nodes() []*v1.Node {
+// EnsureIf runs an ensure with the latest sync's nodes in the Service's
+// turn, if still() holds once the turn is had (drift repair: the Service
+// has not changed since the caller looked).
+func (l *LoadBalancer) EnsureIf(ctx context.Context, clusterName string, svc *v1.Service, still func() bool) (*v1.LoadBalancerStatus, bool, error) {
+	k := key(svc)
+	st, _, err := l.acquire(ctx, k)
+	if err != nil {
+		return nil, false, err
+	}
+	if !still() {
+		l.releaseKeeping(k, st)
+		return nil, false, nil
+	}
+	nodes := l.lastNodes()
+	status, err := l.inner.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
+	sig := syncSignature(svc, nodes)
+	if err == nil {
+		l.mu.Lock()
+		l.ensured[k] = time.Now()
+		l.mu.Unlock()
+	}
+	l.release(k, st, err == nil, &sig)
+	return status, true, err
+}
+
+// releaseKeeping ends a turn that called nothing, leaving the Service's
+// last outcome as it was.
+func (l *LoadBalancer) releaseKeeping(k string, st *serviceState) {
+	<-st.turn
+	l.unref(k, st)
+}
+
+// lastNodes are the backend Nodes the last successful ensure or update of
+// any Service was given: what EnsureIf ensures with.
+func (l *LoadBalancer) lastNodes() []*v1.Node {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.nodes

@@ -261,35 +261,59 @@ func TestLastSync(t *testing.T) {
 	inner := &slowLB{running: map[string]int{}}
 	l := Wrap(inner)
 	s := svc("web")
-	if _, ok := l.LastSync("ns", "web"); ok || l.Nodes() != nil {
+	if _, _, ok := l.LastSync("ns", "web"); ok || l.lastNodes() != nil {
 		t.Fatal("a sync before any call")
 	}
 	before := time.Now()
 	if _, err := l.EnsureLoadBalancer(t.Context(), "c", s, nodes("a")); err != nil {
 		t.Fatal(err)
 	}
-	at, ok := l.LastSync("ns", "web")
-	if !ok || at.Before(before) || len(l.Nodes()) != 1 {
-		t.Fatalf("after an ensure: %v %v, nodes %v", at, ok, l.Nodes())
+	at, ensured, ok := l.LastSync("ns", "web")
+	if !ok || at.Before(before) || ensured.Before(before) || len(l.lastNodes()) != 1 {
+		t.Fatalf("after an ensure: %v %v, nodes %v", at, ok, l.lastNodes())
 	}
 	if err := l.UpdateLoadBalancer(t.Context(), "c", s, nodes("a", "b")); err != nil {
 		t.Fatal(err)
 	}
-	if at2, _ := l.LastSync("ns", "web"); !at2.After(at) || len(l.Nodes()) != 2 {
-		t.Errorf("after an update: %v (was %v), nodes %v", at2, at, l.Nodes())
+	if at2, ensured2, _ := l.LastSync("ns", "web"); !at2.After(at) || !ensured2.Equal(ensured) || len(l.lastNodes()) != 2 {
+		t.Errorf("after an update: %v (was %v), ensured %v (was %v), nodes %v", at2, at, ensured2, ensured, l.lastNodes())
 	}
 	inner.fail = errors.New("boom")
-	last, _ := l.LastSync("ns", "web")
+	last, _, _ := l.LastSync("ns", "web")
 	if _, err := l.EnsureLoadBalancer(t.Context(), "c", s, nodes("a")); err == nil {
 		t.Fatal("no error")
 	}
-	if at3, ok := l.LastSync("ns", "web"); !ok || !at3.Equal(last) || len(l.Nodes()) != 2 {
-		t.Errorf("a failed ensure moved the last sync: %v %v, nodes %v", at3, ok, l.Nodes())
+	if at3, _, ok := l.LastSync("ns", "web"); !ok || !at3.Equal(last) || len(l.lastNodes()) != 2 {
+		t.Errorf("a failed ensure moved the last sync: %v %v, nodes %v", at3, ok, l.lastNodes())
 	}
 	if err := l.EnsureLoadBalancerDeleted(t.Context(), "c", s); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := l.LastSync("ns", "web"); ok {
+	if _, _, ok := l.LastSync("ns", "web"); ok {
 		t.Error("a sync of a deleted Service")
+	}
+}
+
+// TestEnsureIf: a repair runs in the Service's turn with the latest nodes,
+// only if the caller's check still holds then.
+func TestEnsureIf(t *testing.T) {
+	inner := &slowLB{running: map[string]int{}}
+	l := Wrap(inner)
+	s := svc("web")
+	if _, err := l.EnsureLoadBalancer(t.Context(), "c", s, nodes("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ran, err := l.EnsureIf(t.Context(), "c", s, func() bool { return false }); ran || err != nil || inner.ensures.Load() != 1 {
+		t.Fatalf("a repair whose check fails ran: %v %v, %d ensures", ran, err, inner.ensures.Load())
+	}
+	_, e1, _ := l.LastSync("ns", "web")
+	if _, ran, err := l.EnsureIf(t.Context(), "c", s, func() bool { return true }); !ran || err != nil || inner.ensures.Load() != 2 {
+		t.Fatalf("repair: %v %v, %d ensures", ran, err, inner.ensures.Load())
+	}
+	if _, e2, _ := l.LastSync("ns", "web"); !e2.After(e1) {
+		t.Errorf("a repair is an ensure: %v, was %v", e2, e1)
+	}
+	if n := l.inFlight(); n != 0 {
+		t.Errorf("%d Services still tracked", n)
 	}
 }
