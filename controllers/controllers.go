@@ -7,7 +7,13 @@ package controllers
 import (
 	"context"
 	"strings"
+	"time"
 
+	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/app"
 	cloudcontrollerconfig "k8s.io/cloud-provider/app/config"
@@ -15,13 +21,38 @@ import (
 	genericcontrollermanager "k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
 	"k8s.io/klog/v2"
+
+	"github.com/multicloud-ccm/multicloud-ccm/controllers/lbrepair"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
+
+// LoadBalancerRepair names the drift-repair controller (lbrepair) for
+// --controllers.
+const LoadBalancerRepair = "load-balancer-repair"
+
+// Options are the flags of this project's own controllers.
+type Options struct {
+	// LoadBalancerRepairPeriod is how often every load balancer is checked
+	// for changes made outside the manager; 0 turns the check off.
+	LoadBalancerRepairPeriod time.Duration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{LoadBalancerRepairPeriod: 5 * time.Minute}
+}
+
+// AddFlags adds the options' flags to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&o.LoadBalancerRepairPeriod, "load-balancer-repair-period", o.LoadBalancerRepairPeriod,
+		"How often every LoadBalancer Service's cloud load balancer is compared with what its last sync made, and repaired where it was changed outside the manager (jittered by a tenth; one batched listing per cloud). 0 turns it off, as does --controllers=-"+LoadBalancerRepair+".")
+}
 
 // InitFuncConstructors returns the controllers to run, keyed by name. It is
 // a fresh copy each call: app.DefaultInitFuncConstructors is package-global
 // and must never be mutated.
-func InitFuncConstructors() map[string]app.ControllerInitFuncConstructor {
-	out := make(map[string]app.ControllerInitFuncConstructor, len(app.DefaultInitFuncConstructors))
+func InitFuncConstructors(o *Options) map[string]app.ControllerInitFuncConstructor {
+	out := make(map[string]app.ControllerInitFuncConstructor, len(app.DefaultInitFuncConstructors)+1)
 	for name, c := range app.DefaultInitFuncConstructors {
 		out[name] = c
 	}
@@ -29,7 +60,43 @@ func InitFuncConstructors() map[string]app.ControllerInitFuncConstructor {
 		c.Constructor = guardRouteController(c.Constructor)
 		out[names.NodeRouteController] = c
 	}
+	out[LoadBalancerRepair] = app.ControllerInitFuncConstructor{
+		InitContext: app.ControllerInitContext{ClientName: LoadBalancerRepair},
+		Constructor: func(initCtx app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
+			return func(ctx context.Context, _ genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
+				return startLoadBalancerRepair(ctx, o, initCtx, completed, cloud)
+			}
+		},
+	}
 	return out
+}
+
+// startLoadBalancerRepair starts lbrepair when it is on and some backend
+// lists its load balancers' parts.
+func startLoadBalancerRepair(ctx context.Context, o *Options, initCtx app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) (controller.Interface, bool, error) {
+	logger := klog.FromContext(ctx)
+	if o.LoadBalancerRepairPeriod <= 0 {
+		logger.Info("Not starting load-balancer repair: --load-balancer-repair-period is 0")
+		return nil, false, nil
+	}
+	src, ok := cloud.(interface{ InventorySource() inventory.Source })
+	if !ok || src.InventorySource() == nil || len(src.InventorySource().Inventories()) == 0 {
+		logger.Info("Not starting load-balancer repair: no configured cloud lists its load balancers' parts yet")
+		return nil, false, nil
+	}
+	kube := completed.ClientBuilder.ClientOrDie(initCtx.ClientName)
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: LoadBalancerRepair})
+	c := lbrepair.New(lbrepair.Options{
+		Period:      o.LoadBalancerRepairPeriod,
+		ClusterName: completed.ComponentConfig.KubeCloudShared.ClusterName,
+	}, src.InventorySource(), kube, completed.SharedInformers.Core().V1().Services(), recorder)
+	go func() {
+		defer broadcaster.Shutdown()
+		c.Run(ctx)
+	}()
+	return nil, true, nil
 }
 
 // guardRouteController keeps an empty --cluster-cidr from taking the whole

@@ -58,8 +58,11 @@ func newCommand(registry *providers.Registry, stopCh <-chan struct{}) *cobra.Com
 		return cloud
 	}
 
-	cmd := app.NewCloudControllerManagerCommand(opts, cloudInit, controllers.InitFuncConstructors(),
-		names.CCMControllerAliases(), cliflag.NamedFlagSets{}, stopCh)
+	ctrlOpts := controllers.NewOptions()
+	fss := cliflag.NamedFlagSets{}
+	ctrlOpts.AddFlags(fss.FlagSet("multicloud-ccm controllers"))
+	cmd := app.NewCloudControllerManagerCommand(opts, cloudInit, controllers.InitFuncConstructors(ctrlOpts),
+		names.CCMControllerAliases(), fss, stopCh)
 	cmd.Use = "multicloud-ccm"
 	cmd.Long = `multicloud-ccm is one Kubernetes cloud-controller-manager for AWS, Azure,
 GCE and OpenStack. The cloud-config file (--cloud-config) names the backend
