@@ -122,12 +122,17 @@ func (c *Controller) Run(ctx context.Context) {
 	// A tick every MinGap decides which clouds are due; a cloud is due at
 	// its jittered period, or early when one of its Services synced since
 	// its last listing.
+	// Nothing is listed at start: the service controller's first syncs
+	// bring each cloud's first listing forward to MinGap after them.
 	next := map[string]time.Time{}
+	started := c.now()
+	for _, cl := range c.source.Inventories() {
+		next[cl.Name] = started.Add(wait.Jitter(c.opts.Period, 0.1))
+		c.state(cl.Name).lastList = started
+	}
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		for _, cl := range c.source.Inventories() {
-			now := c.now()
-			due, ok := next[cl.Name]
-			if !ok || !now.Before(due) || c.syncedSinceListing(cl) {
+			if !c.now().Before(next[cl.Name]) || c.syncedSinceListing(cl) {
 				c.Check(ctx, cl)
 				next[cl.Name] = c.now().Add(wait.Jitter(c.opts.Period, 0.1))
 			}
@@ -163,21 +168,31 @@ func wantsLoadBalancer(s *v1.Service) bool {
 // syncedSinceListing: a Service of cl synced after cl's last listing
 // began, so its baseline is still to be taken.
 func (c *Controller) syncedSinceListing(cl inventory.Cloud) bool {
+	st := c.state(cl.Name)
 	c.mu.Lock()
-	st := c.clouds[cl.Name]
+	last := st.lastList
 	c.mu.Unlock()
-	if st == nil {
-		return true
-	}
-	if c.now().Sub(st.lastList) < c.opts.MinGap {
+	if c.now().Sub(last) < c.opts.MinGap {
 		return false
 	}
 	for key := range c.served(cl) {
-		if s, ok := cl.LastSync(key); ok && s.At.After(st.lastList) {
+		if s, ok := cl.LastSync(key); ok && s.At.After(last) {
 			return true
 		}
 	}
 	return false
+}
+
+// state is the cloud's state, made on first use.
+func (c *Controller) state(cloud string) *cloudState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.clouds[cloud]
+	if st == nil {
+		st = &cloudState{baselines: map[types.NamespacedName]*baseline{}}
+		c.clouds[cloud] = st
+	}
+	return st
 }
 
 // Check lists cl once, takes the baselines of Services synced since, and
@@ -187,12 +202,8 @@ func (c *Controller) Check(ctx context.Context, cl inventory.Cloud) {
 	start := c.now()
 	owned, err := cl.Owned(ctx)
 	checks.WithLabelValues(cl.Name, result(err)).Inc()
+	st := c.state(cl.Name)
 	c.mu.Lock()
-	st := c.clouds[cl.Name]
-	if st == nil {
-		st = &cloudState{baselines: map[types.NamespacedName]*baseline{}}
-		c.clouds[cl.Name] = st
-	}
 	st.lastList = start
 	c.mu.Unlock()
 	if err != nil {
@@ -238,6 +249,11 @@ func (c *Controller) Check(ctx context.Context, cl inventory.Cloud) {
 		cur := current[key]
 		b := st.baselines[key]
 		switch {
+		case b != nil && len(b.parts) > 0 && len(cur) == 0:
+			// Whatever synced since, a sync that succeeded left a load
+			// balancer: none at all is the whole of it deleted, even
+			// right after a sync.
+			found = append(found, drifted{svc, sync, missing(b.parts, cur)})
 		case b == nil, sync.EnsuredAt.After(b.ensuredAt):
 			st.baselines[key] = &baseline{syncAt: sync.At, ensuredAt: sync.EnsuredAt, parts: cur}
 		case sync.At.After(b.syncAt):
