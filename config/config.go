@@ -27,6 +27,9 @@ const (
 	// LoadBalancer Services.
 	keyProviders            = "providers"
 	keyLoadBalancerProvider = "loadBalancerProvider"
+	// keyOrphans says what the manager does with cloud resources of this
+	// cluster that no Service owns (controllers/orphans).
+	keyOrphans = "orphans"
 )
 
 // maxClusterIDLen keeps clusterID usable inside cloud resource names and
@@ -97,6 +100,8 @@ func (d *decoder) parse(data []byte, sections Sections) *CloudConfig {
 			target, hybrid = &cfg.Providers, true
 		case keyLoadBalancerProvider:
 			target = &cfg.LoadBalancerProvider
+		case keyOrphans:
+			target = &cfg.Orphans
 		case keyAPIVersion:
 			target = &cfg.APIVersion
 		case keyKind:
@@ -125,6 +130,11 @@ func (d *decoder) parse(data []byte, sections Sections) *CloudConfig {
 	d.checkEnum(keyAPIVersion, cfg.APIVersion, APIVersion)
 	d.checkEnum(keyKind, cfg.Kind, Kind)
 	d.checkClusterID(cfg.ClusterID)
+	switch {
+	case d.bad[keyOrphans], cfg.Orphans == "":
+	case cfg.Orphans != OrphansReport && cfg.Orphans != OrphansDelete:
+		d.addFieldError(field.NotSupported(field.NewPath(keyOrphans), cfg.Orphans, []string{OrphansReport, OrphansDelete}))
+	}
 
 	if hybrid {
 		return d.parseHybrid(cfg, providers, compiled, sections, found)

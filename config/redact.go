@@ -47,6 +47,9 @@ func (c *CloudConfig) Redacted() ([]byte, error) {
 		head = append(head, entry{keyProvider, c.Provider})
 	}
 	head = append(head, entry{keyClusterID, c.ClusterID})
+	if c.Orphans != "" {
+		head = append(head, entry{keyOrphans, c.Orphans})
+	}
 	for _, kv := range head {
 		if err := add(kv.key, kv.value); err != nil {
 			return nil, err

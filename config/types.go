@@ -15,6 +15,10 @@ const (
 	APIVersion = "multicloud-ccm.io/v1alpha1"
 	// Kind is the only document kind this binary reads.
 	Kind = "CloudConfig"
+
+	// OrphansReport and OrphansDelete are the values of orphans:.
+	OrphansReport = "report"
+	OrphansDelete = "delete"
 	// Redacted replaces every secret value in anything a person or a log sees.
 	Redacted = "<redacted>"
 )
@@ -62,6 +66,12 @@ type CloudConfig struct {
 	// ClusterID names and tags every cloud resource this CCM owns; the
 	// clouds of a hybrid config share it.
 	ClusterID string `yaml:"clusterID"`
+	// Orphans is what the manager does with the cloud resources of this
+	// cluster's load balancers that no Service owns any more:
+	// OrphansReport (also when empty) counts them on /metrics and logs
+	// each once; OrphansDelete also deletes those that stayed orphans for
+	// the grace period (--orphan-grace-period).
+	Orphans string `yaml:"orphans,omitempty"`
 	// Section is the provider's section, defaults applied, in a config for
 	// one cloud; nil in a hybrid config. After a successful Parse exactly
 	// one of Section and Sections is set.
@@ -70,6 +80,9 @@ type CloudConfig struct {
 	// applied; nil in a config for one cloud.
 	Sections map[string]Section `yaml:"-"`
 }
+
+// DeleteOrphans reports orphans: delete.
+func (c *CloudConfig) DeleteOrphans() bool { return c.Orphans == OrphansDelete }
 
 // Hybrid reports a config naming several clouds (providers:).
 func (c *CloudConfig) Hybrid() bool { return len(c.Providers) > 0 }
@@ -86,7 +99,7 @@ func (c *CloudConfig) Clouds() []*CloudConfig {
 	for _, p := range c.Providers {
 		out = append(out, &CloudConfig{
 			APIVersion: c.APIVersion, Kind: c.Kind, Provider: p, LoadBalancerProvider: p,
-			ClusterID: c.ClusterID, Section: c.Sections[p],
+			ClusterID: c.ClusterID, Orphans: c.Orphans, Section: c.Sections[p],
 		})
 	}
 	return out

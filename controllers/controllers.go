@@ -23,36 +23,54 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/lbrepair"
+	"github.com/multicloud-ccm/multicloud-ccm/controllers/orphans"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
-// LoadBalancerRepair names the drift-repair controller (lbrepair) for
-// --controllers.
-const LoadBalancerRepair = "load-balancer-repair"
+// The names of this project's controllers, for --controllers.
+const (
+	// LoadBalancerRepair is the drift-repair controller (lbrepair).
+	LoadBalancerRepair = "load-balancer-repair"
+	// LoadBalancerOrphans is the orphan controller (orphans).
+	LoadBalancerOrphans = "load-balancer-orphans"
+)
 
-// Options are the flags of this project's own controllers.
+// Options are the settings of this project's own controllers: flags, and
+// what the cloud-config says.
 type Options struct {
 	// LoadBalancerRepairPeriod is how often every load balancer is checked
 	// for changes made outside the manager; 0 turns the check off.
 	LoadBalancerRepairPeriod time.Duration
+	// OrphanScanPeriod is how often each cloud is searched for resources
+	// no Service owns; 0 turns it off.
+	OrphanScanPeriod time.Duration
+	// OrphanGracePeriod is how long a resource must stay an orphan before
+	// it is deleted (with DeleteOrphans).
+	OrphanGracePeriod time.Duration
+	// DeleteOrphans is the cloud-config's orphans: delete.
+	DeleteOrphans bool
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{LoadBalancerRepairPeriod: 5 * time.Minute}
+	return &Options{LoadBalancerRepairPeriod: 5 * time.Minute, OrphanScanPeriod: 30 * time.Minute, OrphanGracePeriod: time.Hour}
 }
 
 // AddFlags adds the options' flags to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.LoadBalancerRepairPeriod, "load-balancer-repair-period", o.LoadBalancerRepairPeriod,
 		"How often every LoadBalancer Service's cloud load balancer is compared with what its last sync made, and repaired where it was changed outside the manager (jittered by a tenth; one batched listing per cloud). 0 turns it off, as does --controllers=-"+LoadBalancerRepair+".")
+	fs.DurationVar(&o.OrphanScanPeriod, "orphan-scan-period", o.OrphanScanPeriod,
+		"How often each cloud is searched for resources of this cluster's load balancers that no Service owns (counted on /metrics, logged once; deleted with orphans: delete in the cloud-config). 0 turns it off, as does --controllers=-"+LoadBalancerOrphans+".")
+	fs.DurationVar(&o.OrphanGracePeriod, "orphan-grace-period", o.OrphanGracePeriod,
+		"How long a resource must have been an orphan at every scan before orphans: delete deletes it.")
 }
 
 // InitFuncConstructors returns the controllers to run, keyed by name. It is
 // a fresh copy each call: app.DefaultInitFuncConstructors is package-global
 // and must never be mutated.
 func InitFuncConstructors(o *Options) map[string]app.ControllerInitFuncConstructor {
-	out := make(map[string]app.ControllerInitFuncConstructor, len(app.DefaultInitFuncConstructors)+1)
+	out := make(map[string]app.ControllerInitFuncConstructor, len(app.DefaultInitFuncConstructors)+2)
 	for name, c := range app.DefaultInitFuncConstructors {
 		out[name] = c
 	}
@@ -68,7 +86,44 @@ func InitFuncConstructors(o *Options) map[string]app.ControllerInitFuncConstruct
 			}
 		},
 	}
+	out[LoadBalancerOrphans] = app.ControllerInitFuncConstructor{
+		InitContext: app.ControllerInitContext{ClientName: LoadBalancerOrphans},
+		Constructor: func(_ app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
+			return func(ctx context.Context, _ genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
+				return startOrphans(ctx, o, completed, cloud)
+			}
+		},
+	}
 	return out
+}
+
+// inventorySource is the cloud's inventory source when some configured
+// cloud lists its load balancers' parts.
+func inventorySource(cloud cloudprovider.Interface) (inventory.Source, bool) {
+	src, ok := cloud.(interface{ InventorySource() inventory.Source })
+	if !ok || src.InventorySource() == nil || len(src.InventorySource().Inventories()) == 0 {
+		return nil, false
+	}
+	return src.InventorySource(), true
+}
+
+// startOrphans starts the orphan controller when it is on and some
+// backend lists its load balancers' parts.
+func startOrphans(ctx context.Context, o *Options, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) (controller.Interface, bool, error) {
+	logger := klog.FromContext(ctx)
+	if o.OrphanScanPeriod <= 0 {
+		logger.Info("Not looking for orphaned cloud resources: --orphan-scan-period is 0")
+		return nil, false, nil
+	}
+	src, ok := inventorySource(cloud)
+	if !ok {
+		logger.Info("Not looking for orphaned cloud resources: no configured cloud lists its load balancers' parts yet")
+		return nil, false, nil
+	}
+	c := orphans.New(orphans.Options{Period: o.OrphanScanPeriod, Grace: o.OrphanGracePeriod, Delete: o.DeleteOrphans},
+		src, completed.SharedInformers.Core().V1().Services())
+	go c.Run(ctx)
+	return nil, true, nil
 }
 
 // startLoadBalancerRepair starts lbrepair when it is on and some backend
@@ -79,8 +134,8 @@ func startLoadBalancerRepair(ctx context.Context, o *Options, initCtx app.Contro
 		logger.Info("Not starting load-balancer repair: --load-balancer-repair-period is 0")
 		return nil, false, nil
 	}
-	src, ok := cloud.(interface{ InventorySource() inventory.Source })
-	if !ok || src.InventorySource() == nil || len(src.InventorySource().Inventories()) == 0 {
+	src, ok := inventorySource(cloud)
+	if !ok {
 		logger.Info("Not starting load-balancer repair: no configured cloud lists its load balancers' parts yet")
 		return nil, false, nil
 	}
@@ -91,7 +146,7 @@ func startLoadBalancerRepair(ctx context.Context, o *Options, initCtx app.Contro
 	c := lbrepair.New(lbrepair.Options{
 		Period:      o.LoadBalancerRepairPeriod,
 		ClusterName: completed.ComponentConfig.KubeCloudShared.ClusterName,
-	}, src.InventorySource(), kube, completed.SharedInformers.Core().V1().Services(), recorder)
+	}, src, kube, completed.SharedInformers.Core().V1().Services(), recorder)
 	go func() {
 		defer broadcaster.Shutdown()
 		c.Run(ctx)

@@ -77,6 +77,7 @@ and carries its settings; see 'multicloud-ccm validate-config --help'.`
 			return err
 		}
 		loaded = cfg
+		ctrlOpts.DeleteOrphans = cfg.DeleteOrphans()
 		return upstreamRun(c, args)
 	}
 	cmd.AddCommand(newVersionCommand(registry), newValidateConfigCommand(registry), newImportConfigCommand(registry))

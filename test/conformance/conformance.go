@@ -258,6 +258,19 @@ type Cloud interface {
 	Inventory() []cloudsim.Resource
 }
 
+// DriftMaker is what a Cloud may also implement: the changes a person (a
+// console click, a cleanup script) makes to a Service's load balancer
+// behind the manager's back, for the drift-repair scenario. Both go
+// through the emulator's API, as a person's tools would.
+type DriftMaker interface {
+	// DeleteLoadBalancer deletes the whole of the Service's load balancer:
+	// every part ServiceResources lists, but an address the user named.
+	DeleteLoadBalancer(svc types.NamespacedName) error
+	// DeletePart deletes one part a working load balancer needs (a
+	// listener, a rule, a forwarding rule, a pool member) and says which.
+	DeletePart(svc types.NamespacedName) (string, error)
+}
+
 // Instances gives an adapter's Cloud Stop, Start and Terminate from its
 // emulator's cloud-neutral admin shape (cloudsim.Instances), so every
 // cloud is driven the same way; an adapter embeds it and writes only

@@ -45,11 +45,12 @@ func TestConformance(t *testing.T) {
 		t.Run(a.Name(), func(t *testing.T) { runConformance(t, a) })
 	}
 	// One pair's second cloud hangs (calls hold the workers until they
-	// time out), the other's default cloud fails at once (5xx).
+	// time out), the other's default cloud throttles every call (the
+	// single-cloud runs fail every read with 5xx).
 	faults := []struct {
 		down  int
 		fault cloudsim.FaultSpec
-	}{{1, cloudsim.FaultSpec{Hang: true}}, {0, cloudsim.FaultSpec{FailNext: 1 << 30}}}
+	}{{1, cloudsim.FaultSpec{Hang: true}}, {0, cloudsim.FaultSpec{ThrottleNext: 1 << 30}}}
 	for i, pair := range hybridPairs {
 		var as []conformance.Adapter
 		for _, name := range pair {
@@ -80,7 +81,11 @@ const (
 	// faultWindow keeps a fault on for well beyond the lifecycle
 	// controller's 1 s check interval.
 	faultWindow = 15 * time.Second
-	confNS      = "default"
+	// repairPeriod is the suite's --load-balancer-repair-period (default
+	// 5 minutes): drift is repaired within one period after the listing
+	// that sees it.
+	repairPeriod = 3 * time.Second
+	confNS       = "default"
 )
 
 // suiteCloud is one emulator plus the manager pointed at it: its own in a
@@ -171,6 +176,7 @@ func (s *suiteCloud) startCCM(t *testing.T, name string) *ccmProcess {
 		"--allocate-node-cidrs=false",
 		"--node-monitor-period=1s",
 		"--route-reconciliation-period=2s",
+		"--load-balancer-repair-period=" + repairPeriod.String(),
 	}
 	return startCCM(t, "ccm-"+s.adapter.Name()+"-"+name, release(t), path, append(args, s.cloud.ExtraArgs()...)...)
 }
@@ -184,6 +190,7 @@ func runConformance(t *testing.T, a conformance.Adapter) {
 		{"load balancers", (*suiteCloud).loadBalancers},
 		{"stopped instance gets the shutdown taint and loses it when started", (*suiteCloud).stoppedInstance},
 		{"terminated instance's node is deleted", (*suiteCloud).terminatedInstance},
+		{"a load balancer changed outside the manager is repaired", (*suiteCloud).driftRepair},
 		{"throttled reads never delete a node", func(s *suiteCloud, t *testing.T) { s.faultyReads(t, "throttled") }},
 		{"failing reads never delete a node", func(s *suiteCloud, t *testing.T) { s.faultyReads(t, "5xx") }},
 	}
@@ -1039,6 +1046,127 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 		deleteServiceAndWait(t, web)
 		waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before any Service")
 	})
+}
+
+// ---- drift repair ----
+
+// driftRepair: one part of a Service's load balancer deleted behind the
+// manager's back, then the whole of it, are each made again within a few
+// repair periods (--load-balancer-repair-period), with an Event saying
+// what was wrong, the Service's address following a new load balancer,
+// nothing made twice, and nothing left once the Service goes.
+func (s *suiteCloud) driftRepair(t *testing.T) {
+	dm, ok := s.cloud.(conformance.DriftMaker)
+	if !ok {
+		t.Skipf("the %s adapter cannot change a load balancer behind the manager's back yet (conformance.DriftMaker)", s.adapter.Name())
+	}
+	zones := s.cloud.Zones()
+	var insts []conformance.Instance
+	for i := range 2 {
+		insts = append(insts, s.launch(t, zones[i%len(zones)], fmt.Sprintf("drift-%d", i)))
+	}
+	for _, i := range insts {
+		registerNode(t, i.NodeName, "", "")
+		waitInitialized(t, i.NodeName)
+	}
+	before := s.cloud.Inventory()
+	k := createService(t, s.lbService("conf-drift", 80, 443))
+	first := ingressAddrs(waitService(t, k, "an address", hasAddress).Status.LoadBalancer)
+	s.waitLB(t, k, []int32{80, 443}, insts...)
+
+	// The check compares with a listing after the last sync: wait for it.
+	listings := func() int { return s.metricSum("multicloud_ccm_lb_drift_checks_total", `result="ok"`) }
+	settled := func(what string) {
+		t.Helper()
+		from := listings()
+		poll(t, converge, "two listings of the cloud "+what, func(context.Context) (bool, string, error) {
+			n := listings()
+			return n >= from+2, fmt.Sprintf("%d listings", n-from), nil
+		})
+	}
+	repaired := func(after time.Time, what string) {
+		t.Helper()
+		within(t, after, 5*repairPeriod+10*time.Second, what+" repaired", func(ctx context.Context) (bool, string, error) {
+			lbs := s.cloud.LoadBalancers(k)
+			if len(lbs) != 1 {
+				return false, fmt.Sprintf("%d load balancers", len(lbs)), nil
+			}
+			lb := lbs[0]
+			return slices.Equal(lb.Ports, []int32{80, 443}) && len(lb.Backends) == len(insts) && len(lb.Inconsistent) == 0, fmt.Sprintf("%+v", lb), nil
+		})
+		poll(t, converge, "a "+"LoadBalancerRepaired Event on "+k.String(), func(ctx context.Context) (bool, string, error) {
+			n, msgs, err := repairEvents(ctx, k)
+			return n > 0, msgs, err
+		})
+	}
+
+	settled("after the Service's sync")
+	part, err := dm.DeletePart(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("deleted %s", part)
+	repaired(time.Now(), part)
+	s.waitLB(t, k, []int32{80, 443}, insts...)
+
+	settled("after the repair")
+	if err := dm.DeleteLoadBalancer(k); err != nil {
+		t.Fatal(err)
+	}
+	repaired(time.Now(), "the whole load balancer")
+	s.waitLB(t, k, []int32{80, 443}, insts...)
+	svc := waitService(t, k, "an address", hasAddress)
+	t.Logf("address %s before, %s after the whole load balancer was made again", first, ingressAddrs(svc.Status.LoadBalancer))
+	if n, msgs, _ := repairEvents(context.Background(), k); n < 2 {
+		t.Errorf("LoadBalancerRepaired events: %s", msgs)
+	}
+	if ws, err := warnings(context.Background(), k); err != nil || len(ws) != 0 {
+		t.Errorf("Warning events on %s: %v %v", k, ws, err)
+	}
+	deleteServiceAndWait(t, k)
+	waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the Service")
+}
+
+// repairEvents counts the LoadBalancerRepaired Events on the Service now
+// named k, and gives their messages.
+func repairEvents(ctx context.Context, k types.NamespacedName) (int, string, error) {
+	svc, err := getService(ctx, k)
+	if err != nil {
+		return 0, "", err
+	}
+	evs, err := env.admin.CoreV1().Events(k.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Service,involvedObject.uid=" + string(svc.UID) + ",reason=LoadBalancerRepaired",
+	})
+	if err != nil {
+		return 0, "", err
+	}
+	var msgs []string
+	n := 0
+	for _, ev := range evs.Items {
+		n += int(max(ev.Count, 1))
+		msgs = append(msgs, ev.Message)
+	}
+	return n, strings.Join(msgs, " | "), nil
+}
+
+// metricSum adds up the manager's samples of the metric whose labels
+// contain match and this cloud's provider label.
+func (s *suiteCloud) metricSum(name, match string) int {
+	code, body, err := s.ccm.get("/metrics", true)
+	if err != nil || code != 200 {
+		return 0
+	}
+	sum := 0
+	for _, l := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(l, name+"{") || !strings.Contains(l, match) || !strings.Contains(l, `provider="`+s.adapter.Name()+`"`) {
+			continue
+		}
+		f := strings.Fields(l)
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+			sum += int(v)
+		}
+	}
+	return sum
 }
 
 // ---- crash safety ----

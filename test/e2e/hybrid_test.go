@@ -90,6 +90,7 @@ func startHybridSuite(t *testing.T, run string, adapters ...conformance.Adapter)
 		"--allocate-node-cidrs=false",
 		"--node-monitor-period=1s",
 		"--route-reconciliation-period=2s",
+		"--load-balancer-repair-period=" + repairPeriod.String(),
 	}, extra...)
 	hs.startCCM(t, run)
 	return hs
@@ -329,6 +330,12 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 	waitInitialized(t, di.NodeName)
 	waitInitialized(t, ui.NodeName)
 	setReady(t, di.NodeName, corev1.ConditionTrue)
+	// A Service of the dead cloud served before: neither repaired nor
+	// replaced on the errors (no repair storm, nothing deleted).
+	kept := createService(t, dc.lbService("conf-outage-kept", 80))
+	waitService(t, kept, "an address", hasAddress)
+	keptLB := dc.waitLB(t, kept, []int32{80}, di)
+	repairsBefore := dc.metricSum("multicloud_ccm_lb_repairs_total", "")
 
 	fault.Op = "*"
 	srv := dc.cloud.Server()
@@ -391,7 +398,16 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 	for _, p := range pending {
 		waitService(t, p, "an address once "+dc.adapter.Name()+" answers", hasAddress)
 	}
-	for _, p := range append(pending, k) {
+	if lbs := dc.cloud.LoadBalancers(kept); len(lbs) != 1 || lbs[0].ID != keptLB.ID {
+		t.Errorf("the load balancer served before the outage: %+v, want %s only", lbs, keptLB.ID)
+	}
+	if n := dc.metricSum("multicloud_ccm_lb_repairs_total", "") - repairsBefore; n != 0 {
+		t.Errorf("%d load-balancer repairs in %s during and after its outage", n, dc.adapter.Name())
+	}
+	if n, msgs, err := repairEvents(context.Background(), kept); err != nil || n != 0 {
+		t.Errorf("repair events on %s: %s %v", kept, msgs, err)
+	}
+	for _, p := range append(pending, k, kept) {
 		deleteServiceAndWait(t, p)
 	}
 }
