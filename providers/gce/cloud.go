@@ -98,11 +98,13 @@ func newCloud(s *Section, clusterID string, api *clients, zones []string, clk cl
 // Parts are the backend's parts: external (target pool) and internal
 // (backend service) passthrough load balancers, pod CIDR routes in the
 // nodes' network, and the Node informer, so Node names map to instances
-// without cloud calls.
+// without cloud calls; the load balancers' inventory (inventory.go) for
+// drift repair and orphan cleanup.
 func (c *Cloud) Parts() cloudparts.Parts {
 	return cloudparts.Parts{
 		Name: ProviderName, Instances: c.instances, LoadBalancer: c.lb, Routes: c.routes,
 		Initialize: c.initialize, SetInformers: c.nodes.SetInformers,
+		Inventory: c.lb,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
@@ -34,12 +35,23 @@ type instanceGroups struct {
 	api      *clients
 	clk      clock.Clock
 
+	// forgotten counts forget calls: a membership synced before the
+	// last one is not trusted.
+	forgotten atomic.Uint64
+
 	mu sync.Mutex // one sync at a time; guards what follows
 	// synced is the membership the last successful sync left (zone ->
-	// sorted instance links); nil when unknown.
-	synced   map[string][]string
-	syncedAt time.Time
+	// sorted instance links); nil when unknown. syncedGen is forgotten
+	// as that sync began.
+	synced    map[string][]string
+	syncedAt  time.Time
+	syncedGen uint64
 }
+
+// forget drops the record of the last sync without waiting for one
+// running: the next sync reads the groups (drift repair: a group deleted
+// or changed behind the manager's back is made again at once).
+func (g *instanceGroups) forget() { g.forgotten.Add(1) }
 
 // groupsResync bounds how long a sync trusts its own last result: after
 // it, the groups are read again, so a change made behind the manager's
@@ -60,7 +72,8 @@ func instanceGroupName(clusterID string) string {
 func (g *instanceGroups) sync(ctx context.Context, want map[string][]string) ([]string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.synced != nil && g.clk.Since(g.syncedAt) < groupsResync && maps.EqualFunc(g.synced, want, slices.Equal) {
+	gen := g.forgotten.Load()
+	if g.synced != nil && g.syncedGen == gen && g.clk.Since(g.syncedAt) < groupsResync && maps.EqualFunc(g.synced, want, slices.Equal) {
 		return g.linksOf(want), nil
 	}
 	g.synced = nil
@@ -80,7 +93,7 @@ func (g *instanceGroups) sync(ctx context.Context, want map[string][]string) ([]
 			}
 		}
 	}
-	g.synced, g.syncedAt = want, g.clk.Now()
+	g.synced, g.syncedAt, g.syncedGen = want, g.clk.Now(), gen
 	return g.linksOf(want), nil
 }
 

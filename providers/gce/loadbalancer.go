@@ -51,9 +51,10 @@ type loadBalancers struct {
 	// for writing. So a part is never deleted between a Service finding
 	// it there and its load balancer referencing it.
 	shared sync.RWMutex
-	// pools records, per Service, the target pool members its last
-	// successful sync left, so a node-set change costs the member diff
-	// alone, without reading the pool.
+	// pools records, per Service (by namespace/name, so Forget finds
+	// it), the target pool members its last successful sync left, so a
+	// node-set change costs the member diff alone, without reading the
+	// pool.
 	pools *lbrecords.Store[[]string]
 	// sharedFlight makes the Services that find a shared part (the node
 	// health checks, their firewall rule) missing at the same moment
@@ -190,6 +191,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	base, key := lbName(svc), naming.ServiceKey(svc)
+	ctx = withServiceUID(ctx, svc.UID)
 	members, tags, err := l.nodeInstances(ctx, nodes)
 	if err != nil {
 		return nil, err
@@ -214,10 +216,17 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	l.shared.RLock()
 	defer l.shared.RUnlock()
 	if sp.internal {
-		l.pools.Forget(base)
-		return l.ensureInternal(ctx, base, key, sp, members, tags, rules)
+		l.pools.Forget(key)
+		st, err := l.ensureInternal(ctx, base, key, sp, members, tags, rules)
+		if err != nil {
+			// The groups may be other than the record says (one deleted
+			// behind the manager's back fails the backend service): the
+			// next sync reads them.
+			l.groups.forget()
+		}
+		return st, err
 	}
-	op := l.pools.Begin(base)
+	op := l.pools.Begin(key)
 	st, err := l.ensureExternal(ctx, base, key, sp, members, tags, rules)
 	if err != nil {
 		op.End(nil, op.Start)
@@ -242,10 +251,14 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 		return err
 	}
 	if sp.internal {
-		return l.updateInternal(ctx, lbName(svc), naming.ServiceKey(svc), sp, members)
+		err := l.updateInternal(ctx, lbName(svc), naming.ServiceKey(svc), sp, members)
+		if err != nil {
+			l.groups.forget()
+		}
+		return err
 	}
 	base, links := lbName(svc), instanceLinks(members)
-	op := l.pools.Begin(base)
+	op := l.pools.Begin(naming.ServiceKey(svc))
 	if op.Rec != nil {
 		err := l.syncPoolMembers(ctx, &computepb.TargetPool{Name: proto.String(base), Instances: *op.Rec}, links)
 		if err == nil {
@@ -272,7 +285,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 // EnsureLoadBalancerDeleted deletes the Service's parts of either type.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
 	base, key := lbName(svc), naming.ServiceKey(svc)
-	l.pools.Forget(base)
+	l.pools.Forget(key)
 	rules, err := l.serviceRules(ctx, base)
 	if err != nil {
 		return err

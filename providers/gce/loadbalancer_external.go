@@ -79,7 +79,7 @@ func (l *loadBalancers) ensureTargetPool(ctx context.Context, name, svcKey, hc s
 	cur, err := l.api.targetPools.Get(ctx, req, l.api.retry)
 	if isNotFound(err) {
 		err = waitOp(ctx)(l.api.targetPools.Insert(ctx, &computepb.InsertTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPoolResource: &computepb.TargetPool{
-			Name: proto.String(name), Description: proto.String(description{Service: svcKey, Cluster: l.clusterID}.String()),
+			Name: proto.String(name), Description: proto.String(l.describe(ctx, svcKey).String()),
 			Instances: members, HealthChecks: []string{hc}, SessionAffinity: proto.String(affinity),
 		}}, l.api.retry))
 		if err != nil && !alreadyExists(err) {
@@ -184,7 +184,7 @@ func portRange(ports []v1.ServicePort, protocol v1.Protocol) string {
 // deleted and created again.
 func (l *loadBalancers) ensureForwardingRule(ctx context.Context, name, svcKey, ip string, protocol v1.Protocol, sp *lbSpec, pool string, cur *computepb.ForwardingRule) error {
 	want := &computepb.ForwardingRule{
-		Name: proto.String(name), Description: proto.String(description{Service: svcKey, Cluster: l.clusterID}.String()),
+		Name: proto.String(name), Description: proto.String(l.describe(ctx, svcKey).String()),
 		IPAddress: proto.String(ip), IPProtocol: proto.String(string(protocol)), PortRange: proto.String(portRange(sp.ports, protocol)),
 		Target: proto.String(pool), LoadBalancingScheme: proto.String(schemeExternal), NetworkTier: proto.String(sp.tier),
 	}

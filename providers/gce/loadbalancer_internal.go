@@ -188,7 +188,7 @@ func (l *loadBalancers) internalHealthCheckFor(base string, sp *lbSpec) *compute
 // svcKey is "" for the cluster's shared one.
 func (l *loadBalancers) ensureGlobalHealthCheck(ctx context.Context, want *computepb.HealthCheck, svcKey string) error {
 	name := want.GetName()
-	want.Description = proto.String(description{Service: svcKey, Cluster: l.clusterID}.String())
+	want.Description = proto.String(l.describe(ctx, svcKey).String())
 	cur, err := l.api.healthChecks.Get(ctx, &computepb.GetHealthCheckRequest{Project: l.cfg.ProjectID, HealthCheck: name}, l.api.retry)
 	switch {
 	case isNotFound(err):
@@ -289,7 +289,7 @@ func (l *loadBalancers) ensureBackendService(ctx context.Context, name, svcKey s
 		affinity = "CLIENT_IP"
 	}
 	want := &computepb.BackendService{
-		Name: proto.String(name), Description: proto.String(description{Service: svcKey, Cluster: l.clusterID}.String()),
+		Name: proto.String(name), Description: proto.String(l.describe(ctx, svcKey).String()),
 		LoadBalancingScheme: proto.String(schemeInternal), Protocol: proto.String(string(protocol)),
 		HealthChecks: []string{hc}, Backends: backendsOf(groups), SessionAffinity: proto.String(affinity),
 	}
@@ -394,7 +394,7 @@ func (l *loadBalancers) ensureInternalForwardingRule(ctx context.Context, name, 
 	bs := l.regionLink("backendServices", name)
 	subnet := l.subnetworkLink(sp.subnet)
 	want := &computepb.ForwardingRule{
-		Name: proto.String(name), Description: proto.String(description{Service: svcKey, Cluster: l.clusterID}.String()),
+		Name: proto.String(name), Description: proto.String(l.describe(ctx, svcKey).String()),
 		IPAddress: proto.String(ip), IPProtocol: proto.String(string(protocol)), LoadBalancingScheme: proto.String(schemeInternal),
 		BackendService: proto.String(bs), Network: proto.String(l.cfg.networkURL()), Subnetwork: proto.String(subnet),
 		Ports: ports, AllowGlobalAccess: proto.Bool(sp.globalAccess),

@@ -1,10 +1,12 @@
 package gce
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/naming"
@@ -82,6 +84,29 @@ type description struct {
 	// Address marks an address the manager reserved (as opposed to the
 	// user's spec.loadBalancerIP), so only those are released.
 	Address string `json:"kubernetes.io/reserved-by,omitempty"`
+	// UID is the Service's UID, on the Service's parts made since
+	// issue 22 (older ones have none): orphan cleanup tells the parts of
+	// a Service deleted and made again under the same name from the new
+	// one's by it. The names carry only 31 of its 32 hex digits.
+	UID string `json:"kubernetes.io/service-uid,omitempty"`
+}
+
+// serviceUIDKey carries the UID of the Service an ensure is for, so the
+// parts it makes record it (describe) without every helper taking it.
+type serviceUIDKey struct{}
+
+func withServiceUID(ctx context.Context, uid types.UID) context.Context {
+	return context.WithValue(ctx, serviceUIDKey{}, uid)
+}
+
+// describe is the description of a part of the Service svcKey ("" for
+// the cluster's shared parts, which record no Service and no UID).
+func (l *loadBalancers) describe(ctx context.Context, svcKey string) description {
+	d := description{Service: svcKey, Cluster: l.clusterID}
+	if uid, ok := ctx.Value(serviceUIDKey{}).(types.UID); ok && svcKey != "" {
+		d.UID = string(uid)
+	}
+	return d
 }
 
 func (d description) String() string {

@@ -114,7 +114,9 @@ func (l *loadBalancers) ensureAddress(ctx context.Context, base, svcKey string, 
 // its forwarding rules are made again with the new IP).
 func (l *loadBalancers) reserveAddress(ctx context.Context, svcKey string, want *computepb.Address, stale func(*computepb.Address) bool) (*computepb.Address, error) {
 	name := want.GetName()
-	want.Description = proto.String(description{Service: svcKey, Cluster: l.clusterID, Address: "multicloud-ccm"}.String())
+	d := l.describe(ctx, svcKey)
+	d.Address = "multicloud-ccm"
+	want.Description = proto.String(d.String())
 	get := func() (*computepb.Address, error) {
 		return l.api.addresses.Get(ctx, &computepb.GetAddressRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Address: name}, l.api.retry)
 	}
@@ -198,7 +200,7 @@ func (l *loadBalancers) healthCheckFor(base string, sp *lbSpec) *computev1.HttpH
 // for the cluster's shared one.
 func (l *loadBalancers) ensureHealthCheck(ctx context.Context, want *computev1.HttpHealthCheck, svcKey string) error {
 	name := want.Name
-	want.Description = description{Service: svcKey, Cluster: l.clusterID}.String()
+	want.Description = l.describe(ctx, svcKey).String()
 	cur, err := l.api.httpHealthChecks.Get(l.cfg.ProjectID, name).Context(ctx).Do()
 	switch {
 	case isNotFound(err):
@@ -275,7 +277,7 @@ func (l *loadBalancers) waitGlobal(ctx context.Context, op *computev1.Operation,
 func (l *loadBalancers) ensureFirewall(ctx context.Context, want *computepb.Firewall, svcKey string) error {
 	name := want.GetName()
 	want.Network = proto.String(l.cfg.networkURL())
-	want.Description = proto.String(description{Service: svcKey, Cluster: l.clusterID}.String())
+	want.Description = proto.String(l.describe(ctx, svcKey).String())
 	project := l.cfg.NetworkProjectID
 	cur, err := l.api.firewalls.Get(ctx, &computepb.GetFirewallRequest{Project: project, Firewall: name}, l.api.retry)
 	switch {

@@ -57,6 +57,9 @@ func TestFilterGrammar(t *testing.T) {
 		{`(status = STOPPED OR status = RUNNING) AND name = node-1`, true},
 		{`NOT name = x`, true},
 		{`NOT (name = node-1)`, false},
+		// JSON in a description, as the GCE backend's inventory matches it.
+		{`description eq '.*b.*'`, true},
+		{`description eq '.*"a".*'`, false},
 	} {
 		f, err := parseFilter(tc.filter)
 		if err == nil {

@@ -150,3 +150,54 @@ func (e *Emulator) usersOf(l string) []string {
 	p, _ := e.refPath(l)
 	return e.users(p, true)
 }
+
+// TestFirewallListByDescription: a regular expression on the JSON in
+// descriptions (single-quoted, double quotes inside), as the manager's
+// inventory lists the cluster's parts, in pages of one; a rule deleted
+// between pages neither repeats nor skips the others.
+func TestFirewallListByDescription(t *testing.T) {
+	env := newTestEnv(t, Config{})
+	fx := env.emu.Fixture()
+	fc := env.firewalls(t)
+	for _, r := range []struct{ name, desc string }{
+		{"k8s-fw-a1", `{"kubernetes.io/service-name":"default/web","kubernetes.io/cluster-id":"prod"}`},
+		{"k8s-fw-a2", `{"kubernetes.io/service-name":"default/web","kubernetes.io/cluster-id":"prod-2"}`},
+		{"k8s-fw-a3", `{"kubernetes.io/service-name":"default/api"}`},
+		{"k8s-fw-a4", `{"kubernetes.io/service-name":"default/db","kubernetes.io/cluster-id":"prod"}`},
+		{"k8s-prod-node-http-hc", `{"kubernetes.io/cluster-id":"prod"}`},
+		{"by-hand", ""},
+	} {
+		op, err := fc.Insert(t.Context(), &computepb.InsertFirewallRequest{Project: env.project, FirewallResource: &computepb.Firewall{
+			Name: proto.String(r.name), Description: proto.String(r.desc), Network: proto.String(fx.NetworkURL),
+			Allowed: []*computepb.Allowed{{IPProtocol: proto.String("tcp"), Ports: []string{"80"}}},
+		}})
+		if err != nil || op.Wait(t.Context()) != nil {
+			t.Fatal(r.name, err)
+		}
+	}
+	filter := `description eq '.*"kubernetes\.io/(cluster-id":"(prod)"|service-name":"k8s-prod-node").*'`
+	it := fc.List(t.Context(), &computepb.ListFirewallsRequest{Project: env.project, Filter: proto.String(filter), MaxResults: proto.Uint32(1)})
+	var got []string
+	for {
+		f, err := it.Next()
+		if err == iterator.Done {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, f.GetName())
+		if len(got) == 1 {
+			op, err := fc.Delete(t.Context(), &computepb.DeleteFirewallRequest{Project: env.project, Firewall: "k8s-fw-a1"})
+			if err != nil || op.Wait(t.Context()) != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if want := []string{"k8s-fw-a1", "k8s-fw-a4", "k8s-prod-node-http-hc"}; !slices.Equal(got, want) {
+		t.Errorf("listed %v, want %v", got, want)
+	}
+	if n := env.srv.CallCount("compute:Firewalls.List"); n != 3 {
+		t.Errorf("%d list calls for 3 pages of one", n)
+	}
+}
