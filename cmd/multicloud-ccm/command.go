@@ -80,7 +80,7 @@ and carries its settings; see 'multicloud-ccm validate-config --help'.`
 		ctrlOpts.DeleteOrphans = cfg.DeleteOrphans()
 		return upstreamRun(c, args)
 	}
-	cmd.AddCommand(newVersionCommand(registry), newValidateConfigCommand(registry), newImportConfigCommand(registry))
+	cmd.AddCommand(newVersionCommand(registry), newValidateConfigCommand(registry), newImportConfigCommand(registry), newOrphansCommand(registry))
 	return cmd
 }
 
