@@ -61,10 +61,11 @@ func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Clou
 // Parts are the backend's parts: routes only with routeTableName; the
 // Node informer maps Node names to VMs through their providerIDs, and the
 // Service informer tells the security group which addresses still have a
-// Service.
+// Service, and the inventory which Service a part named after a UID is
+// for.
 func (c *Cloud) Parts() cloudparts.Parts {
 	return cloudparts.Parts{
-		Name: ProviderName, Instances: c.instances, LoadBalancer: c.lb, Routes: c.routes,
+		Name: ProviderName, Instances: c.instances, LoadBalancer: c.lb, Routes: c.routes, Inventory: c.lb,
 		SetInformers: func(f informers.SharedInformerFactory) {
 			c.nodes.SetInformers(f)
 			c.lb.setInformers(f)

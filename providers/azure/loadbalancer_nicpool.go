@@ -57,6 +57,17 @@ func newNICPools(api *clients) *nicPools {
 	return &nicPools{api: api, members: map[string]map[string]bool{}, models: map[string]map[string]bool{}, released: map[string]bool{}}
 }
 
+// forget drops what is believed of the pools' members and of the scale
+// set models (not which pools are released): the next ensure seeds them
+// from the load balancer as read, so a member taken out behind the
+// manager's back is put back.
+func (p *nicPools) forget() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.members = map[string]map[string]bool{}
+	p.models = map[string]map[string]bool{}
+}
+
 // poolMembers are the IP configurations the load balancer says its pool
 // holds.
 func poolMembers(lb *armnetwork.LoadBalancer, pool string) map[string]bool {

@@ -373,3 +373,52 @@ func TestBackendAddressPoolEndpoints(t *testing.T) {
 		t.Fatalf("pools left: %v", env.emu.ListNetwork("loadBalancers/backendAddressPools"))
 	}
 }
+
+// TestLoadBalancerListPaging: LoadBalancers_List of a resource group
+// comes in pages of Config.PageSize with nextLinks, and each load
+// balancer in it is whole, as its GET shows it: frontends, rules, probes
+// and pools (their addresses too) inline, so one listing serves every
+// Service's parts.
+func TestLoadBalancerListPaging(t *testing.T) {
+	env := newTestEnv(t, Config{PageSize: 2})
+	f := env.emu.Fixture()
+	ctx := nwCtx(t)
+	client := env.network.NewLoadBalancersClient()
+	for _, name := range []string{"lb-a", "lb-b", "lb-c"} {
+		pip := env.nwPublicIP(t, f.ResourceGroup, name+"-pip", "")
+		env.nwPutLB(t, f.ResourceGroup, name, nwLB(f, nwLBID(f, name), *pip.ID, "10.240.0.4"))
+	}
+	var listed []*armnetwork.LoadBalancer
+	pages := 0
+	for p := client.NewListPager(f.ResourceGroup, nil); p.More(); pages++ {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, page.Value...)
+	}
+	if pages != 2 || len(listed) != 3 {
+		t.Fatalf("%d load balancers in %d pages, want 3 in 2", len(listed), pages)
+	}
+	if n := env.srv.CallCount("network:LoadBalancers_List"); n != 2 {
+		t.Errorf("LoadBalancers_List called %d times, want one per page", n)
+	}
+	for _, lb := range listed {
+		got, err := client.Get(ctx, f.ResourceGroup, deref(lb.Name), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, gp := lb.Properties, got.Properties
+		if len(p.FrontendIPConfigurations) != 1 || len(p.LoadBalancingRules) != 1 || len(p.Probes) != 1 || len(p.BackendAddressPools) != 1 {
+			t.Fatalf("%s listed without its parts: %+v", deref(lb.Name), p)
+		}
+		addrs := p.BackendAddressPools[0].Properties.LoadBalancerBackendAddresses
+		if len(addrs) != 1 || deref(addrs[0].Properties.IPAddress) != "10.240.0.4" {
+			t.Errorf("%s pool addresses %+v", deref(lb.Name), addrs)
+		}
+		if deref(lb.Etag) != deref(got.Etag) || deref(p.LoadBalancingRules[0].ID) != deref(gp.LoadBalancingRules[0].ID) ||
+			deref(p.FrontendIPConfigurations[0].Properties.PublicIPAddress.ID) != deref(gp.FrontendIPConfigurations[0].Properties.PublicIPAddress.ID) {
+			t.Errorf("%s listed otherwise than its GET shows it", deref(lb.Name))
+		}
+	}
+}
