@@ -242,6 +242,9 @@ func (c *classicLoadBalancers) ensure(ctx context.Context, svc *v1.Service, opts
 	if err := c.ensureInstances(ctx, st, be); err != nil {
 		return nil, err
 	}
+	// What Forget asked is done: a Classic ELB's instances are read
+	// with it, on every ensure.
+	l.forgotten.Delete(serviceKey(svc))
 	return st.lb, nil
 }
 

@@ -31,7 +31,10 @@ type Cloud struct {
 	// typedLB is lb and its Classic ELB sibling: each Service goes to the
 	// NLB or the Classic ELB code by its type.
 	typedLB cloudprovider.LoadBalancer
-	routes  *routes
+	// inv lists both kinds' resources for drift repair and orphan
+	// cleanup (inventory.go).
+	inv    *lbInventory
+	routes *routes
 }
 
 // New builds the AWS cloud from a validated cloud-config. It makes no API
@@ -49,6 +52,7 @@ func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 	c.instances = newInstances(api, s, cc.ClusterID, c.nodes, clock.RealClock{})
 	c.lb = newLoadBalancers(api, s, cc.ClusterID, c.instances, clock.RealClock{})
 	c.typedLB = newTypedLoadBalancers(c.lb, s.LoadBalancer.DefaultType)
+	c.inv = newInventory(c.lb)
 	if s.Routes() {
 		c.routes = newRoutes(api, s, cc.ClusterID, c.instances)
 	}
@@ -60,12 +64,14 @@ func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 // don't use cloud routes; the Node informer maps Node names to instances
 // through their providerIDs. The upstream annotation table is this
 // config's: with defaultType classic, unannotated Services get Classic
-// ELBs and their annotations are served.
+// ELBs and their annotations are served. The inventory lists NLBs and
+// Classic ELBs alike, with their parts.
 func (c *Cloud) Parts() cloudparts.Parts {
 	return cloudparts.Parts{
 		Name: ProviderName, Instances: c.instances, LoadBalancer: c.typedLB, Routes: c.routes,
 		SetInformers:        c.nodes.SetInformers,
 		UpstreamAnnotations: upstreamAnnotations(c.cfg.LoadBalancer.DefaultType),
+		Inventory:           c.inv,
 	}
 }
 

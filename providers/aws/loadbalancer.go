@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -70,6 +71,12 @@ type loadBalancers struct {
 	// shared is the backend set the last syncs worked out, for the next
 	// Services synced with the same Nodes.
 	shared sharedBackends
+	// forgotten holds the keys of Services the inventory's Forget named
+	// (inventory.go): their next ensure drops the confirmed target sets of
+	// their target groups before it reconciles targets, so it reads them.
+	// Keyed by target group ARN, those cannot be dropped by Service
+	// before the ensure has found the target groups.
+	forgotten sync.Map
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)

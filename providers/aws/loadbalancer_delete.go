@@ -27,6 +27,7 @@ func (l *loadBalancers) delete(ctx context.Context, svc *v1.Service) error {
 	// removed any part of what it described.
 	op := l.records.Begin(l.recordKey(svc))
 	defer op.End(nil, op.Start)
+	l.forgotten.Delete(serviceKey(svc))
 	st, err := l.load(ctx, svc, true)
 	if err != nil {
 		return err

@@ -175,6 +175,13 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 			}
 		}
 	}
+	if _, ok := l.forgotten.LoadAndDelete(serviceKey(svc)); ok {
+		// Drift repair forgot the Service: targets deregistered behind
+		// our back must be read, not taken from the confirmed sets.
+		for _, tg := range tgs {
+			l.targets.Delete(aws.ToString(tg.TargetGroupArn))
+		}
+	}
 	for _, p := range opts.ports {
 		tg := tgs[p.key()]
 		registered, err := l.ensureTargets(ctx, tg, p.nodePort, be, created[p.key()])
