@@ -85,12 +85,18 @@ type CloudConfig struct {
 	// Secrets are the credential values in Section; none may ever appear
 	// in the manager's output.
 	Secrets []string
+	// Orphans is the cloud-config's orphans: ("" for the default, report).
+	Orphans string
 }
 
 // YAML renders the whole cloud-config document.
 func (c CloudConfig) YAML() string {
-	return "apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: " + c.Provider +
-		"\nclusterID: " + c.ClusterID + "\n" + c.Provider + ":\n" + c.Section
+	doc := "apiVersion: multicloud-ccm.io/v1alpha1\nkind: CloudConfig\nprovider: " + c.Provider +
+		"\nclusterID: " + c.ClusterID + "\n"
+	if c.Orphans != "" {
+		doc += "orphans: " + c.Orphans + "\n"
+	}
+	return doc + c.Provider + ":\n" + c.Section
 }
 
 // HybridYAML renders one cloud-config serving several clouds at once

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"slices"
 	"sort"
 	"strconv"
@@ -85,7 +86,12 @@ const (
 	// 5 minutes): drift is repaired within one period after the listing
 	// that sees it.
 	repairPeriod = 3 * time.Second
-	confNS       = "default"
+	// orphanScanPeriod and orphanGrace are the suite's
+	// --orphan-scan-period and --orphan-grace-period (30 minutes and an
+	// hour by default).
+	orphanScanPeriod = 2 * time.Second
+	orphanGrace      = 8 * time.Second
+	confNS           = "default"
 )
 
 // suiteCloud is one emulator plus the manager pointed at it: its own in a
@@ -177,6 +183,8 @@ func (s *suiteCloud) startCCM(t *testing.T, name string) *ccmProcess {
 		"--node-monitor-period=1s",
 		"--route-reconciliation-period=2s",
 		"--load-balancer-repair-period=" + repairPeriod.String(),
+		"--orphan-scan-period=" + orphanScanPeriod.String(),
+		"--orphan-grace-period=" + orphanGrace.String(),
 	}
 	return startCCM(t, "ccm-"+s.adapter.Name()+"-"+name, release(t), path, append(args, s.cloud.ExtraArgs()...)...)
 }
@@ -218,6 +226,9 @@ func runConformance(t *testing.T, a conformance.Adapter) {
 	t.Run("crash during provisioning converges without duplicates or leaks", func(t *testing.T) {
 		s := startSuiteCloud(t, a, "crash")
 		crashSafety(t, []*suiteCloud{s}, func(t *testing.T) { s.ccm = s.startCCM(t, "crash-restarted") })
+	})
+	t.Run("resources no Service owns are reported, and deleted after the grace period with orphans: delete", func(t *testing.T) {
+		orphanCleanup(t, a)
 	})
 	t.Run("a load balancer the upstream CCM made is adopted with its address", func(t *testing.T) {
 		if why := a.Features().NoAdoption; why != "" {
@@ -1167,6 +1178,103 @@ func (s *suiteCloud) metricSum(name, match string) int {
 		}
 	}
 	return sum
+}
+
+// ---- orphans ----
+
+// orphanCleanup: a Service deleted while the manager was down, its
+// finalizer removed by hand, leaves its load balancer behind. The manager
+// (orphans: report, the default) counts it on /metrics and deletes
+// nothing; the dry-run command lists the same; restarted with orphans:
+// delete, it deletes exactly what the Service had once the grace period
+// has passed, and the cloud is as before the Service.
+func orphanCleanup(t *testing.T, a conformance.Adapter) {
+	ctx := context.Background()
+	s := startSuiteCloud(t, a, "orphans")
+	if s.metricSum("multicloud_ccm_orphan_scans_total", "") == 0 {
+		time.Sleep(3 * orphanScanPeriod)
+		if s.metricSum("multicloud_ccm_orphan_scans_total", "") == 0 {
+			t.Fatalf("the %s backend does not list its load balancers' parts yet (inventory.Inventory): no orphan scans", a.Name())
+		}
+	}
+	zones := s.cloud.Zones()
+	var insts []conformance.Instance
+	for i := range 2 {
+		insts = append(insts, s.launchNode(t, zones[i%len(zones)], fmt.Sprintf("orphan-%d", i), ""))
+	}
+	for _, i := range insts {
+		waitInitialized(t, i.NodeName)
+	}
+	before := s.cloud.Inventory()
+	k := createService(t, s.lbService("conf-orphan", 80))
+	waitService(t, k, "an address", hasAddress)
+	s.waitLB(t, k, []int32{80}, insts...)
+	res := s.cloud.ServiceResources(k)
+
+	// The manager is down as the Service goes, and someone removes the
+	// finalizer that would have had it delete the load balancer.
+	s.ccm.stop()
+	updateService(t, k, func(svc *corev1.Service) { svc.Finalizers = nil })
+	deleteServiceAndWait(t, k)
+
+	s.ccm = s.startCCM(t, "orphans-report")
+	orphaned := func() int { return s.metricSum("multicloud_ccm_orphaned_resources", "") }
+	poll(t, converge, "the orphans counted on /metrics", func(context.Context) (bool, string, error) {
+		n := orphaned()
+		return n > 0, fmt.Sprintf("%d orphans", n), nil
+	})
+	scans := s.metricSum("multicloud_ccm_orphan_scans_total", `result="ok"`)
+	poll(t, converge, "more scans past the grace period", func(context.Context) (bool, string, error) {
+		n := s.metricSum("multicloud_ccm_orphan_scans_total", `result="ok"`)
+		return n >= scans+int(orphanGrace/orphanScanPeriod)+2, fmt.Sprintf("%d scans", n-scans), nil
+	})
+	if got := s.cloud.ServiceResources(k); resList(got) != resList(res) {
+		t.Errorf("report mode changed the orphans: had %s, now %s", resList(res), resList(got))
+	}
+	count := orphaned()
+	t.Logf("%d orphans counted; the Service had %s", count, resList(res))
+
+	// The dry run lists the same, from outside the cluster.
+	kubeconfig, err := env.cp.WriteKubeconfig(env.cp.Admin, "admin-orphans.kubeconfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, release(t), "orphans", "--kubeconfig", kubeconfig,
+		writeFile(t, a.Name()+"-orphans-cloud-config.yaml", s.cfg.YAML())).CombinedOutput()
+	if err != nil {
+		t.Fatalf("multicloud-ccm orphans: %v\n%s", err, out)
+	}
+	rows := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n")[1:] {
+		if strings.HasPrefix(l, a.Name()+" ") && strings.Contains(l, k.String()) && strings.Contains(l, "its Service does not exist") {
+			rows++
+		}
+	}
+	if rows != count {
+		t.Errorf("the dry run lists %d orphans of %s, the manager counts %d:\n%s", rows, k, count, out)
+	}
+	for _, secret := range s.cfg.Secrets {
+		if strings.Contains(string(out), secret) {
+			t.Errorf("the dry run printed a credential from the cloud-config")
+		}
+	}
+
+	// Delete mode: gone after the grace period, and nothing else.
+	s.ccm.stop()
+	s.cfg.Orphans = "delete"
+	s.ccm = s.startCCM(t, "orphans-delete")
+	start := time.Now()
+	waitInventory(t, s.cloud, before, "the orphans deleted: the cloud's whole inventory back to what it was before the Service")
+	if took := time.Since(start); took < orphanGrace {
+		t.Errorf("orphans deleted after %v, before the %v grace period", took.Round(100*time.Millisecond), orphanGrace)
+	}
+	poll(t, converge, "no orphans counted", func(context.Context) (bool, string, error) {
+		n := orphaned()
+		return n == 0, fmt.Sprintf("%d orphans", n), nil
+	})
+	if s.ccm.exited() {
+		t.Fatalf("the manager exited: %v", s.ccm.Err())
+	}
 }
 
 // ---- crash safety ----

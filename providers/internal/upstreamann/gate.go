@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/events"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
 // ReasonUnsupported is the reason of the Warning Event an Ignored
@@ -58,6 +59,18 @@ func (c *gatedCloud) SetInformers(f informers.SharedInformerFactory) {
 	if iu, ok := c.Interface.(cloudprovider.InformerUser); ok {
 		iu.SetInformers(f)
 	}
+}
+
+// Inventory passes the backend's on: drift repair and orphan cleanup
+// (controllers/) list the cloud through it. A repair re-ensures only a
+// Service that synced, so through the gate, before.
+func (c *gatedCloud) Inventory() (inventory.Cloud, bool) {
+	if i, ok := c.Interface.(interface {
+		Inventory() (inventory.Cloud, bool)
+	}); ok {
+		return i.Inventory()
+	}
+	return inventory.Cloud{}, false
 }
 
 // LoadBalancer returns the backend's, gated.

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
 var testTable = &Table{
@@ -146,5 +148,30 @@ func TestGate(t *testing.T) {
 	warned.Annotations["example.com/idle-timeout"] = "120"
 	if _, err := lb.EnsureLoadBalancer(ctx, "k", warned, nil); err != nil || len(rec.Events) != 1 {
 		t.Errorf("changed value: %v, %d events", err, len(rec.Events))
+	}
+}
+
+// inventoried is a cloud whose backend lists its load balancers' parts.
+type inventoried struct{ cloudprovider.Interface }
+
+func (inventoried) Inventory() (inventory.Cloud, bool) { return inventory.Cloud{Name: "x"}, true }
+
+// TestGatePassesTheInventoryOn: the gate hides nothing the manager's own
+// controllers ask of the backend.
+func TestGatePassesTheInventoryOn(t *testing.T) {
+	gated := Wrap(inventoried{}, testTable)
+	inv, ok := gated.(interface {
+		Inventory() (inventory.Cloud, bool)
+	})
+	if !ok {
+		t.Fatal("the gated cloud offers no Inventory")
+	}
+	if c, ok := inv.Inventory(); !ok || c.Name != "x" {
+		t.Errorf("Inventory() = %+v, %v", c, ok)
+	}
+	if _, ok := Wrap(struct{ cloudprovider.Interface }{}, testTable).(interface {
+		Inventory() (inventory.Cloud, bool)
+	}).Inventory(); ok {
+		t.Error("an inventory from a backend without one")
 	}
 }
