@@ -46,15 +46,28 @@ type Orphan struct {
 
 // Find says which of a cloud's resources are orphans, given the cluster's
 // Services (by namespace/name) and the cloud each Service's load balancer
-// is served by. Parts several Services share (no Service recorded) are
-// never orphans by themselves.
+// is served by. Parts several Services share (neither Service nor UID
+// recorded) are never orphans by themselves.
 func Find(cloud string, owned []inventory.Owned, services map[types.NamespacedName]*v1.Service, servingCloud func(*v1.Service) (string, error)) []Orphan {
+	var byUID map[types.UID]*v1.Service
 	var out []Orphan
 	for _, o := range owned {
+		svc := services[o.Service]
 		if o.Service == (types.NamespacedName{}) {
-			continue
+			if o.UID == "" {
+				continue // shared
+			}
+			// The cloud recorded only the Service's UID (an Azure internal
+			// frontend): the Service is whichever has it.
+			if byUID == nil {
+				byUID = make(map[types.UID]*v1.Service, len(services))
+				for _, s := range services {
+					byUID[s.UID] = s
+				}
+			}
+			svc = byUID[o.UID]
 		}
-		if why := reason(cloud, o, services[o.Service], servingCloud); why != "" {
+		if why := reason(cloud, o, svc, servingCloud); why != "" {
 			out = append(out, Orphan{Cloud: cloud, Owned: o, Reason: why})
 		}
 	}

@@ -92,6 +92,8 @@ func TestFind(t *testing.T) {
 		{Kind: "lb", ID: "7", Service: key("deleting")},
 		{Kind: "health check", ID: "shared"},
 		{Kind: "lb", ID: "8", Service: key("live")}, // no UID recorded: owned by name
+		{Kind: "frontend", ID: "9", UID: "u-live"},  // only the UID recorded: owned
+		{Kind: "frontend", ID: "10", UID: "u-gone"}, // only the UID recorded: no such Service
 	}
 	got := Find("a", owned, services, source{}.ServingCloud)
 	var lines []string
@@ -99,6 +101,7 @@ func TestFind(t *testing.T) {
 		lines = append(lines, o.Kind+" "+o.ID+": "+o.Reason)
 	}
 	want := []string{
+		"frontend 10: its Service does not exist",
 		"lb 3: its Service is of type ClusterIP",
 		"lb 4: its Service was made again (UID u-new, the cloud recorded u-old)",
 		"lb 5: its Service's load balancer is in cloud b",
