@@ -57,11 +57,13 @@ func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Clou
 }
 
 // Parts are the backend's parts: routes only with routes.routerID; the
-// Node informer maps Node names to servers through their providerIDs.
+// Node informer maps Node names to servers through their providerIDs;
+// the inventory lists the load balancers' parts (inventory.go).
 func (c *Cloud) Parts() cloudparts.Parts {
 	return cloudparts.Parts{
 		Name: ProviderName, Instances: c.instances, LoadBalancer: c.lb, Routes: c.routes,
 		Initialize: c.initialize, SetInformers: c.nodes.SetInformers,
+		Inventory: lbInventory{c.lb},
 	}
 }
 

@@ -62,6 +62,11 @@ type loadBalancers struct {
 	// services writes the load-balancer-id annotation on Services; set at
 	// Initialize, nil in tests without a cluster.
 	services corev1client.CoreV1Interface
+	// own remembers, per Service, the ID of its own load balancer (made
+	// for it, or found by its name) as this process last synced it, so an
+	// annotation naming that load balancer once it was deleted outside
+	// Kubernetes reads as "make it again", not as a mistyped ID (resolve).
+	own ownLBs
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
@@ -222,6 +227,7 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	if err := l.delete(ctx, svc); err != nil {
 		return fmt.Errorf("delete load balancer %s of service %s: %w", lbName(l.clusterID, svc), serviceKey(svc), err)
 	}
+	l.own.set(serviceKey(svc), "")
 	return nil
 }
 

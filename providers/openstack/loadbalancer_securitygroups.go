@@ -52,14 +52,33 @@ type memberGroup struct {
 	id string
 	// idFill shares finding (or creating) the group.
 	idFill flight.Group[string]
-	// attached holds the node ports known to carry the group.
+	// attached holds the node ports known to carry the group (under mu:
+	// forget replaces it).
 	attached *ttlcache.Cache[bool]
+	clock    clock.Clock
 	// attachMu runs one attach pass at a time.
 	attachMu sync.Mutex
 }
 
 func newMemberGroup(api *clients, clusterID, provider string, clk clock.Clock) *memberGroup {
-	return &memberGroup{api: api, clusterID: clusterID, provider: provider, attached: ttlcache.New[bool](attachedTTL, clk)}
+	return &memberGroup{api: api, clusterID: clusterID, provider: provider, attached: ttlcache.New[bool](attachedTTL, clk), clock: clk}
+}
+
+// attachedPorts is the cache of node ports known to carry the group.
+func (g *memberGroup) attachedPorts() *ttlcache.Cache[bool] {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.attached
+}
+
+// forget drops the group's ID and which node ports carry it, so the next
+// sync finds (or makes) the group again and checks the ports: a group
+// deleted outside Kubernetes is not written to for ever.
+func (g *memberGroup) forget() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.id = ""
+	g.attached = ttlcache.New[bool](attachedTTL, g.clock)
 }
 
 // groupID finds the cluster's group by name, or (create) creates it; ""
@@ -112,10 +131,11 @@ func (g *memberGroup) groupID(ctx context.Context, create bool) (string, error) 
 // written once, with If-Match. Passes run one at a time, so Services
 // synced together never race for the same port.
 func (g *memberGroup) attach(ctx context.Context, subnets lbSubnets, members []member) error {
+	attached := g.attachedPorts()
 	todo := func() []string {
 		var out []string
 		for _, m := range members {
-			if _, ok := g.attached.Get(m.address); !ok {
+			if _, ok := attached.Get(m.address); !ok {
 				out = append(out, m.address)
 			}
 		}
@@ -130,10 +150,10 @@ func (g *memberGroup) attach(ctx context.Context, subnets lbSubnets, members []m
 	if len(addrs) == 0 {
 		return nil
 	}
-	return g.attachAddresses(ctx, subnets.memberNetworkID, addrs)
+	return g.attachAddresses(ctx, attached, subnets.memberNetworkID, addrs)
 }
 
-func (g *memberGroup) attachAddresses(ctx context.Context, networkID string, addrs []string) error {
+func (g *memberGroup) attachAddresses(ctx context.Context, attached *ttlcache.Cache[bool], networkID string, addrs []string) error {
 	sg, err := g.groupID(ctx, true)
 	if err != nil {
 		return err
@@ -164,7 +184,7 @@ func (g *memberGroup) attachAddresses(ctx context.Context, networkID string, add
 		if err := g.addToPort(ctx, p, sg); err != nil {
 			return err
 		}
-		g.attached.Set(addr, true)
+		attached.Set(addr, true)
 	}
 	return nil
 }

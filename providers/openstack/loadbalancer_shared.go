@@ -113,6 +113,15 @@ func (l *loadBalancers) resolve(ctx context.Context, svc *v1.Service) (*loadbala
 		return nil, false, annotationLoadBalancerID.Invalid(id, "the ID of an existing Octavia load balancer (openstack loadbalancer list), such as 5f3c1a0e-8f0b-4f1e-9d8a-2b1c3d4e5f60")
 	}
 	lb, err := loadbalancers.Get(ctx, l.api.lb, id).Extract()
+	if isNotFound(err) && l.own.get(serviceKey(svc)) == id {
+		// The Service's own load balancer, as this process synced it
+		// (the annotation is its recorded ID), was deleted outside
+		// Kubernetes: it is made again, as for a Service without the
+		// annotation. One the user named to share stays an error.
+		klog.FromContext(ctx).Info("The Service's own load balancer was deleted outside Kubernetes; making it again", "annotation", annotationLoadBalancerID, "id", id)
+		lb, err := l.find(ctx, svc)
+		return lb, lb != nil, err
+	}
 	if isNotFound(err) {
 		return nil, false, fmt.Errorf("annotation %s names load balancer %s, which does not exist (deleted outside Kubernetes?): remove the annotation to have a load balancer made for the Service, with a new address, or name an existing one", annotationLoadBalancerID, id)
 	}
@@ -294,6 +303,33 @@ func (l *loadBalancers) forgetID(ctx context.Context, svc *v1.Service, gone stri
 	}
 	klog.FromContext(ctx).V(2).Info("Removed the annotation of the deleted load balancer", "annotation", annotationLoadBalancerID, "id", gone)
 	return nil
+}
+
+// ownLBs maps Services ("<namespace>/<name>") to the ID of their own load
+// balancer.
+type ownLBs struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (o *ownLBs) get(key string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.m[key]
+}
+
+// set records id ("" forgets).
+func (o *ownLBs) set(key, id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if id == "" {
+		delete(o.m, key)
+		return
+	}
+	if o.m == nil {
+		o.m = map[string]string{}
+	}
+	o.m[key] = id
 }
 
 // lbLocks serialises this manager's work on one load balancer, so the

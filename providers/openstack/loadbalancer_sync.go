@@ -112,6 +112,9 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 		id = lb.ID
 		logger.Info("Created load balancer", "id", lb.ID, "vip", lb.VipAddress, "members", len(members))
 	}
+	if owner || created {
+		l.own.set(serviceKey(svc), lb.ID)
+	}
 	if subnets, err = l.withVIPSubnet(ctx, subnets, lb); err != nil {
 		return nil, nil, id, err
 	}
@@ -488,6 +491,20 @@ func (l *loadBalancers) reconcile(ctx context.Context, svc *v1.Service, opts *lb
 			lis = nil
 		}
 		if lis == nil {
+			if stray := strayPool(pls, childName("pool", i, lb.Name), p.poolProtocol); stray != nil {
+				// The port's listener was deleted outside Kubernetes,
+				// and Octavia kept its pool: the pool gets a new
+				// listener rather than a twin.
+				if _, err := l.addListener(ctx, opts, lb, tag, p, i, stray.ID); err != nil {
+					return nil, err
+				}
+				logger.Info("Made the listener of a port again, on its pool left", "port", p.port, "pool", stray.ID)
+				if err := l.reconcilePool(ctx, opts, lb, stray, p, i, subnets, members); err != nil {
+					return nil, err
+				}
+				rec.pools[p.key()] = poolRecord{id: stray.ID, members: membersKey(members)}
+				continue
+			}
 			id, err := l.addPort(ctx, opts, lb, tag, p, i, subnets, members)
 			if err != nil {
 				return nil, err
@@ -573,17 +590,40 @@ func (l *loadBalancers) removeListener(ctx context.Context, lbID string, lis *li
 // addPort adds a listener, with the Service's usage tag, and its pool for
 // a new Service port.
 func (l *loadBalancers) addPort(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, tag string, p portSpec, index int, subnets lbSubnets, members []member) (string, error) {
+	lis, err := l.addListener(ctx, opts, lb, tag, p, index, "")
+	if err != nil {
+		return "", err
+	}
+	return l.addPool(ctx, opts, lb, lis.ID, p, index, subnets, members)
+}
+
+// addListener creates a port's listener, with the Service's usage tag,
+// on the existing pool poolID ("" for none yet).
+func (l *loadBalancers) addListener(ctx context.Context, opts *lbOptions, lb *loadbalancers.LoadBalancer, tag string, p portSpec, index int, poolID string) (*listeners.Listener, error) {
 	var lis *listeners.Listener
 	if err := l.write(ctx, lb.ID, "create listener for port "+p.key(), func() error {
 		var err error
 		lo := withLB(l.listenerOpts(opts, p, index, lb.Name), lb.ID)
 		lo.Tags = []string{tag}
+		lo.DefaultPoolID = poolID
 		lis, err = listeners.Create(ctx, l.api.lb, lo).Extract()
 		return err
 	}); err != nil {
-		return "", err
+		return nil, err
 	}
-	return l.addPool(ctx, opts, lb, lis.ID, p, index, subnets, members)
+	return lis, nil
+}
+
+// strayPool is the pool the Service made for a port (named name, of the
+// protocol) that no listener uses any more, nil if none.
+func strayPool(pls []pools.Pool, name, protocol string) *pools.Pool {
+	for i := range pls {
+		p := &pls[i]
+		if p.Name == name && p.Protocol == protocol && len(p.Listeners) == 0 && p.ProvisioningStatus != statusPendingDelete {
+			return p
+		}
+	}
+	return nil
 }
 
 func withLB(o listeners.CreateOpts, lbID string) listeners.CreateOpts {
