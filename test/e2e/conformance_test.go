@@ -1187,7 +1187,8 @@ func (s *suiteCloud) metricSum(name, match string) int {
 // (orphans: report, the default) counts it on /metrics and deletes
 // nothing; the dry-run command lists the same; restarted with orphans:
 // delete, it deletes exactly what the Service had once the grace period
-// has passed, and the cloud is as before the Service.
+// has passed, and the cloud is as before the Service: another Service's
+// load balancer, and what it shares with the gone one, stay.
 func orphanCleanup(t *testing.T, a conformance.Adapter) {
 	ctx := context.Background()
 	s := startSuiteCloud(t, a, "orphans")
@@ -1205,6 +1206,11 @@ func orphanCleanup(t *testing.T, a conformance.Adapter) {
 	for _, i := range insts {
 		waitInitialized(t, i.NodeName)
 	}
+	// A Service that stays: its load balancer, and what Services share
+	// (a cluster's shared health check), are no orphans.
+	live := createService(t, s.lbService("conf-orphan-live", 81))
+	waitService(t, live, "an address", hasAddress)
+	s.waitLB(t, live, []int32{81}, insts...)
 	before := s.cloud.Inventory()
 	k := createService(t, s.lbService("conf-orphan", 80))
 	waitService(t, k, "an address", hasAddress)
@@ -1272,6 +1278,8 @@ func orphanCleanup(t *testing.T, a conformance.Adapter) {
 		n := orphaned()
 		return n == 0, fmt.Sprintf("%d orphans", n), nil
 	})
+	s.waitLB(t, live, []int32{81}, insts...)
+	deleteServiceAndWait(t, live)
 	if s.ccm.exited() {
 		t.Fatalf("the manager exited: %v", s.ccm.Err())
 	}
