@@ -321,7 +321,7 @@ func (c *Controller) repair(ctx context.Context, cl inventory.Cloud, svc *v1.Ser
 	}
 	repairs.WithLabelValues(cl.Name, "repaired").Inc()
 	c.recorder.Eventf(svc, v1.EventTypeNormal, EventRepaired, "Repaired the load balancer, changed outside the manager: %s", what)
-	if st != nil && !servicehelper.LoadBalancerStatusEqual(&svc.Status.LoadBalancer, st) {
+	if st != nil && addresses(svc.Status.LoadBalancer) != addresses(*st) {
 		updated := svc.DeepCopy()
 		updated.Status.LoadBalancer = *st
 		if _, err := servicehelper.PatchService(c.kube.CoreV1(), svc, updated); err != nil && !apierrors.IsNotFound(err) {
@@ -330,6 +330,18 @@ func (c *Controller) repair(ctx context.Context, cl inventory.Cloud, svc *v1.Ser
 		}
 		logger.Info("The repaired load balancer has a new address", "status", st.Ingress)
 	}
+}
+
+// addresses are a status's IPs and hostnames: what clients use. The
+// apiserver fills in fields (ipMode) a backend's status may leave empty,
+// so a whole-status comparison would call every repair a new address.
+func addresses(st v1.LoadBalancerStatus) string {
+	var out []string
+	for _, in := range st.Ingress {
+		out = append(out, in.IP+"/"+in.Hostname)
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }
 
 // diff says how cur differs from the baseline's parts; "" when it does
