@@ -180,7 +180,7 @@ func runHybridConformance(t *testing.T, down int, fault cloudsim.FaultSpec, adap
 
 // hybridCloudScenarios are the single-cloud scenarios each cloud of a
 // hybrid run passes beside the other: its Nodes, a load balancer with its
-// Nodes only, its lifecycle detection, its routes.
+// Nodes only, its lifecycle detection, drift repair, its routes.
 func hybridCloudScenarios(f conformance.Features) []scenario {
 	out := []scenario{
 		{"node initialization", (*suiteCloud).nodeInitialization},
@@ -188,6 +188,7 @@ func hybridCloudScenarios(f conformance.Features) []scenario {
 		{"a load balancer has this cloud's nodes only, as they join and leave", (*suiteCloud).ownNodesOnly},
 		{"stopped instance gets the shutdown taint and loses it when started", (*suiteCloud).stoppedInstance},
 		{"terminated instance's node is deleted", (*suiteCloud).terminatedInstance},
+		{"a load balancer changed outside the manager is repaired", (*suiteCloud).driftRepair},
 	}
 	if f.Routes {
 		out = append(out, scenario{"routes follow pod CIDRs", (*suiteCloud).routes})
