@@ -70,7 +70,8 @@ docs:
 	$(GO) generate ./docs
 
 # Scale benchmarks of the CLOUD's backend against its emulator (minutes);
-# see README "Performance".
+# see README "Performance". A CLOUD list runs BenchmarkHybrid only (each
+# cloud alone, then one manager serving them all; about 20 minutes).
 .PHONY: bench
 bench: controlplane
 	CLOUD=$(CLOUD) $(GO) test ./test/bench -run '^$$' -bench . -benchtime 1x -timeout 60m

@@ -7,6 +7,9 @@
 //	make bench [CLOUD=aws] (CLOUD=... go test ./test/bench -run '^$' -bench . -benchtime 1x -timeout 60m)
 //
 // It prints a table; the README's Performance section quotes it.
+//
+// A comma-separated CLOUD (CLOUD=openstack,aws) names a hybrid cluster:
+// then only BenchmarkHybrid (hybrid_test.go) runs, and it runs only then.
 package bench
 
 import (
@@ -63,6 +66,9 @@ type world struct {
 	nodes     []string
 	// ids maps node name to instance ID.
 	ids map[string]string
+	// hint, when set, names launched instances hint<n> where the cloud
+	// takes a name: a hybrid cluster's clouds must not share a name.
+	hint string
 }
 
 func newWorld(b *testing.B, binary string, extraArgs ...string) *world {
@@ -77,6 +83,12 @@ func newWorldWithEnv(b *testing.B, binary string, env []string, extraArgs ...str
 // newWorldWith is newWorld with the cloud started with opts.
 func newWorldWith(b *testing.B, binary string, opts conformance.Options, env []string, extraArgs ...string) *world {
 	b.Helper()
+	return newCloudWorld(b, binary, os.Getenv("CLOUD"), opts, env, extraArgs...)
+}
+
+// newCloudWorld is newWorldWith for the cloud named (not $CLOUD's).
+func newCloudWorld(b *testing.B, binary, cloud string, opts conformance.Options, env []string, extraArgs ...string) *world {
+	b.Helper()
 	w := &world{dir: b.TempDir(), ids: map[string]string{}}
 	var err error
 	logf, _ := os.Create(filepath.Join(w.dir, "controlplane.log"))
@@ -90,7 +102,7 @@ func newWorldWith(b *testing.B, binary string, opts conformance.Options, env []s
 	fast.QPS, fast.Burst = 2000, 4000
 	w.client = kubernetes.NewForConfigOrDie(fast)
 
-	adapter, err := clouds.Get(os.Getenv("CLOUD"))
+	adapter, err := clouds.Get(cloud)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -146,7 +158,11 @@ func (w *world) launch(b *testing.B, n int) []string {
 	zones := w.cloud.Zones()
 	var names []string
 	for i := range n {
-		inst, err := w.cloud.Launch(conformance.InstanceSpec{Zone: zones[(len(w.ids)+i)%len(zones)]})
+		spec := conformance.InstanceSpec{Zone: zones[(len(w.ids)+i)%len(zones)]}
+		if w.hint != "" {
+			spec.NameHint = fmt.Sprintf("%s%d", w.hint, len(w.ids))
+		}
+		inst, err := w.cloud.Launch(spec)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -162,6 +178,13 @@ func (w *world) launch(b *testing.B, n int) []string {
 // steady-state scenario makes some NotReady on purpose.
 func (w *world) register(b *testing.B, names []string) {
 	b.Helper()
+	w.registerWith(b, names, nil)
+}
+
+// registerWith is register with labels on every Node (as a kubelet's
+// --node-labels sets them).
+func (w *world) registerWith(b *testing.B, names []string, labels map[string]string) {
+	b.Helper()
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
@@ -171,9 +194,8 @@ func (w *world) register(b *testing.B, names []string) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			node := ccmproc.KubeletNode(name, "")
-			now := metav1.Now()
-			node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
+			node := readyKubeletNode(name)
+			maps.Copy(node.Labels, labels)
 			if _, err := w.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 				b.Error(err)
 			}
@@ -181,6 +203,32 @@ func (w *world) register(b *testing.B, names []string) {
 	}
 	wg.Wait()
 	w.nodes = append(w.nodes, names...)
+}
+
+// readyKubeletNode is the Node a kubelet registers, Ready.
+func readyKubeletNode(name string) *corev1.Node {
+	node := ccmproc.KubeletNode(name, "")
+	now := metav1.Now()
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}
+	return node
+}
+
+// setNotReady reports the Nodes NotReady, as their kubelets would, so the
+// cloud node lifecycle controller checks their instances every period.
+func (w *world) setNotReady(b *testing.B, names []string) {
+	b.Helper()
+	ctx := context.Background()
+	for _, name := range names {
+		n, err := w.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		now := metav1.Now()
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, LastHeartbeatTime: now, LastTransitionTime: now}}
+		if _, err := w.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func (w *world) waitInitialized(b *testing.B, want int, timeout time.Duration) {
@@ -288,6 +336,7 @@ func callsByOp(calls map[string]int, filter func(string) bool) string {
 
 // BenchmarkNodes: 1000 Nodes registered at once, then 100 of them NotReady.
 func BenchmarkNodes(b *testing.B) {
+	singleCloud(b)
 	for i := 0; i < b.N; i++ {
 		w := newWorld(b, buildBinary(b))
 		if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "*", Latency: readDelay}); err != nil {
@@ -306,18 +355,7 @@ func BenchmarkNodes(b *testing.B) {
 
 		// Steady state: 100 NotReady nodes make the lifecycle controller
 		// ask InstanceExists and InstanceShutdown every 5s for each.
-		ctx := context.Background()
-		for _, name := range names[:100] {
-			n, err := w.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			now := metav1.Now()
-			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse, LastHeartbeatTime: now, LastTransitionTime: now}}
-			if _, err := w.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-				b.Fatal(err)
-			}
-		}
+		w.setNotReady(b, names[:100])
 		time.Sleep(10 * time.Second) // let the controllers see the change
 		w.srv.ResetCalls()
 		window := 60 * time.Second
@@ -492,40 +530,14 @@ func (w *world) saveHeapProfile(b *testing.B, scenario string) {
 // BenchmarkLoadBalancers: 200 LoadBalancer Services at once with 200 ms per
 // mutating call, then one node added.
 func BenchmarkLoadBalancers(b *testing.B) {
+	singleCloud(b)
 	for i := 0; i < b.N; i++ {
 		w := newWorld(b, buildBinary(b))
 		const nodes, services = 20, 200
 		names := w.launch(b, nodes)
 		w.register(b, names)
 		w.waitInitialized(b, nodes, 5*time.Minute)
-		w.setLatency(b)
-		scenario := "200 LB Services at once (50 ms reads, 200 ms writes)"
-		// Clouds whose load balancers provision asynchronously (Octavia)
-		// take 2 s per change here, as a fast provider does.
-		if slow, ok := w.cloud.(interface{ SetProvisioningDelay(time.Duration) }); ok {
-			slow.SetProvisioningDelay(2 * time.Second)
-			scenario = "200 LB Services at once (50 ms reads, 200 ms writes, 2 s provisioning)"
-		}
-		// ARM: reads take 100 ms and every write is a long-running
-		// operation that stays InProgress for 500 ms (azcore then polls
-		// no more often than once a second, as it does against Azure).
-		// Compute Engine: every write returns an Operation that is DONE
-		// after 1 s, reads take 50 ms.
-		if slow, ok := w.cloud.(interface{ SetOperationDelay(time.Duration) }); ok {
-			read, op := 100*time.Millisecond, 500*time.Millisecond
-			scenario = "200 LB Services at once (100 ms reads, 500 ms long-running writes)"
-			if w.cloudName == "gce" {
-				read, op = readDelay, time.Second
-				scenario = "200 LB Services at once (50 ms reads, 1 s operations)"
-			}
-			if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "read", Latency: read}); err != nil {
-				b.Fatal(err)
-			}
-			if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "mutating"}); err != nil {
-				b.Fatal(err)
-			}
-			slow.SetOperationDelay(op)
-		}
+		scenario := "200 LB Services at once (" + w.setLBLatency(b) + ")"
 		w.srv.ResetCalls()
 		start := time.Now()
 		w.createServices(b, services)
@@ -566,6 +578,7 @@ func BenchmarkLoadBalancers(b *testing.B) {
 // runtime's defaults and with the soft memory limit the binary derives
 // from a 200Mi container memory limit.
 func BenchmarkScale(b *testing.B) {
+	singleCloud(b)
 	for _, run := range []struct {
 		label, name string
 		env         []string
@@ -664,6 +677,7 @@ func (w *world) waitAddresses(b *testing.B, n int, timeout time.Duration) {
 // starts with the config import-config writes; then 200 new Services at
 // once with that config (on AWS, Classic ELBs).
 func BenchmarkAdoption(b *testing.B) {
+	singleCloud(b)
 	for i := 0; i < b.N; i++ {
 		w := newWorldWith(b, buildBinary(b), conformance.Options{ClusterID: clusterID, Switched: true}, nil)
 		if why := w.adapter.Features().NoAdoption; why != "" {
@@ -821,6 +835,42 @@ func (w *world) waitBackend(b *testing.B, keys []types.NamespacedName, id string
 		}
 		return n >= len(keys), fmt.Sprintf("%d/%d load balancers have the new node", n, len(keys))
 	})
+}
+
+// setLBLatency injects the latencies of the load balancer rows: the
+// cloud-wide ones (setLatency), and the cloud's own slowness where it has
+// one; it returns them in the rows' words.
+func (w *world) setLBLatency(b *testing.B) string {
+	b.Helper()
+	w.setLatency(b)
+	desc := "50 ms reads, 200 ms writes"
+	// Clouds whose load balancers provision asynchronously (Octavia)
+	// take 2 s per change here, as a fast provider does.
+	if slow, ok := w.cloud.(interface{ SetProvisioningDelay(time.Duration) }); ok {
+		slow.SetProvisioningDelay(2 * time.Second)
+		desc = "50 ms reads, 200 ms writes, 2 s provisioning"
+	}
+	// ARM: reads take 100 ms and every write is a long-running
+	// operation that stays InProgress for 500 ms (azcore then polls
+	// no more often than once a second, as it does against Azure).
+	// Compute Engine: every write returns an Operation that is DONE
+	// after 1 s, reads take 50 ms.
+	if slow, ok := w.cloud.(interface{ SetOperationDelay(time.Duration) }); ok {
+		read, op := 100*time.Millisecond, 500*time.Millisecond
+		desc = "100 ms reads, 500 ms long-running writes"
+		if w.cloudName == "gce" {
+			read, op = readDelay, time.Second
+			desc = "50 ms reads, 1 s operations"
+		}
+		if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "read", Latency: read}); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.srv.SetFault(cloudsim.FaultSpec{Op: "mutating"}); err != nil {
+			b.Fatal(err)
+		}
+		slow.SetOperationDelay(op)
+	}
+	return desc
 }
 
 // setLatency injects the cloud-wide latencies the load balancer rows use.
