@@ -775,12 +775,22 @@ func (inv *lbInventory) elbv2Tags(ctx context.Context, arns []string) (map[strin
 	gone := func(err error) bool {
 		return isAPIError(err, "LoadBalancerNotFound") || isAPIError(err, "TargetGroupNotFound") || isAPIError(err, "ListenerNotFound")
 	}
-	for start := 0; start < len(arns); start += describeTagsBatch {
-		batch := arns[start:min(start+describeTagsBatch, len(arns))]
+	if err := readInBatches(arns, read, gone); err != nil {
+		return nil, fmt.Errorf("describe tags: %w", err)
+	}
+	return out, nil
+}
+
+// readInBatches reads ids describeTagsBatch at a time; a batch that fails
+// because one of its resources is gone (deleted since it was listed) is
+// read again one by one, so the others' tags are still read.
+func readInBatches(ids []string, read func([]string) error, gone func(error) bool) error {
+	for start := 0; start < len(ids); start += describeTagsBatch {
+		batch := ids[start:min(start+describeTagsBatch, len(ids))]
 		err := read(batch)
 		if gone(err) && len(batch) > 1 {
-			for _, arn := range batch {
-				if err = read([]string{arn}); err != nil && !gone(err) {
+			for _, id := range batch {
+				if err = read([]string{id}); err != nil && !gone(err) {
 					break
 				}
 				err = nil
@@ -789,10 +799,10 @@ func (inv *lbInventory) elbv2Tags(ctx context.Context, arns []string) (map[strin
 			err = nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("describe tags: %w", err)
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // classicTags reads the tags of Classic ELBs, 20 a call, as elbv2Tags.
@@ -813,22 +823,8 @@ func (inv *lbInventory) classicTags(ctx context.Context, names []string) (map[st
 		return nil
 	}
 	gone := func(err error) bool { return isAPIError(err, "LoadBalancerNotFound") }
-	for start := 0; start < len(names); start += describeTagsBatch {
-		batch := names[start:min(start+describeTagsBatch, len(names))]
-		err := read(batch)
-		if gone(err) && len(batch) > 1 {
-			for _, name := range batch {
-				if err = read([]string{name}); err != nil && !gone(err) {
-					break
-				}
-				err = nil
-			}
-		} else if gone(err) {
-			err = nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("describe tags of Classic ELBs: %w", err)
-		}
+	if err := readInBatches(names, read, gone); err != nil {
+		return nil, fmt.Errorf("describe tags of Classic ELBs: %w", err)
 	}
 	return out, nil
 }
