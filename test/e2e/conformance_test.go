@@ -469,17 +469,7 @@ func grepLines(s, sub string) string {
 // would leave it.
 func setReady(t *testing.T, name string, status corev1.ConditionStatus) {
 	t.Helper()
-	ctx := context.Background()
-	n, err := env.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, LastHeartbeatTime: now, LastTransitionTime: now, Reason: "KubeletReady"}}
-	if status != corev1.ConditionTrue {
-		n.Status.Conditions[0].Reason = "KubeletNotReady"
-	}
-	if _, err := env.admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+	if err := ccmproc.SetReady(context.Background(), env.admin, name, status); err != nil {
 		t.Fatal(err)
 	}
 }

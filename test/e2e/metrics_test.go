@@ -16,7 +16,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
@@ -279,14 +278,11 @@ func deltas(before, after map[string]int) map[string]int {
 // deploy/'s ClusterRole allows GET /metrics.
 func metricsSAToken(t *testing.T) string {
 	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", env.saKubeconfig)
+	token, err := ccmproc.BearerToken(env.saKubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.BearerToken == "" {
-		t.Fatalf("%s has no bearer token", env.saKubeconfig)
-	}
-	return cfg.BearerToken
+	return token
 }
 
 // metricsGet fetches url from the manager's secure port (self-signed), with

@@ -43,7 +43,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
@@ -546,21 +545,10 @@ func readyOf(n *corev1.Node) corev1.ConditionStatus {
 	return ""
 }
 
-// setReady writes the Node's Ready condition as its kubelet (or its
-// silence) would leave it, as test/e2e's setReady does.
+// setReady writes the Node's Ready condition as its kubelet would.
 func setReady(t *testing.T, name string, status corev1.ConditionStatus) {
 	t.Helper()
-	ctx := context.Background()
-	n, err := env.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := metav1.Now()
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, LastHeartbeatTime: now, LastTransitionTime: now, Reason: "KubeletReady"}}
-	if status != corev1.ConditionTrue {
-		n.Status.Conditions[0].Reason = "KubeletNotReady"
-	}
-	if _, err := env.admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+	if err := ccmproc.SetReady(context.Background(), env.admin, name, status); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -592,18 +580,14 @@ func waitInitialized(t *testing.T, ccm *ccmProcess, name string) *corev1.Node {
 	return node
 }
 
-// saToken is the bearer token of deploy/'s ServiceAccount, which deploy/'s
-// ClusterRole allows GET /metrics.
+// saToken is the bearer token of deploy/'s ServiceAccount.
 func saToken(t *testing.T) string {
 	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", env.saKubeconfig)
+	token, err := ccmproc.BearerToken(env.saKubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.BearerToken == "" {
-		t.Fatalf("%s has no bearer token", env.saKubeconfig)
-	}
-	return cfg.BearerToken
+	return token
 }
 
 // metricsGet reads /metrics from the manager's secure port (self-signed)
