@@ -277,6 +277,27 @@ type DriftMaker interface {
 	DeletePart(svc types.NamespacedName) (string, error)
 }
 
+// UserAddresser is what a Cloud may also implement: an address the user
+// reserves in the cloud themselves (a console click or CLI call, tagged
+// for no cluster) and names on a Service. The manager uses it and never
+// deletes it, however the Service goes: the orphan scenario orphans a
+// Service that uses one.
+type UserAddresser interface {
+	// ReserveUserAddress reserves an address through the emulator's API
+	// as a user would, and says how a Service names it.
+	ReserveUserAddress() (UserAddress, error)
+}
+
+// UserAddress is an address a user reserved.
+type UserAddress struct {
+	// IP is the address, as the Service's status shows it.
+	IP string
+	// Use names it on a Service: spec.loadBalancerIP, or the cloud's
+	// annotation where the upstream CCM takes it there (AWS's
+	// aws-load-balancer-eip-allocations).
+	Use func(*corev1.Service)
+}
+
 // Instances gives an adapter's Cloud Stop, Start and Terminate from its
 // emulator's cloud-neutral admin shape (cloudsim.Instances), so every
 // cloud is driven the same way; an adapter embeds it and writes only

@@ -70,7 +70,7 @@ func TestAWSDropIn(t *testing.T) {
 	i1 := e.launchNode(t, zones[0], "dropin-1", "10.244.21.0/24")
 	i2 := e.launchNode(t, zones[1], "dropin-2", "10.244.22.0/24")
 	for _, i := range []conformance.Instance{i1, i2} {
-		waitInitialized(t, i.NodeName)
+		env.waitInitialized(t, i.NodeName)
 	}
 	// Pod routes are the one thing the manager keeps changing on its
 	// own; once they settle, anything else added is a Service's.
@@ -122,7 +122,7 @@ func TestAWSDropIn(t *testing.T) {
 				t.Errorf("target group %s (port %d) speaks %s to the nodes, want TCP", aws.ToString(tg.TargetGroupName), aws.ToInt32(tg.Port), tg.Protocol)
 			}
 		}
-		deleteServiceAndWait(t, key)
+		env.deleteServiceAndWait(t, key)
 	})
 
 	t.Run("a TLS Classic ELB", func(t *testing.T) {
@@ -163,7 +163,7 @@ func TestAWSDropIn(t *testing.T) {
 			!slices.Contains(policyAttributes(pols.PolicyDescriptions[0]), "Reference-Security-Policy="+policy) {
 			t.Errorf("SSL negotiation policy: %s", describePolicies(pols.PolicyDescriptions))
 		}
-		deleteServiceAndWait(t, key)
+		env.deleteServiceAndWait(t, key)
 	})
 
 	t.Run("PROXY protocol on a Classic ELB", func(t *testing.T) {
@@ -193,7 +193,7 @@ func TestAWSDropIn(t *testing.T) {
 		if !maps.Equal(got, want) {
 			t.Errorf("backend policies by instance port = %v, want %v", got, want)
 		}
-		deleteServiceAndWait(t, key)
+		env.deleteServiceAndWait(t, key)
 	})
 
 	t.Run("an NLB pinned to Elastic IPs", func(t *testing.T) {
@@ -237,7 +237,7 @@ func TestAWSDropIn(t *testing.T) {
 			t.Errorf("allocation by subnet = %v, want %v", got, want)
 		}
 
-		deleteServiceAndWait(t, key)
+		env.deleteServiceAndWait(t, key)
 		// Deleting the NLB frees the addresses; it must not release them.
 		left := map[string]string{}
 		for _, a := range e.emu.Addresses() {
@@ -299,7 +299,7 @@ func TestAWSDropIn(t *testing.T) {
 			t.Fatalf("security groups of %s: %+v", key, sgs)
 		}
 		checkExtraTags(t, sgs[0].ID, sgs[0].Tags, key, e.fx.ClusterTagKey)
-		deleteServiceAndWait(t, key)
+		env.deleteServiceAndWait(t, key)
 	})
 
 	t.Run("health check and attributes of a Classic ELB", func(t *testing.T) {
@@ -347,7 +347,7 @@ func TestAWSDropIn(t *testing.T) {
 			have[aws.ToString(tg.Key)] = aws.ToString(tg.Value)
 		}
 		checkExtraTags(t, aws.ToString(lb.LoadBalancerName), have, key, e.fx.ClusterTagKey)
-		deleteServiceAndWait(t, key)
+		env.deleteServiceAndWait(t, key)
 	})
 
 	t.Run("the user's security groups", func(t *testing.T) {
@@ -389,7 +389,7 @@ func TestAWSDropIn(t *testing.T) {
 				t.Errorf("the user's group %s was changed:\n%s", id, rules)
 			}
 		}
-		deleteServiceAndWait(t, key)
+		env.deleteServiceAndWait(t, key)
 		if rules := e.rulesOf(e.fx.NodeSecurityGroupID); strings.Contains(rules, "peer: "+user) {
 			t.Errorf("a node rule admitting the user's group is left:\n%s", rules)
 		}
@@ -434,7 +434,7 @@ func TestAWSDropIn(t *testing.T) {
 			if gotScheme != scheme || !slices.Equal(got, want) {
 				t.Errorf("%s: %s in %v, want %s in %v", key, gotScheme, got, scheme, want)
 			}
-			deleteServiceAndWait(t, key)
+			env.deleteServiceAndWait(t, key)
 		}
 	})
 
@@ -460,10 +460,10 @@ func dropInService(name string, annotations map[string]string, ports ...int32) *
 // is no drop-in, so either fails the test.
 func (e *awsEnv) provision(t *testing.T, svc *corev1.Service, insts ...conformance.Instance) (types.NamespacedName, *corev1.Service) {
 	t.Helper()
-	key := createService(t, svc)
+	key := env.createService(t, svc)
 	var got *corev1.Service
 	poll(t, converge, key.String()+": an address", func(ctx context.Context) (bool, string, error) {
-		s, err := getService(ctx, key)
+		s, err := env.getService(ctx, key)
 		if err != nil {
 			return false, "", err
 		}
@@ -472,7 +472,7 @@ func (e *awsEnv) provision(t *testing.T, svc *corev1.Service, insts ...conforman
 			return true, "", nil
 		}
 		// Not yet: the warnings say why, if anything went wrong.
-		ws, err := warnings(ctx, key)
+		ws, err := env.warnings(ctx, key)
 		return false, fmt.Sprintf("ingress %v; warnings %q", s.Status.LoadBalancer.Ingress, ws), err
 	})
 	var ports []int32
@@ -481,7 +481,7 @@ func (e *awsEnv) provision(t *testing.T, svc *corev1.Service, insts ...conforman
 	}
 	slices.Sort(ports)
 	e.waitLB(t, key, ports, insts...)
-	ws, err := warnings(context.Background(), key)
+	ws, err := env.warnings(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}

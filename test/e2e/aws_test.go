@@ -60,7 +60,7 @@ type awsEnv struct {
 
 func startAWS(t *testing.T) *awsEnv {
 	t.Helper()
-	s := startSuiteCloud(t, confaws.Adapter{}, "aws-only")
+	s := startSuiteCloud(t, env.cluster, confaws.Adapter{}, "aws-only")
 	c, ok := s.cloud.(*confaws.Cloud)
 	if !ok {
 		t.Fatalf("the aws adapter returned %T", s.cloud)
@@ -135,7 +135,7 @@ func TestAWS(t *testing.T) {
 	i1 := e.launchNode(t, zones[0], "aws-1", "10.244.1.0/24")
 	i2 := e.launchNode(t, zones[1], "aws-2", "10.244.2.0/24")
 	for _, i := range []conformance.Instance{i1, i2} {
-		n := waitInitialized(t, i.NodeName)
+		n := env.waitInitialized(t, i.NodeName)
 		if n.Labels["topology.k8s.aws/zone-id"] == "" {
 			t.Errorf("%s has no topology.k8s.aws/zone-id label: %v", i.NodeName, n.Labels)
 		}
@@ -179,7 +179,7 @@ func TestAWS(t *testing.T) {
 		if _, err := env.admin.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		got := waitService(t, types.NamespacedName{Namespace: ns, Name: svcName}, "NLB hostname in status", func(s *corev1.Service) (bool, string) {
+		got := env.waitService(t, types.NamespacedName{Namespace: ns, Name: svcName}, "NLB hostname in status", func(s *corev1.Service) (bool, string) {
 			ing := s.Status.LoadBalancer.Ingress
 			return len(ing) == 1 && strings.HasSuffix(ing[0].Hostname, ".elb.eu-west-1.amazonaws.com"), fmt.Sprint(ing)
 		})
@@ -251,7 +251,7 @@ func TestAWS(t *testing.T) {
 		if _, err := env.admin.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		got := waitService(t, types.NamespacedName{Namespace: ns, Name: "internal"}, "internal NLB hostname", func(s *corev1.Service) (bool, string) {
+		got := env.waitService(t, types.NamespacedName{Namespace: ns, Name: "internal"}, "internal NLB hostname", func(s *corev1.Service) (bool, string) {
 			ing := s.Status.LoadBalancer.Ingress
 			return len(ing) == 1 && ing[0].Hostname != "", fmt.Sprint(ing)
 		})
@@ -295,7 +295,7 @@ func TestAWS(t *testing.T) {
 
 	t.Run("deleting services removes the node security group rules", func(t *testing.T) {
 		for _, name := range []string{svcName, "internal"} {
-			deleteServiceAndWait(t, types.NamespacedName{Namespace: ns, Name: name})
+			env.deleteServiceAndWait(t, types.NamespacedName{Namespace: ns, Name: name})
 		}
 		// The fixture's node group has one ingress rule (from itself);
 		// every rule the manager added for a load balancer must be gone.

@@ -10,15 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	cloudsimazure "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/azure"
@@ -36,7 +33,7 @@ import (
 // balancer, public IP and security group as upstream's does; a
 // control-plane Node stays out of the backend pool.
 func TestAzure(t *testing.T) {
-	s := startSuiteCloud(t, confazure.Adapter{}, "azure-only")
+	s := startSuiteCloud(t, env.cluster, confazure.Adapter{}, "azure-only")
 	c, ok := s.cloud.(*confazure.Cloud)
 	if !ok {
 		t.Fatalf("the azure adapter returned %T", s.cloud)
@@ -47,7 +44,7 @@ func TestAzure(t *testing.T) {
 	i1 := s.launchNode(t, zones[0], "az-1", "")
 	i2 := s.launchNode(t, zones[1], "az-2", "")
 	for _, i := range []conformance.Instance{i1, i2} {
-		waitInitialized(t, i.NodeName)
+		env.waitInitialized(t, i.NodeName)
 	}
 	a := &azureSuite{suiteCloud: s, c: c, emu: emu, fx: fx, lbName: lbName, nodes: []conformance.Instance{i1, i2}}
 
@@ -77,11 +74,11 @@ func TestAzure(t *testing.T) {
 		keys := make([]types.NamespacedName, 50)
 		var wg sync.WaitGroup
 		for i := range keys {
-			wg.Go(func() { keys[i] = createService(t, lbService(fmt.Sprintf("az-many-%d", i), 80)) })
+			wg.Go(func() { keys[i] = env.createService(t, lbService(fmt.Sprintf("az-many-%d", i), 80)) })
 		}
 		wg.Wait()
 		for _, k := range keys {
-			waitService(t, k, "an address", hasAddress)
+			env.waitService(t, k, "an address", hasAddress)
 		}
 		for _, k := range keys {
 			s.waitLB(t, k, []int32{80}, i1, i2)
@@ -105,10 +102,10 @@ func TestAzure(t *testing.T) {
 			t.Errorf("%d load balancer writes for 50 Services: not coalesced", n)
 		}
 		for _, k := range keys {
-			deleteService(t, k)
+			env.deleteService(t, k)
 		}
 		for _, k := range keys {
-			deleteServiceAndWait(t, k)
+			env.deleteServiceAndWait(t, k)
 		}
 		if _, ok := emu.LoadBalancer(fx.ResourceGroup, lbName); ok {
 			t.Error("the load balancer outlived its last Service")
@@ -127,7 +124,7 @@ func TestAzure(t *testing.T) {
 	})
 
 	t.Run("a change by someone else is kept through the 412", func(t *testing.T) {
-		first := createService(t, lbService("az-first", 80))
+		first := env.createService(t, lbService("az-first", 80))
 		s.waitLB(t, first, []int32{80}, i1, i2)
 		// An operator adds a probe of their own to the shared load
 		// balancer: the manager's copy (and its ETag) is now stale.
@@ -139,7 +136,7 @@ func TestAzure(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv.ResetCalls()
-		second := createService(t, lbService("az-second", 81))
+		second := env.createService(t, lbService("az-second", 81))
 		s.waitLB(t, second, []int32{81}, i1, i2)
 		lb, _ = emu.LoadBalancer(fx.ResourceGroup, lbName)
 		var probes []string
@@ -155,8 +152,8 @@ func TestAzure(t *testing.T) {
 		if n := srv.Calls()["network:LoadBalancers_CreateOrUpdate"]; n < 2 {
 			t.Logf("load balancer writes %d: the manager re-read before writing (no 412 was needed)", n)
 		}
-		deleteServiceAndWait(t, second)
-		deleteServiceAndWait(t, first)
+		env.deleteServiceAndWait(t, second)
+		env.deleteServiceAndWait(t, first)
 		// The load balancer is the manager's and has no frontend left,
 		// so it goes, the operator's probe with it.
 		if _, ok := emu.LoadBalancer(fx.ResourceGroup, lbName); ok {
@@ -171,12 +168,12 @@ func TestAzure(t *testing.T) {
 		}
 		svc := lbService("az-user-ip", 80)
 		svc.Annotations = map[string]string{"service.beta.kubernetes.io/azure-pip-name": "team-ip"}
-		k := createService(t, svc)
-		waitService(t, k, "the user's address", func(s *corev1.Service) (bool, string) {
+		k := env.createService(t, svc)
+		env.waitService(t, k, "the user's address", func(s *corev1.Service) (bool, string) {
 			ing := s.Status.LoadBalancer.Ingress
 			return len(ing) == 1 && ing[0].IP == addr, fmt.Sprint(ing)
 		})
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 		if pip, ok := emu.PublicIP(fx.ResourceGroup, "team-ip"); !ok || *pip.Tags["owner"] != "team-a" {
 			t.Errorf("the user's public IP was deleted or changed: %v", ok)
 		}
@@ -277,8 +274,8 @@ func (a *azureSuite) annotations(t *testing.T) {
 func (a *azureSuite) userAddress(t *testing.T, pipID, addr string) {
 	svc := lbService("az-ipv4", 8101)
 	svc.Annotations = map[string]string{annIPv4: addr}
-	k := createService(t, svc)
-	waitService(t, k, "the user's address "+addr, hasIP(addr))
+	k := env.createService(t, svc)
+	env.waitService(t, k, "the user's address "+addr, hasIP(addr))
 	got := serviceOf(t, k)
 	fe := confazure.FrontendName(got)
 	settle(t, "the Service's frontend on the user's public IP, with its rule", func() []string {
@@ -299,7 +296,7 @@ func (a *azureSuite) userAddress(t *testing.T, pipID, addr string) {
 		t.Error("the manager made a public IP of its own beside the user's")
 	}
 	noWarnings(t, k)
-	deleteServiceAndWait(t, k)
+	env.deleteServiceAndWait(t, k)
 	if pip, ok := a.emu.PublicIP(a.fx.ResourceGroup, "team-ipv4"); !ok || val(pip.Tags["owner"]) != "team-b" {
 		t.Errorf("the user's public IP was deleted or changed: %v", ok)
 	}
@@ -308,8 +305,8 @@ func (a *azureSuite) userAddress(t *testing.T, pipID, addr string) {
 func (a *azureSuite) publicIPGroup(t *testing.T) {
 	svc := lbService("az-pip-group", 8102)
 	svc.Annotations = map[string]string{annPIPResourceGroup: pipGroup}
-	k := createService(t, svc)
-	addr := ingressIP(waitService(t, k, "an address", hasAddress))
+	k := env.createService(t, svc)
+	addr := ingressIP(env.waitService(t, k, "an address", hasAddress))
 	a.waitLB(t, k, []int32{8102}, a.nodes...)
 	name := confazure.PublicIPName(a.lbName, serviceOf(t, k))
 	if pip, ok := a.emu.PublicIP(pipGroup, name); !ok || val(pip.Properties.IPAddress) != addr {
@@ -319,7 +316,7 @@ func (a *azureSuite) publicIPGroup(t *testing.T) {
 		t.Errorf("public IP %s made in %s too", name, a.fx.ResourceGroup)
 	}
 	noWarnings(t, k)
-	deleteServiceAndWait(t, k)
+	env.deleteServiceAndWait(t, k)
 	if _, ok := a.emu.PublicIP(pipGroup, name); ok {
 		t.Errorf("public IP %s in %s outlived its Service", name, pipGroup)
 	}
@@ -328,8 +325,8 @@ func (a *azureSuite) publicIPGroup(t *testing.T) {
 func (a *azureSuite) publicIPTags(t *testing.T) {
 	svc := lbService("az-pip-tags", 8103)
 	svc.Annotations = map[string]string{annPIPTags: "team=web, env = prod"}
-	k := createService(t, svc)
-	waitService(t, k, "an address", hasAddress)
+	k := env.createService(t, svc)
+	env.waitService(t, k, "an address", hasAddress)
 	a.waitLB(t, k, []int32{8103}, a.nodes...)
 	name := confazure.PublicIPName(a.lbName, serviceOf(t, k))
 	pip, _ := a.emu.PublicIP(a.fx.ResourceGroup, name)
@@ -337,7 +334,7 @@ func (a *azureSuite) publicIPTags(t *testing.T) {
 		t.Errorf("public IP %s tags %s, want %s", name, got, want)
 	}
 	noWarnings(t, k)
-	deleteServiceAndWait(t, k)
+	env.deleteServiceAndWait(t, k)
 }
 
 // probes: the Service's probe settings on one port, a port's own on the
@@ -350,8 +347,8 @@ func (a *azureSuite) probes(t *testing.T) {
 		forPort(annPortProbeInterval, 8105): "7",
 		forPort(annPortNoLBRule, 8106):      "true",
 	}
-	k := createService(t, svc)
-	waitService(t, k, "an address", hasAddress)
+	k := env.createService(t, svc)
+	env.waitService(t, k, "an address", hasAddress)
 	a.waitLB(t, k, []int32{8104, 8105}, a.nodes...)
 	got := serviceOf(t, k)
 	p := got.Spec.Ports
@@ -376,14 +373,14 @@ func (a *azureSuite) probes(t *testing.T) {
 		return bad
 	})
 	noWarnings(t, k)
-	deleteServiceAndWait(t, k)
+	env.deleteServiceAndWait(t, k)
 }
 
 func (a *azureSuite) noSecurityRule(t *testing.T) {
 	svc := lbService("az-no-nsg-rule", 8107)
 	svc.Annotations = map[string]string{annDisableNSGRule: "true"}
-	k := createService(t, svc)
-	addr := ingressIP(waitService(t, k, "an address", hasAddress))
+	k := env.createService(t, svc)
+	addr := ingressIP(env.waitService(t, k, "an address", hasAddress))
 	a.waitLB(t, k, []int32{8107}, a.nodes...)
 	if r := a.securityRule(confazure.AllowRuleName("Tcp", []string{"Internet"}, 8107)); r != "" {
 		t.Errorf("a rule admits port 8107: %s", r)
@@ -392,15 +389,15 @@ func (a *azureSuite) noSecurityRule(t *testing.T) {
 		t.Errorf("security rules for the Service's address %s: %v", addr, rs)
 	}
 	noWarnings(t, k)
-	deleteServiceAndWait(t, k)
+	env.deleteServiceAndWait(t, k)
 }
 
 func (a *azureSuite) denyAllExcept(t *testing.T) {
 	svc := lbService("az-deny-all", 8108)
 	svc.Spec.LoadBalancerSourceRanges = []string{"203.0.113.0/24"}
 	svc.Annotations = map[string]string{annDenyAllExcept: "true"}
-	k := createService(t, svc)
-	addr := ingressIP(waitService(t, k, "an address", hasAddress))
+	k := env.createService(t, svc)
+	addr := ingressIP(env.waitService(t, k, "an address", hasAddress))
 	a.waitLB(t, k, []int32{8108}, a.nodes...)
 	allow := confazure.AllowRuleName("Tcp", []string{"203.0.113.0/24"}, 8108)
 	settle(t, "the ranges admitted, everything else refused", func() []string {
@@ -420,14 +417,14 @@ func (a *azureSuite) denyAllExcept(t *testing.T) {
 		t.Errorf("the allow rule's priority %d is not ahead of the deny rule's %d", pa, pd)
 	}
 	noWarnings(t, k)
-	deleteServiceAndWait(t, k)
+	env.deleteServiceAndWait(t, k)
 }
 
 func (a *azureSuite) haPorts(t *testing.T) {
 	svc := lbService("az-ha-ports", 8109, 8110)
 	svc.Annotations = map[string]string{annAzureInternal: "true", annHAPorts: "true"}
-	k := createService(t, svc)
-	addr := ingressIP(waitService(t, k, "an address", hasAddress))
+	k := env.createService(t, svc)
+	addr := ingressIP(env.waitService(t, k, "an address", hasAddress))
 	if ip, err := netip.ParseAddr(addr); err != nil || !netip.MustParsePrefix(cloudsimazure.FixtureSubnetCIDR).Contains(ip) {
 		t.Errorf("internal address %s not in the nodes' subnet %s", addr, cloudsimazure.FixtureSubnetCIDR)
 	}
@@ -461,14 +458,14 @@ func (a *azureSuite) haPorts(t *testing.T) {
 		return bad
 	})
 	noWarnings(t, k)
-	deleteServiceAndWait(t, k)
+	env.deleteServiceAndWait(t, k)
 }
 
 func (a *azureSuite) noTCPReset(t *testing.T) {
 	svc := lbService("az-no-tcp-reset", 8111)
 	svc.Annotations = map[string]string{annDisableTCPReset: "true"}
-	k := createService(t, svc)
-	waitService(t, k, "an address", hasAddress)
+	k := env.createService(t, svc)
+	env.waitService(t, k, "an address", hasAddress)
 	a.waitLB(t, k, []int32{8111}, a.nodes...)
 	got := serviceOf(t, k)
 	lb, _ := a.emu.LoadBalancer(a.fx.ResourceGroup, a.lbName)
@@ -476,7 +473,7 @@ func (a *azureSuite) noTCPReset(t *testing.T) {
 		t.Errorf("rule of port 8111: TCP reset still on (rule found: %v)", r != nil)
 	}
 	noWarnings(t, k)
-	deleteServiceAndWait(t, k)
+	env.deleteServiceAndWait(t, k)
 }
 
 // floatingIP: on, the rule keeps the Service port and the security rule
@@ -484,8 +481,8 @@ func (a *azureSuite) noTCPReset(t *testing.T) {
 // to the NodePort and the security rule admits clients to the nodes on
 // it, and the old security rule goes.
 func (a *azureSuite) floatingIP(t *testing.T) {
-	k := createService(t, lbService("az-floating-ip", 8112))
-	addr := ingressIP(waitService(t, k, "an address", hasAddress))
+	k := env.createService(t, lbService("az-floating-ip", 8112))
+	addr := ingressIP(env.waitService(t, k, "an address", hasAddress))
 	a.waitLB(t, k, []int32{8112}, a.nodes...)
 	got := serviceOf(t, k)
 	name, np := confazure.RuleName(got, got.Spec.Ports[0]), got.Spec.Ports[0].NodePort
@@ -515,26 +512,26 @@ func (a *azureSuite) floatingIP(t *testing.T) {
 		servicePortRule: "Tcp Internet->" + addr + ":8112 Allow",
 		nodePortRule:    "",
 	}))
-	updateService(t, k, func(s *corev1.Service) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, annDisableFloatingIP, "true") })
+	env.updateService(t, k, func(s *corev1.Service) { metav1.SetMetaDataAnnotation(&s.ObjectMeta, annDisableFloatingIP, "true") })
 	settle(t, "floating IP off: the NodePort, clients admitted to the nodes on it", shape(false, np, map[string]string{
 		servicePortRule: "",
 		nodePortRule:    fmt.Sprintf("Tcp Internet->%s:%d Allow", a.nodeIPs(t, a.nodes...), np),
 	}))
-	waitService(t, k, "the same address "+addr, hasIP(addr))
+	env.waitService(t, k, "the same address "+addr, hasIP(addr))
 	noWarnings(t, k)
-	deleteServiceAndWait(t, k)
+	env.deleteServiceAndWait(t, k)
 }
 
 // sharedAddress: the second Service asks for the first's address; both
 // are on the first's frontend and public IP, which lists both; the first
 // going leaves the second served on the same address.
 func (a *azureSuite) sharedAddress(t *testing.T) {
-	first := createService(t, lbService("az-share-a", 8114))
-	addr := ingressIP(waitService(t, first, "an address", hasAddress))
+	first := env.createService(t, lbService("az-share-a", 8114))
+	addr := ingressIP(env.waitService(t, first, "an address", hasAddress))
 	svc := lbService("az-share-b", 8115)
 	svc.Annotations = map[string]string{annIPv4: addr}
-	second := createService(t, svc)
-	waitService(t, second, "the first Service's address "+addr, hasIP(addr))
+	second := env.createService(t, svc)
+	env.waitService(t, second, "the first Service's address "+addr, hasIP(addr))
 	a.waitLB(t, first, []int32{8114, 8115}, a.nodes...)
 	a.waitLB(t, second, []int32{8114, 8115}, a.nodes...)
 	g1, g2 := serviceOf(t, first), serviceOf(t, second)
@@ -574,14 +571,14 @@ func (a *azureSuite) sharedAddress(t *testing.T) {
 	noWarnings(t, first)
 	noWarnings(t, second)
 
-	deleteServiceAndWait(t, first)
+	env.deleteServiceAndWait(t, first)
 	a.waitLB(t, second, []int32{8115}, a.nodes...)
 	settle(t, "the second Service alone on the address", shape("default/az-share-b", map[string]string{
 		rule8114: "",
 		rule8115: "Tcp Internet->" + addr + ":8115 Allow",
 	}))
-	waitService(t, second, "still the address "+addr, hasIP(addr))
-	deleteServiceAndWait(t, second)
+	env.waitService(t, second, "still the address "+addr, hasIP(addr))
+	env.deleteServiceAndWait(t, second)
 }
 
 // controlPlaneExcluded: a control-plane Node and a worker register
@@ -593,16 +590,16 @@ func (a *azureSuite) controlPlaneExcluded(t *testing.T) {
 	worker := a.launch(t, zones[1], "az-worker")
 	n := ccmproc.KubeletNode(cp.NodeName, "")
 	n.Labels[controlPlaneLabel] = ""
-	createNode(t, n)
-	registerNode(t, worker.NodeName, "", "")
-	waitInitialized(t, cp.NodeName)
-	waitInitialized(t, worker.NodeName)
-	k := createService(t, lbService("az-control-plane", 80))
-	waitService(t, k, "an address", hasAddress)
+	env.createNode(t, n)
+	env.registerNode(t, worker.NodeName, "", "")
+	env.waitInitialized(t, cp.NodeName)
+	env.waitInitialized(t, worker.NodeName)
+	k := env.createService(t, lbService("az-control-plane", 80))
+	env.waitService(t, k, "an address", hasAddress)
 	a.waitLB(t, k, []int32{80}, append(slices.Clone(a.nodes), worker)...)
-	deleteServiceAndWait(t, k)
-	deleteNode(t, cp.NodeName)
-	deleteNode(t, worker.NodeName)
+	env.deleteServiceAndWait(t, k)
+	env.deleteNode(t, cp.NodeName)
+	env.deleteNode(t, worker.NodeName)
 	if _, ok := a.emu.LoadBalancer(a.fx.ResourceGroup, a.lbName); ok {
 		t.Error("the load balancer outlived its last Service")
 	}
@@ -617,7 +614,7 @@ func (a *azureSuite) controlPlaneExcluded(t *testing.T) {
 // balancer goes.
 func TestAzureNICPool(t *testing.T) {
 	adapter := confazure.Adapter{Options: confazure.Options{ExtraConfig: "  tags: \"team=web, env=e2e\"\n  tagsMap:\n    tier: front\n"}}
-	s := startSuiteCloud(t, adapter, "nic-pool", func(o *conformance.Options) { o.Switched = true })
+	s := startSuiteCloud(t, env.cluster, adapter, "nic-pool", func(o *conformance.Options) { o.Switched = true })
 	c := s.cloud.(*confazure.Cloud)
 	emu, fx, lbName := c.Emulator(), c.Fixture(), c.ClusterID()
 	vm := s.launchNode(t, s.cloud.Zones()[0], "az-nic-vm", "")
@@ -631,9 +628,9 @@ func TestAzureNICPool(t *testing.T) {
 		return conformance.Instance{ID: ss.Instances[i].Name, NodeName: strings.ToLower(ss.Instances[i].ComputerName)}
 	}
 	ss0, ss1 := inst(0), inst(1)
-	registerNode(t, ss0.NodeName, "", "")
-	waitInitialized(t, vm.NodeName)
-	waitInitialized(t, ss0.NodeName)
+	env.registerNode(t, ss0.NodeName, "", "")
+	env.waitInitialized(t, vm.NodeName)
+	env.waitInitialized(t, ss0.NodeName)
 	before := s.cloud.Inventory()
 	poolSuffix := strings.ToLower("/loadBalancers/" + lbName + "/backendAddressPools/" + lbName)
 	inPool := func(pools []string) bool {
@@ -655,9 +652,9 @@ func TestAzureNICPool(t *testing.T) {
 		return inPool(pools), fmt.Sprint(pools)
 	}
 
-	web := createService(t, lbService("az-nic-web", 80))
+	web := env.createService(t, lbService("az-nic-web", 80))
 	t.Run("the VM's and the instance's IP configurations are the pool, the model names it", func(t *testing.T) {
-		waitService(t, web, "an address", hasAddress)
+		env.waitService(t, web, "an address", hasAddress)
 		s.waitLB(t, web, []int32{80}, vm, ss0)
 		settle(t, "the members' own pool references", func() []string {
 			if m := members(); !m[vm.ID] || !m[ss0.ID] || m[ss1.ID] {
@@ -679,8 +676,8 @@ func TestAzureNICPool(t *testing.T) {
 		noWarnings(t, web)
 	})
 	t.Run("an instance joining is added", func(t *testing.T) {
-		registerNode(t, ss1.NodeName, "", "")
-		waitInitialized(t, ss1.NodeName)
+		env.registerNode(t, ss1.NodeName, "", "")
+		env.waitInitialized(t, ss1.NodeName)
 		s.waitLB(t, web, []int32{80}, vm, ss0, ss1)
 		settle(t, "the joined instance's pool reference", func() []string {
 			if m := members(); !m[ss1.ID] {
@@ -708,7 +705,7 @@ func TestAzureNICPool(t *testing.T) {
 		}
 	})
 	t.Run("deleting the Service releases every member, then the load balancer goes", func(t *testing.T) {
-		deleteServiceAndWait(t, web)
+		env.deleteServiceAndWait(t, web)
 		settle(t, "no pool reference left", func() []string {
 			var bad []string
 			if m := members(); m[vm.ID] || m[ss0.ID] || m[ss1.ID] {
@@ -732,7 +729,7 @@ func TestAzureNICPool(t *testing.T) {
 // serviceOf reads a Service (its UID names its parts).
 func serviceOf(t *testing.T, k types.NamespacedName) *corev1.Service {
 	t.Helper()
-	svc, err := getService(context.Background(), k)
+	svc, err := env.getService(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -749,29 +746,9 @@ func settle(t *testing.T, what string, problems func() []string) bool {
 	})
 }
 
-// updateService changes the Service, again on a conflict.
-func updateService(t *testing.T, k types.NamespacedName, change func(*corev1.Service)) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		svc, err := getService(ctx, k)
-		if err != nil {
-			return false, err
-		}
-		change(svc)
-		_, err = env.admin.CoreV1().Services(k.Namespace).Update(ctx, svc, metav1.UpdateOptions{})
-		if apierrors.IsConflict(err) {
-			return false, nil
-		}
-		return err == nil, err
-	})
-	if err != nil {
-		t.Fatalf("update service %s: %v", k, err)
-	}
-}
-
 func noWarnings(t *testing.T, k types.NamespacedName) {
 	t.Helper()
-	if ws, err := warnings(context.Background(), k); err != nil || len(ws) != 0 {
+	if ws, err := env.warnings(context.Background(), k); err != nil || len(ws) != 0 {
 		t.Errorf("Warning events on %s: %v %v", k, ws, err)
 	}
 }
@@ -997,14 +974,14 @@ func val[T any](p *T) T {
 // order, the Nodes with both InternalIPs, the IPv6 pool holding every
 // node, and nothing left after deletion.
 func TestAzureDualStack(t *testing.T) {
-	s := startSuiteCloud(t, confazure.Adapter{Options: confazure.Options{DualStack: true}}, "dual-stack")
+	s := startSuiteCloud(t, env.cluster, confazure.Adapter{Options: confazure.Options{DualStack: true}}, "dual-stack")
 	c := s.cloud.(*confazure.Cloud)
 	emu, fx, lbName := c.Emulator(), c.Fixture(), c.ClusterID()
 	zones := s.cloud.Zones()
 	i1 := s.launchNode(t, zones[0], "az-ds-1", "")
 	i2 := s.launchNode(t, zones[1], "az-ds-2", "")
 	for _, i := range []conformance.Instance{i1, i2} {
-		n := waitInitialized(t, i.NodeName)
+		n := env.waitInitialized(t, i.NodeName)
 		var v4, v6 bool
 		for _, a := range n.Status.Addresses {
 			if a.Type == corev1.NodeInternalIP {
@@ -1031,7 +1008,7 @@ func TestAzureDualStack(t *testing.T) {
 	}
 	publicSvc := dual("az-ds-web", corev1.IPv4Protocol, corev1.IPv6Protocol)
 	publicSvc.Annotations = map[string]string{"service.beta.kubernetes.io/azure-pip-name-ipv6": "team-ip6"}
-	public := createService(t, publicSvc)
+	public := env.createService(t, publicSvc)
 	// A pinned private IPv6 address from the subnet's IPv6 prefix.
 	pinned6 := strings.TrimSuffix(cloudsimazure.FixtureSubnetCIDRv6, "/64") + "99"
 	internalSvc := dual("az-ds-int", corev1.IPv6Protocol, corev1.IPv4Protocol)
@@ -1039,7 +1016,7 @@ func TestAzureDualStack(t *testing.T) {
 		"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
 		"service.beta.kubernetes.io/azure-load-balancer-ipv6":     pinned6,
 	}
-	internal := createService(t, internalSvc)
+	internal := env.createService(t, internalSvc)
 	// bothFamilies waits for an address of each family in the Service's
 	// order, the IPv6 one v6 when set.
 	bothFamilies := func(first6 bool, v6 string) func(*corev1.Service) (bool, string) {
@@ -1055,8 +1032,8 @@ func TestAzureDualStack(t *testing.T) {
 		}
 	}
 	t.Run("an address of each family, in the Service's order; the pinned IPv6 ones", func(t *testing.T) {
-		waitService(t, public, "an IPv4 then the team-ip6 address", bothFamilies(false, teamIP6))
-		waitService(t, internal, "the pinned IPv6 then an IPv4 address", bothFamilies(true, pinned6))
+		env.waitService(t, public, "an IPv4 then the team-ip6 address", bothFamilies(false, teamIP6))
+		env.waitService(t, internal, "the pinned IPv6 then an IPv4 address", bothFamilies(true, pinned6))
 		noWarnings(t, public)
 		noWarnings(t, internal)
 	})
@@ -1093,8 +1070,8 @@ func TestAzureDualStack(t *testing.T) {
 		})
 	})
 	t.Run("deleting the Services leaves nothing", func(t *testing.T) {
-		deleteServiceAndWait(t, public)
-		deleteServiceAndWait(t, internal)
+		env.deleteServiceAndWait(t, public)
+		env.deleteServiceAndWait(t, internal)
 		waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the dual-stack Services")
 	})
 }

@@ -25,6 +25,8 @@ type ccmProcess struct {
 	*ccmproc.Process
 	name string
 	log  *syncBuffer
+	// cluster is the control plane it runs against.
+	cluster *cluster
 }
 
 // syncBuffer collects a process's output for assertions and failure dumps.
@@ -55,30 +57,6 @@ func writeFile(t testing.TB, name, content string) string {
 	return path
 }
 
-// startCCM runs the binary as the cloud-controller-manager ServiceAccount,
-// with delegated authentication and authorization through the same
-// identity, as deploy/ runs it, with leader election on unless extraArgs
-// say otherwise. The process is stopped at test cleanup.
-func startCCM(t testing.TB, name, binary, cloudConfig string, extraArgs ...string) *ccmProcess {
-	t.Helper()
-	log := &syncBuffer{}
-	p, err := ccmproc.Start(ccmproc.Options{
-		Binary: binary, CloudConfig: cloudConfig, Kubeconfig: env.saKubeconfig,
-		LeaderElect: true, Args: extraArgs, Output: log,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &ccmProcess{Process: p, name: name, log: log}
-	t.Cleanup(func() {
-		p.Stop()
-		if t.Failed() {
-			t.Logf("---- %s output ----\n%s", name, tail(log.String(), 80))
-		}
-	})
-	return c
-}
-
 // exited and stop keep the tests' short spellings.
 func (p *ccmProcess) exited() bool { return p.Exited() }
 func (p *ccmProcess) stop()        { p.Stop() }
@@ -100,7 +78,7 @@ func (p *ccmProcess) healthz() (int, string, error) { return p.get("/healthz", f
 func (p *ccmProcess) get(path string, asAdmin bool) (int, string, error) {
 	tlsCfg := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // self-signed test server
 	if asAdmin {
-		cert, err := tls.X509KeyPair(env.cp.Admin.CertData, env.cp.Admin.KeyData)
+		cert, err := tls.X509KeyPair(p.cluster.cp.Admin.CertData, p.cluster.cp.Admin.KeyData)
 		if err != nil {
 			return 0, "", err
 		}

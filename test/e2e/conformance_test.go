@@ -43,7 +43,10 @@ import (
 // emulators at once behind one manager, as <cloud>+<cloud>/<scenario>.
 func TestConformance(t *testing.T) {
 	for _, a := range clouds.All() {
-		t.Run(a.Name(), func(t *testing.T) { runConformance(t, a) })
+		t.Run(a.Name(), func(t *testing.T) {
+			t.Parallel()
+			runConformance(t, newCluster(t, a.Name()), a)
+		})
 	}
 	// One pair's second cloud hangs (calls hold the workers until they
 	// time out), the other's default cloud throttles every call (the
@@ -62,7 +65,11 @@ func TestConformance(t *testing.T) {
 			as = append(as, a)
 		}
 		f := faults[i%len(faults)]
-		t.Run(pair[0]+"+"+pair[1], func(t *testing.T) { runHybridConformance(t, f.down, f.fault, as...) })
+		name := pair[0] + "+" + pair[1]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runHybridConformance(t, newCluster(t, name), f.down, f.fault, as...)
+		})
 	}
 }
 
@@ -97,6 +104,9 @@ const (
 // suiteCloud is one emulator plus the manager pointed at it: its own in a
 // single-cloud run, one shared by the clouds of a hybrid run.
 type suiteCloud struct {
+	// cluster is the control plane this cloud's manager and scenarios
+	// use: the run's own.
+	*cluster
 	adapter conformance.Adapter
 	cloud   conformance.Cloud
 	ccm     *ccmProcess
@@ -153,7 +163,7 @@ func (s *suiteCloud) podCIDR(i int) string {
 // startSuiteCloud starts a fresh emulator through the adapter and the
 // release binary against it, as deploy/ runs it (deploy/'s RBAC), with the
 // suite's flags.
-func startSuiteCloud(t *testing.T, a conformance.Adapter, name string, tweak ...func(*conformance.Options)) *suiteCloud {
+func startSuiteCloud(t *testing.T, cl *cluster, a conformance.Adapter, name string, tweak ...func(*conformance.Options)) *suiteCloud {
 	t.Helper()
 	f := a.Features()
 	opts := conformance.Options{ClusterID: "conf-" + a.Name(), Routes: f.Routes, QuickErrors: true}
@@ -165,7 +175,7 @@ func startSuiteCloud(t *testing.T, a conformance.Adapter, name string, tweak ...
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	s := &suiteCloud{adapter: a, cloud: c, cfg: c.Config()}
+	s := &suiteCloud{cluster: cl, adapter: a, cloud: c, cfg: c.Config()}
 	s.ccm = s.startCCM(t, name)
 	return s
 }
@@ -186,11 +196,11 @@ func (s *suiteCloud) startCCM(t *testing.T, name string) *ccmProcess {
 		"--orphan-scan-period=" + orphanScanPeriod.String(),
 		"--orphan-grace-period=" + orphanGrace.String(),
 	}
-	return startCCM(t, "ccm-"+s.adapter.Name()+"-"+name, release(t), path, append(args, s.cloud.ExtraArgs()...)...)
+	return s.cluster.startCCM(t, "ccm-"+s.adapter.Name()+"-"+name, release(t), path, append(args, s.cloud.ExtraArgs()...)...)
 }
 
-func runConformance(t *testing.T, a conformance.Adapter) {
-	s := startSuiteCloud(t, a, "shared")
+func runConformance(t *testing.T, cl *cluster, a conformance.Adapter) {
+	s := startSuiteCloud(t, cl, a, "shared")
 	scenarios := []scenario{
 		{"node initialization", (*suiteCloud).nodeInitialization},
 		{"node named unlike its instance initializes through its providerID", (*suiteCloud).nodeByProviderID},
@@ -224,50 +234,21 @@ func runConformance(t *testing.T, a conformance.Adapter) {
 		}
 	})
 	t.Run("crash during provisioning converges without duplicates or leaks", func(t *testing.T) {
-		s := startSuiteCloud(t, a, "crash")
+		s := startSuiteCloud(t, cl, a, "crash")
 		crashSafety(t, []*suiteCloud{s}, func(t *testing.T) { s.ccm = s.startCCM(t, "crash-restarted") })
 	})
 	t.Run("resources no Service owns are reported, and deleted after the grace period with orphans: delete", func(t *testing.T) {
-		orphanCleanup(t, a)
+		orphanCleanup(t, cl, a)
 	})
 	t.Run("a load balancer the upstream CCM made is adopted with its address", func(t *testing.T) {
 		if why := a.Features().NoAdoption; why != "" {
 			t.Skip(why)
 		}
-		adoption(t, a)
+		adoption(t, cl, a)
 	})
 }
 
 // ---- Nodes ----
-
-// registerNode creates the Node a kubelet on inst would register: inst's
-// default name unless name is set, the pod CIDR node IPAM would assign,
-// and, when providerID is set, the providerID given to the kubelet with
-// --provider-id. The Node is deleted at cleanup.
-func registerNode(t *testing.T, name, providerID, podCIDR string) string {
-	t.Helper()
-	n := ccmproc.KubeletNode(name, podCIDR)
-	n.Spec.ProviderID = providerID
-	return createNode(t, n)
-}
-
-// createNode creates n (a Node as its kubelet registers it, with
-// whatever labels the test gives it) and deletes it at cleanup.
-func createNode(t *testing.T, n *corev1.Node) string {
-	t.Helper()
-	if _, err := env.admin.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { deleteNode(t, n.Name) })
-	return n.Name
-}
-
-func deleteNode(t *testing.T, name string) {
-	err := env.admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		t.Errorf("delete node %s: %v", name, err)
-	}
-}
 
 // launch starts an instance through the adapter.
 func (s *suiteCloud) launch(t *testing.T, zone, hint string) conformance.Instance {
@@ -283,34 +264,12 @@ func (s *suiteCloud) launch(t *testing.T, zone, hint string) conformance.Instanc
 func (s *suiteCloud) launchNode(t *testing.T, zone, hint, podCIDR string) conformance.Instance {
 	t.Helper()
 	inst := s.launch(t, zone, hint)
-	registerNode(t, inst.NodeName, "", podCIDR)
+	s.registerNode(t, inst.NodeName, "", podCIDR)
 	return inst
-}
-
-func getNode(ctx context.Context, name string) (*corev1.Node, error) {
-	return env.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 }
 
 func describeNode(n *corev1.Node) string {
 	return fmt.Sprintf("providerID=%q taints=%v labels=%v addresses=%v", n.Spec.ProviderID, n.Spec.Taints, n.Labels, n.Status.Addresses)
-}
-
-// waitInitialized waits until the manager has initialized the Node and
-// written its addresses: the node controller removes the taint in one
-// update and patches the addresses into the status in the next, so a
-// Node seen between the two has none yet.
-func waitInitialized(t *testing.T, name string) *corev1.Node {
-	t.Helper()
-	var node *corev1.Node
-	poll(t, converge, "node "+name+" initialized", func(ctx context.Context) (bool, string, error) {
-		n, err := getNode(ctx, name)
-		if err != nil {
-			return false, "", err
-		}
-		node = n
-		return ccmproc.Initialized(n) && len(n.Status.Addresses) > 0, describeNode(n), nil
-	})
-	return node
 }
 
 // checkNode compares an initialized Node with the adapter's expectation:
@@ -348,7 +307,7 @@ func (s *suiteCloud) nodeInitialization(t *testing.T) {
 		insts = append(insts, s.launchNode(t, zones[i%len(zones)], fmt.Sprintf("init-%d", i), ""))
 	}
 	for _, inst := range insts {
-		n := waitInitialized(t, inst.NodeName)
+		n := s.waitInitialized(t, inst.NodeName)
 		// Addresses are written right after the taint goes; wait for them
 		// rather than racing the controller's second write.
 		want, err := s.cloud.ExpectedNode(inst.ID)
@@ -356,7 +315,7 @@ func (s *suiteCloud) nodeInitialization(t *testing.T) {
 			t.Fatal(err)
 		}
 		poll(t, converge, "node "+inst.NodeName+" addresses", func(ctx context.Context) (bool, string, error) {
-			got, err := getNode(ctx, inst.NodeName)
+			got, err := s.getNode(ctx, inst.NodeName)
 			if err != nil {
 				return false, "", err
 			}
@@ -374,8 +333,8 @@ func (s *suiteCloud) nodeByProviderID(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A name no instance has: only the providerID can find the instance.
-	name := registerNode(t, s.prefix+"conformance-renamed-"+strings.ToLower(s.adapter.Name()), pid, "")
-	n := waitInitialized(t, name)
+	name := s.registerNode(t, s.prefix+"conformance-renamed-"+strings.ToLower(s.adapter.Name()), pid, "")
+	n := s.waitInitialized(t, name)
 	want, err := s.cloud.ExpectedNode(inst.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -388,14 +347,14 @@ func (s *suiteCloud) nodeByProviderID(t *testing.T) {
 func (s *suiteCloud) foreignNode(t *testing.T) {
 	// With a pod CIDR, as node IPAM gives every Node: no cloud of this
 	// manager can route it, and it is not the manager's to try.
-	foreign := registerNode(t, s.prefix+"conformance-foreign", s.foreignProviderID(), s.podCIDR(9))
+	foreign := s.registerNode(t, s.prefix+"conformance-foreign", s.foreignProviderID(), s.podCIDR(9))
 	inst := s.launchNode(t, s.cloud.Zones()[1], "beside-foreign", "")
-	waitInitialized(t, inst.NodeName)
+	s.waitInitialized(t, inst.NodeName)
 	// The manager had every chance to (wrongly) initialize the foreign
 	// Node while it served the other one; give it a few more node-sync
 	// periods before looking.
 	time.Sleep(5 * time.Second)
-	n, err := getNode(context.Background(), foreign)
+	n, err := s.getNode(context.Background(), foreign)
 	if err != nil {
 		t.Fatalf("foreign node: %v", err)
 	}
@@ -412,9 +371,9 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 	// NotReady, as a Node another manager serves may be: the lifecycle
 	// controller asks about it every second (--node-monitor-period=1s),
 	// and it is never deleted or tainted shut down, nor logged each time.
-	setReady(t, foreign, corev1.ConditionFalse)
+	s.setReady(t, foreign, corev1.ConditionFalse)
 	time.Sleep(6 * time.Second)
-	if n, err = getNode(context.Background(), foreign); err != nil {
+	if n, err = s.getNode(context.Background(), foreign); err != nil {
 		t.Fatalf("the NotReady foreign node: %v", err)
 	}
 	if ccmproc.HasTaint(n, cloudproviderapi.TaintNodeShutdown) || ccmproc.Initialized(n) {
@@ -435,7 +394,7 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 	if !strings.Contains(body, `multicloud_ccm_unowned_nodes{reason="foreign-provider-id"} 1`) {
 		t.Errorf("/metrics does not count the foreign node:\n%s", grepLines(body, "multicloud_ccm_unowned_nodes"))
 	}
-	evs, err := env.admin.CoreV1().Events("").List(context.Background(), metav1.ListOptions{
+	evs, err := s.admin.CoreV1().Events("").List(context.Background(), metav1.ListOptions{
 		// By UID: every cloud's run registers a Node of this name.
 		FieldSelector: "involvedObject.kind=Node,involvedObject.uid=" + string(n.UID) + ",reason=NodeNotServed",
 	})
@@ -445,7 +404,7 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 	if len(evs.Items) != 1 || evs.Items[0].Count > 1 || !strings.Contains(evs.Items[0].Message, "of no configured cloud") {
 		t.Errorf("NodeNotServed events %+v, want one, once", evs.Items)
 	}
-	if evs, err = env.admin.CoreV1().Events("").List(context.Background(), metav1.ListOptions{
+	if evs, err = s.admin.CoreV1().Events("").List(context.Background(), metav1.ListOptions{
 		FieldSelector: "involvedObject.kind=Node,involvedObject.uid=" + string(n.UID) + ",reason=FailedToCreateRoute",
 	}); err != nil || len(evs.Items) != 0 {
 		t.Errorf("FailedToCreateRoute events on the foreign node: %+v %v", evs.Items, err)
@@ -464,15 +423,6 @@ func grepLines(s, sub string) string {
 }
 
 // ---- lifecycle ----
-
-// setReady writes the Node's Ready condition as a kubelet (or its absence)
-// would leave it.
-func setReady(t *testing.T, name string, status corev1.ConditionStatus) {
-	t.Helper()
-	if err := ccmproc.SetReady(context.Background(), env.admin, name, status); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // within waits for cond and fails the test if it took longer than bound,
 // measured from start. It keeps watching up to converge after the bound
@@ -505,28 +455,18 @@ func within(t *testing.T, start time.Time, bound time.Duration, what string, con
 	return true
 }
 
-func hasTaintCond(name, key string, want bool) func(ctx context.Context) (bool, string, error) {
-	return func(ctx context.Context) (bool, string, error) {
-		n, err := getNode(ctx, name)
-		if err != nil {
-			return false, "", err
-		}
-		return ccmproc.HasTaint(n, key) == want, fmt.Sprint(n.Spec.Taints), nil
-	}
-}
-
 // goesNotReady launches an instance with an initialized, Ready Node, then
 // changes the instance (change) and makes the Node NotReady as its kubelet
 // stopping to report would; the lifecycle bound runs from then.
 func (s *suiteCloud) goesNotReady(t *testing.T, zone, hint string, change func(id string) error) conformance.Instance {
 	t.Helper()
 	inst := s.launchNode(t, zone, hint, "")
-	waitInitialized(t, inst.NodeName)
-	setReady(t, inst.NodeName, corev1.ConditionTrue)
+	s.waitInitialized(t, inst.NodeName)
+	s.setReady(t, inst.NodeName, corev1.ConditionTrue)
 	if err := change(inst.ID); err != nil {
 		t.Fatal(err)
 	}
-	setReady(t, inst.NodeName, corev1.ConditionFalse)
+	s.setReady(t, inst.NodeName, corev1.ConditionFalse)
 	return inst
 }
 
@@ -534,15 +474,15 @@ func (s *suiteCloud) stoppedInstance(t *testing.T) {
 	inst := s.goesNotReady(t, s.cloud.Zones()[0], "stopped", s.cloud.Stop)
 	start := time.Now()
 	if !within(t, start, lifecycleBound, "shutdown taint on the stopped instance's node",
-		hasTaintCond(inst.NodeName, cloudproviderapi.TaintNodeShutdown, true)) {
+		s.hasTaintCond(inst.NodeName, cloudproviderapi.TaintNodeShutdown, true)) {
 		return
 	}
 	if err := s.cloud.Start(inst.ID); err != nil {
 		t.Fatal(err)
 	}
-	setReady(t, inst.NodeName, corev1.ConditionTrue)
-	poll(t, converge, "shutdown taint removed after start", hasTaintCond(inst.NodeName, cloudproviderapi.TaintNodeShutdown, false))
-	if _, err := getNode(context.Background(), inst.NodeName); err != nil {
+	s.setReady(t, inst.NodeName, corev1.ConditionTrue)
+	poll(t, converge, "shutdown taint removed after start", s.hasTaintCond(inst.NodeName, cloudproviderapi.TaintNodeShutdown, false))
+	if _, err := s.getNode(context.Background(), inst.NodeName); err != nil {
 		t.Errorf("a stopped-then-started instance's node: %v", err)
 	}
 }
@@ -550,7 +490,7 @@ func (s *suiteCloud) stoppedInstance(t *testing.T) {
 func (s *suiteCloud) terminatedInstance(t *testing.T) {
 	inst := s.goesNotReady(t, s.cloud.Zones()[1], "terminated", s.cloud.Terminate)
 	within(t, time.Now(), lifecycleBound, "terminated instance's NotReady node deleted", func(ctx context.Context) (bool, string, error) {
-		_, err := getNode(ctx, inst.NodeName)
+		_, err := s.getNode(ctx, inst.NodeName)
 		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
 	})
 }
@@ -562,7 +502,7 @@ func (s *suiteCloud) terminatedInstance(t *testing.T) {
 func (s *suiteCloud) faultyReads(t *testing.T, kind string) {
 	ctx := context.Background()
 	notReady := s.launchNode(t, s.cloud.Zones()[0], "fault-notready-"+kind, "")
-	waitInitialized(t, notReady.NodeName)
+	s.waitInitialized(t, notReady.NodeName)
 	late := s.launch(t, s.cloud.Zones()[1], "fault-late-"+kind)
 
 	spec := cloudsim.FaultSpec{Op: s.cloud.ReadFaultOp()}
@@ -585,18 +525,18 @@ func (s *suiteCloud) faultyReads(t *testing.T, kind string) {
 		}
 	}
 	t.Cleanup(clear)
-	setReady(t, notReady.NodeName, corev1.ConditionFalse)
-	registerNode(t, late.NodeName, "", "")
+	s.setReady(t, notReady.NodeName, corev1.ConditionFalse)
+	s.registerNode(t, late.NodeName, "", "")
 
 	deadline := time.Now().Add(faultWindow)
 	for time.Now().Before(deadline) {
-		if _, err := getNode(ctx, notReady.NodeName); err != nil {
+		if _, err := s.getNode(ctx, notReady.NodeName); err != nil {
 			clear()
 			t.Fatalf("node %s went while every cloud read was %s: %v", notReady.NodeName, kind, err)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	if _, err := getNode(ctx, late.NodeName); err != nil {
+	if _, err := s.getNode(ctx, late.NodeName); err != nil {
 		t.Errorf("node %s (registered during the fault) went: %v", late.NodeName, err)
 	}
 	// The lifecycle controller did ask and got an error, not "gone". Its
@@ -608,15 +548,15 @@ func (s *suiteCloud) faultyReads(t *testing.T, kind string) {
 	clear()
 	t.Logf("%d cloud reads answered %s during the %v fault", calls, kind, faultWindow)
 
-	setReady(t, notReady.NodeName, corev1.ConditionTrue)
-	n := waitInitialized(t, late.NodeName)
+	s.setReady(t, notReady.NodeName, corev1.ConditionTrue)
+	n := s.waitInitialized(t, late.NodeName)
 	want, err := s.cloud.ExpectedNode(late.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkNode(t, n, want, false)
 	for _, name := range []string{notReady.NodeName, late.NodeName} {
-		if _, err := getNode(ctx, name); err != nil {
+		if _, err := s.getNode(ctx, name); err != nil {
 			t.Errorf("node %s after the fault: %v", name, err)
 		}
 	}
@@ -633,7 +573,7 @@ func (s *suiteCloud) routes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	renamed := registerNode(t, s.prefix+"conformance-route-renamed", pid, s.podCIDR(3))
+	renamed := s.registerNode(t, s.prefix+"conformance-route-renamed", pid, s.podCIDR(3))
 	want := map[string]string{s.podCIDR(1): a.ID, s.podCIDR(2): b.ID, s.podCIDR(3): r.ID}
 	ok := eventually(t, converge, "a route per pod CIDR, to the node's instance", func(context.Context) (bool, string, error) {
 		got := s.suiteRoutes()
@@ -644,7 +584,7 @@ func (s *suiteCloud) routes(t *testing.T) {
 		t.Logf("continuing with the routes that exist")
 	}
 	for _, name := range []string{a.NodeName, b.NodeName, renamed} {
-		deleteNode(t, name)
+		s.deleteNode(t, name)
 	}
 	poll(t, converge, "routes removed with their nodes", func(context.Context) (bool, string, error) {
 		got := s.suiteRoutes()
@@ -694,42 +634,6 @@ func lbService(name string, ports ...int32) *corev1.Service {
 	return svc
 }
 
-// createService creates svc and deletes it at cleanup if the scenario
-// did not.
-func createService(t *testing.T, svc *corev1.Service) types.NamespacedName {
-	t.Helper()
-	if _, err := env.admin.CoreV1().Services(svc.Namespace).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
-	t.Cleanup(func() {
-		err := env.admin.CoreV1().Services(key.Namespace).Delete(context.Background(), key.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("delete service %s: %v", key, err)
-		}
-	})
-	return key
-}
-
-func getService(ctx context.Context, key types.NamespacedName) (*corev1.Service, error) {
-	return env.admin.CoreV1().Services(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
-}
-
-func waitService(t *testing.T, key types.NamespacedName, what string, cond func(*corev1.Service) (bool, string)) *corev1.Service {
-	t.Helper()
-	var svc *corev1.Service
-	poll(t, converge, key.String()+": "+what, func(ctx context.Context) (bool, string, error) {
-		s, err := getService(ctx, key)
-		if err != nil {
-			return false, "", err
-		}
-		svc = s
-		ok, seen := cond(s)
-		return ok, seen, nil
-	})
-	return svc
-}
-
 func hasAddress(s *corev1.Service) (bool, string) {
 	ing := s.Status.LoadBalancer.Ingress
 	return len(ing) > 0 && (ing[0].IP != "" || ing[0].Hostname != ""), fmt.Sprint(ing)
@@ -754,47 +658,6 @@ func (s *suiteCloud) waitLB(t *testing.T, key types.NamespacedName, ports []int3
 		return slices.Equal(lb.Ports, ports) && slices.Equal(lb.Backends, want) && len(lb.Inconsistent) == 0, fmt.Sprintf("%+v", lb), nil
 	})
 	return lb
-}
-
-func deleteServiceAndWait(t *testing.T, key types.NamespacedName) {
-	t.Helper()
-	err := env.admin.CoreV1().Services(key.Namespace).Delete(context.Background(), key.Name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
-	}
-	poll(t, converge, "service "+key.String()+" gone (finalizer released)", func(ctx context.Context) (bool, string, error) {
-		_, err := getService(ctx, key)
-		return apierrors.IsNotFound(err), fmt.Sprint(err), nil
-	})
-}
-
-// warnings lists the manager's Warning events on the Service now named
-// key: by UID, since events outlive a deleted Service of the same name (a
-// scenario of another cloud's run), and only the manager's (the
-// kube-apiserver's ClusterIP repair loop may warn about an address it is
-// still committing).
-func warnings(ctx context.Context, key types.NamespacedName) ([]string, error) {
-	managerEventSources := map[string]bool{
-		"service-controller": true, // k8s.io/cloud-provider controllers/service
-		"multicloud-ccm":     true, // providers/internal/upstreamann
-	}
-	svc, err := getService(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	evs, err := env.admin.CoreV1().Events(key.Namespace).List(ctx, metav1.ListOptions{
-		FieldSelector: "involvedObject.kind=Service,involvedObject.uid=" + string(svc.UID),
-	})
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, ev := range evs.Items {
-		if ev.Type == corev1.EventTypeWarning && managerEventSources[ev.Source.Component] {
-			out = append(out, ev.Reason+": "+ev.Message)
-		}
-	}
-	return out, nil
 }
 
 // waitInventory waits until the emulator's whole inventory equals before
@@ -830,34 +693,34 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 	}
 	n1, n2, n3, n4 := insts[0], insts[1], insts[2], insts[3]
 	for _, i := range []conformance.Instance{n1, n2} {
-		registerNode(t, i.NodeName, "", "")
-		waitInitialized(t, i.NodeName)
+		s.registerNode(t, i.NodeName, "", "")
+		s.waitInitialized(t, i.NodeName)
 	}
 	before := s.cloud.Inventory()
 
 	// web lives through the subtests below, so its cleanup is the group's.
-	web := createService(t, s.lbService("conf-web", 80, 443))
+	web := s.createService(t, s.lbService("conf-web", 80, 443))
 	t.Run("gets an address and the nodes as backends", func(t *testing.T) {
-		waitService(t, web, "an address", hasAddress)
+		s.waitService(t, web, "an address", hasAddress)
 		s.waitLB(t, web, []int32{80, 443}, n1, n2)
 	})
 
 	t.Run("frontend ports follow the service's ports", func(t *testing.T) {
-		svc, err := getService(ctx, web)
+		svc, err := s.getService(ctx, web)
 		if err != nil {
 			t.Fatal(err)
 		}
 		svc.Spec.Ports = s.lbService(web.Name, 8080).Spec.Ports
-		if _, err := env.admin.CoreV1().Services(web.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		if _, err := s.admin.CoreV1().Services(web.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		s.waitLB(t, web, []int32{8080}, n1, n2)
 	})
 
 	t.Run("backends follow nodes joining and leaving", func(t *testing.T) {
-		registerNode(t, n3.NodeName, "", "")
+		s.registerNode(t, n3.NodeName, "", "")
 		s.waitLB(t, web, []int32{8080}, n1, n2, n3)
-		deleteNode(t, n3.NodeName)
+		s.deleteNode(t, n3.NodeName)
 		s.waitLB(t, web, []int32{8080}, n1, n2)
 	})
 
@@ -865,13 +728,13 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 		classed := s.lbService("conf-classed", 80)
 		class := "example.com/another-controller"
 		classed.Spec.LoadBalancerClass = &class
-		ck := createService(t, classed)
-		sibling := createService(t, s.lbService("conf-sibling", 80))
+		ck := s.createService(t, classed)
+		sibling := s.createService(t, s.lbService("conf-sibling", 80))
 		// The sibling, created with it, proves the controller has been
 		// through both.
-		waitService(t, sibling, "an address", hasAddress)
+		s.waitService(t, sibling, "an address", hasAddress)
 		s.waitLB(t, sibling, []int32{80}, n1, n2)
-		got, err := getService(ctx, ck)
+		got, err := s.getService(ctx, ck)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -881,14 +744,14 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 		if rs := s.cloud.ServiceResources(ck); len(rs) != 0 {
 			t.Errorf("cloud resources for a classed service: %s", resList(rs))
 		}
-		deleteServiceAndWait(t, sibling)
-		deleteServiceAndWait(t, ck)
+		s.deleteServiceAndWait(t, sibling)
+		s.deleteServiceAndWait(t, ck)
 	})
 
 	t.Run("type ClusterIP removes every cloud resource and LoadBalancer brings them back", func(t *testing.T) {
 		setType := func(typ corev1.ServiceType) {
 			err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-				svc, err := getService(ctx, web)
+				svc, err := s.getService(ctx, web)
 				if err != nil {
 					return false, err
 				}
@@ -898,7 +761,7 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 						svc.Spec.Ports[i].NodePort = 0
 					}
 				}
-				_, err = env.admin.CoreV1().Services(web.Namespace).Update(ctx, svc, metav1.UpdateOptions{})
+				_, err = s.admin.CoreV1().Services(web.Namespace).Update(ctx, svc, metav1.UpdateOptions{})
 				if apierrors.IsConflict(err) {
 					return false, nil
 				}
@@ -913,20 +776,20 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 			rs := s.cloud.ServiceResources(web)
 			return len(rs) == 0, resList(rs), nil
 		})
-		waitService(t, web, "no load-balancer status", func(s *corev1.Service) (bool, string) {
+		s.waitService(t, web, "no load-balancer status", func(s *corev1.Service) (bool, string) {
 			return len(s.Status.LoadBalancer.Ingress) == 0, fmt.Sprint(s.Status.LoadBalancer.Ingress)
 		})
 		setType(corev1.ServiceTypeLoadBalancer)
-		waitService(t, web, "an address again", hasAddress)
+		s.waitService(t, web, "an address again", hasAddress)
 		s.waitLB(t, web, []int32{8080}, n1, n2)
 	})
 
 	t.Run("names sharing a long prefix get distinct resources", func(t *testing.T) {
 		prefix := "conf-long-" + strings.Repeat("x", 50) // 60 characters
-		a := createService(t, s.lbService(prefix+"-a1", 80))
-		b := createService(t, s.lbService(prefix+"-b2", 80))
-		sa := waitService(t, a, "an address", hasAddress)
-		sb := waitService(t, b, "an address", hasAddress)
+		a := s.createService(t, s.lbService(prefix+"-a1", 80))
+		b := s.createService(t, s.lbService(prefix+"-b2", 80))
+		sa := s.waitService(t, a, "an address", hasAddress)
+		sb := s.waitService(t, b, "an address", hasAddress)
 		la := s.waitLB(t, a, []int32{80}, n1, n2)
 		lb := s.waitLB(t, b, []int32{80}, n1, n2)
 		if la.ID == lb.ID {
@@ -944,30 +807,30 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 				t.Errorf("%s %s belongs to both services", r.Kind, r.ID)
 			}
 		}
-		deleteServiceAndWait(t, a)
-		deleteServiceAndWait(t, b)
+		s.deleteServiceAndWait(t, a)
+		s.deleteServiceAndWait(t, b)
 	})
 
 	t.Run("a malformed annotation is a warning on that service only", func(t *testing.T) {
 		k, v := s.cloud.MalformedAnnotation()
 		badSvc := s.lbService("conf-bad", 80)
 		badSvc.Annotations = map[string]string{k: v}
-		bad := createService(t, badSvc)
-		good := createService(t, s.lbService("conf-good", 80))
+		bad := s.createService(t, badSvc)
+		good := s.createService(t, s.lbService("conf-good", 80))
 		poll(t, converge, "a Warning event on the bad service naming the annotation", func(ctx context.Context) (bool, string, error) {
-			ws, err := warnings(ctx, bad)
+			ws, err := s.warnings(ctx, bad)
 			return slices.ContainsFunc(ws, func(w string) bool { return strings.Contains(w, k) }), fmt.Sprint(ws), err
 		})
-		waitService(t, good, "an address", hasAddress)
+		s.waitService(t, good, "an address", hasAddress)
 		s.waitLB(t, good, []int32{80}, n1, n2)
 		if rs := s.cloud.ServiceResources(bad); len(rs) != 0 {
 			t.Errorf("cloud resources for the service with a malformed annotation: %s", resList(rs))
 		}
-		if ws, err := warnings(ctx, good); err != nil || len(ws) != 0 {
+		if ws, err := s.warnings(ctx, good); err != nil || len(ws) != 0 {
 			t.Errorf("warnings on the well-formed service: %v %v", ws, err)
 		}
-		deleteServiceAndWait(t, bad)
-		deleteServiceAndWait(t, good)
+		s.deleteServiceAndWait(t, bad)
+		s.deleteServiceAndWait(t, good)
 	})
 
 	t.Run("an upstream annotation with no effect here is a warning and the service is served", func(t *testing.T) {
@@ -977,30 +840,30 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 		}
 		warnedSvc := s.lbService("conf-upstream-warned", 80)
 		warnedSvc.Annotations = ignored
-		warned := createService(t, warnedSvc)
-		waitService(t, warned, "an address", hasAddress)
+		warned := s.createService(t, warnedSvc)
+		s.waitService(t, warned, "an address", hasAddress)
 		s.waitLB(t, warned, []int32{80}, n1, n2)
 		for k := range ignored {
 			poll(t, converge, "a Warning event naming "+k, func(ctx context.Context) (bool, string, error) {
-				ws, err := warnings(ctx, warned)
+				ws, err := s.warnings(ctx, warned)
 				return slices.ContainsFunc(ws, func(w string) bool {
 					return strings.HasPrefix(w, "UnsupportedAnnotation: ") && strings.Contains(w, k) && strings.Contains(w, "has no effect here")
 				}), fmt.Sprint(ws), err
 			})
 		}
-		deleteServiceAndWait(t, warned)
+		s.deleteServiceAndWait(t, warned)
 	})
 
 	t.Run("a service asking for what is not supported here (TLS) is refused and the others are served", func(t *testing.T) {
 		_, refused := s.cloud.UpstreamAnnotations()
 		refusedSvc := s.lbService("conf-upstream-refused", 443)
 		refusedSvc.Annotations = refused
-		ref := createService(t, refusedSvc)
-		good := createService(t, s.lbService("conf-upstream-good", 80))
+		ref := s.createService(t, refusedSvc)
+		good := s.createService(t, s.lbService("conf-upstream-good", 80))
 		// The map may hold companions of the refused annotation
 		// (ssl-ports beside ssl-cert); one of them must be named.
 		poll(t, converge, fmt.Sprintf("a Warning event on the refused service naming one of %v", refused), func(ctx context.Context) (bool, string, error) {
-			ws, err := warnings(ctx, ref)
+			ws, err := s.warnings(ctx, ref)
 			return slices.ContainsFunc(ws, func(w string) bool {
 				named := false
 				for k := range refused {
@@ -1009,9 +872,9 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 				return named && strings.Contains(w, "is not supported here") && strings.Contains(w, "not provisioned")
 			}), fmt.Sprint(ws), err
 		})
-		waitService(t, good, "an address", hasAddress)
+		s.waitService(t, good, "an address", hasAddress)
 		s.waitLB(t, good, []int32{80}, n1, n2)
-		got, err := getService(ctx, ref)
+		got, err := s.getService(ctx, ref)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1021,30 +884,30 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 		if rs := s.cloud.ServiceResources(ref); len(rs) != 0 {
 			t.Errorf("cloud resources for the refused service: %s", resList(rs))
 		}
-		deleteServiceAndWait(t, ref)
-		deleteServiceAndWait(t, good)
+		s.deleteServiceAndWait(t, ref)
+		s.deleteServiceAndWait(t, good)
 	})
 
 	t.Run("a service provisioned while nodes join gets no warning", func(t *testing.T) {
-		joining := createService(t, s.lbService("conf-joining", 80))
-		registerNode(t, n3.NodeName, "", "")
-		registerNode(t, n4.NodeName, "", "")
-		waitService(t, joining, "an address", hasAddress)
+		joining := s.createService(t, s.lbService("conf-joining", 80))
+		s.registerNode(t, n3.NodeName, "", "")
+		s.registerNode(t, n4.NodeName, "", "")
+		s.waitService(t, joining, "an address", hasAddress)
 		s.waitLB(t, joining, []int32{80}, n1, n2, n3, n4)
-		ws, err := warnings(ctx, joining)
+		ws, err := s.warnings(ctx, joining)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(ws) != 0 {
 			t.Errorf("Warning events on %s: %s", joining, strings.Join(ws, "; "))
 		}
-		deleteServiceAndWait(t, joining)
-		deleteNode(t, n3.NodeName)
-		deleteNode(t, n4.NodeName)
+		s.deleteServiceAndWait(t, joining)
+		s.deleteNode(t, n3.NodeName)
+		s.deleteNode(t, n4.NodeName)
 	})
 
 	t.Run("deleting services leaves nothing behind", func(t *testing.T) {
-		deleteServiceAndWait(t, web)
+		s.deleteServiceAndWait(t, web)
 		waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before any Service")
 	})
 }
@@ -1067,12 +930,12 @@ func (s *suiteCloud) driftRepair(t *testing.T) {
 		insts = append(insts, s.launch(t, zones[i%len(zones)], fmt.Sprintf("drift-%d", i)))
 	}
 	for _, i := range insts {
-		registerNode(t, i.NodeName, "", "")
-		waitInitialized(t, i.NodeName)
+		s.registerNode(t, i.NodeName, "", "")
+		s.waitInitialized(t, i.NodeName)
 	}
 	before := s.cloud.Inventory()
-	k := createService(t, s.lbService("conf-drift", 80, 443))
-	first := ingressAddrs(waitService(t, k, "an address", hasAddress).Status.LoadBalancer)
+	k := s.createService(t, s.lbService("conf-drift", 80, 443))
+	first := ingressAddrs(s.waitService(t, k, "an address", hasAddress).Status.LoadBalancer)
 	s.waitLB(t, k, []int32{80, 443}, insts...)
 
 	// The check compares with a listing after the last sync: wait for it.
@@ -1089,7 +952,7 @@ func (s *suiteCloud) driftRepair(t *testing.T) {
 		t.Helper()
 		// The Event follows the repair's ensure, which may still wait for
 		// the new load balancer after it looks whole: count from here.
-		had, _, _ := repairEvents(context.Background(), k)
+		had, _, _ := s.repairEvents(context.Background(), k)
 		within(t, after, 5*repairPeriod+10*time.Second, what+" repaired", func(ctx context.Context) (bool, string, error) {
 			lbs := s.cloud.LoadBalancers(k)
 			if len(lbs) != 1 {
@@ -1099,7 +962,7 @@ func (s *suiteCloud) driftRepair(t *testing.T) {
 			return slices.Equal(lb.Ports, []int32{80, 443}) && len(lb.Backends) == len(insts) && len(lb.Inconsistent) == 0, fmt.Sprintf("%+v", lb), nil
 		})
 		poll(t, converge, "a LoadBalancerRepaired Event on "+k.String(), func(ctx context.Context) (bool, string, error) {
-			n, msgs, err := repairEvents(ctx, k)
+			n, msgs, err := s.repairEvents(ctx, k)
 			return n > had, msgs, err
 		})
 	}
@@ -1119,38 +982,16 @@ func (s *suiteCloud) driftRepair(t *testing.T) {
 	}
 	repaired(time.Now(), "the whole load balancer")
 	s.waitLB(t, k, []int32{80, 443}, insts...)
-	svc := waitService(t, k, "an address", hasAddress)
+	svc := s.waitService(t, k, "an address", hasAddress)
 	t.Logf("address %s before, %s after the whole load balancer was made again", first, ingressAddrs(svc.Status.LoadBalancer))
-	if n, msgs, _ := repairEvents(context.Background(), k); n < 2 {
+	if n, msgs, _ := s.repairEvents(context.Background(), k); n < 2 {
 		t.Errorf("LoadBalancerRepaired events: %s", msgs)
 	}
-	if ws, err := warnings(context.Background(), k); err != nil || len(ws) != 0 {
+	if ws, err := s.warnings(context.Background(), k); err != nil || len(ws) != 0 {
 		t.Errorf("Warning events on %s: %v %v", k, ws, err)
 	}
-	deleteServiceAndWait(t, k)
+	s.deleteServiceAndWait(t, k)
 	waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the Service")
-}
-
-// repairEvents counts the LoadBalancerRepaired Events on the Service now
-// named k, and gives their messages.
-func repairEvents(ctx context.Context, k types.NamespacedName) (int, string, error) {
-	svc, err := getService(ctx, k)
-	if err != nil {
-		return 0, "", err
-	}
-	evs, err := env.admin.CoreV1().Events(k.Namespace).List(ctx, metav1.ListOptions{
-		FieldSelector: "involvedObject.kind=Service,involvedObject.uid=" + string(svc.UID) + ",reason=LoadBalancerRepaired",
-	})
-	if err != nil {
-		return 0, "", err
-	}
-	var msgs []string
-	n := 0
-	for _, ev := range evs.Items {
-		n += int(max(ev.Count, 1))
-		msgs = append(msgs, ev.Message)
-	}
-	return n, strings.Join(msgs, " | "), nil
 }
 
 // metricSum adds up the manager's samples of the metric whose labels
@@ -1182,9 +1023,9 @@ func (s *suiteCloud) metricSum(name, match string) int {
 // delete, it deletes exactly what the Service had once the grace period
 // has passed, and the cloud is as before the Service: another Service's
 // load balancer, and what it shares with the gone one, stay.
-func orphanCleanup(t *testing.T, a conformance.Adapter) {
+func orphanCleanup(t *testing.T, cl *cluster, a conformance.Adapter) {
 	ctx := context.Background()
-	s := startSuiteCloud(t, a, "orphans")
+	s := startSuiteCloud(t, cl, a, "orphans")
 	if s.metricSum("multicloud_ccm_orphan_scans_total", "") == 0 {
 		time.Sleep(3 * orphanScanPeriod)
 		if s.metricSum("multicloud_ccm_orphan_scans_total", "") == 0 {
@@ -1197,24 +1038,24 @@ func orphanCleanup(t *testing.T, a conformance.Adapter) {
 		insts = append(insts, s.launchNode(t, zones[i%len(zones)], fmt.Sprintf("orphan-%d", i), ""))
 	}
 	for _, i := range insts {
-		waitInitialized(t, i.NodeName)
+		s.waitInitialized(t, i.NodeName)
 	}
 	// A Service that stays: its load balancer, and what Services share
 	// (a cluster's shared health check), are no orphans.
-	live := createService(t, s.lbService("conf-orphan-live", 81))
-	waitService(t, live, "an address", hasAddress)
+	live := s.createService(t, s.lbService("conf-orphan-live", 81))
+	s.waitService(t, live, "an address", hasAddress)
 	s.waitLB(t, live, []int32{81}, insts...)
 	before := s.cloud.Inventory()
-	k := createService(t, s.lbService("conf-orphan", 80))
-	waitService(t, k, "an address", hasAddress)
+	k := s.createService(t, s.lbService("conf-orphan", 80))
+	s.waitService(t, k, "an address", hasAddress)
 	s.waitLB(t, k, []int32{80}, insts...)
 	res := s.cloud.ServiceResources(k)
 
 	// The manager is down as the Service goes, and someone removes the
 	// finalizer that would have had it delete the load balancer.
 	s.ccm.stop()
-	updateService(t, k, func(svc *corev1.Service) { svc.Finalizers = nil })
-	deleteServiceAndWait(t, k)
+	s.updateService(t, k, func(svc *corev1.Service) { svc.Finalizers = nil })
+	s.deleteServiceAndWait(t, k)
 
 	s.ccm = s.startCCM(t, "orphans-report")
 	orphaned := func() int { return s.metricSum("multicloud_ccm_orphaned_resources", "") }
@@ -1234,7 +1075,7 @@ func orphanCleanup(t *testing.T, a conformance.Adapter) {
 	t.Logf("%d orphans counted; the Service had %s", count, resList(res))
 
 	// The dry run lists the same, from outside the cluster.
-	kubeconfig, err := env.cp.WriteKubeconfig(env.cp.Admin, "admin-orphans.kubeconfig")
+	kubeconfig, err := cl.cp.WriteKubeconfig(cl.cp.Admin, "admin-orphans.kubeconfig")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1272,7 +1113,7 @@ func orphanCleanup(t *testing.T, a conformance.Adapter) {
 		return n == 0, fmt.Sprintf("%d orphans", n), nil
 	})
 	s.waitLB(t, live, []int32{81}, insts...)
-	deleteServiceAndWait(t, live)
+	s.deleteServiceAndWait(t, live)
 	if s.ccm.exited() {
 		t.Fatalf("the manager exited: %v", s.ccm.Err())
 	}
@@ -1287,6 +1128,7 @@ func orphanCleanup(t *testing.T, a conformance.Adapter) {
 // cloud as it was.
 func crashSafety(t *testing.T, cs []*suiteCloud, restart func(t *testing.T)) {
 	ctx := context.Background()
+	cl := cs[0].cluster
 	insts := map[*suiteCloud][]conformance.Instance{}
 	before := map[*suiteCloud][]cloudsim.Resource{}
 	for _, s := range cs {
@@ -1297,7 +1139,7 @@ func crashSafety(t *testing.T, cs []*suiteCloud, restart func(t *testing.T)) {
 	}
 	for _, s := range cs {
 		for _, i := range insts[s] {
-			waitInitialized(t, i.NodeName)
+			s.waitInitialized(t, i.NodeName)
 		}
 		before[s] = s.cloud.Inventory()
 	}
@@ -1341,7 +1183,7 @@ func crashSafety(t *testing.T, cs []*suiteCloud, restart func(t *testing.T)) {
 		s := cs[i%len(cs)]
 		wg.Go(func() {
 			svc := s.lbService(fmt.Sprintf("conf-crash-%02d", i), 80)
-			if _, err := env.admin.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			if _, err := s.admin.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 				t.Error(err)
 				return
 			}
@@ -1353,7 +1195,7 @@ func crashSafety(t *testing.T, cs []*suiteCloud, restart func(t *testing.T)) {
 	wg.Wait()
 	t.Cleanup(func() {
 		for _, k := range keys {
-			_ = env.admin.CoreV1().Services(k.key.Namespace).Delete(context.Background(), k.key.Name, metav1.DeleteOptions{})
+			_ = cl.admin.CoreV1().Services(k.key.Namespace).Delete(context.Background(), k.key.Name, metav1.DeleteOptions{})
 		}
 	})
 	if t.Failed() {
@@ -1371,7 +1213,7 @@ func crashSafety(t *testing.T, cs []*suiteCloud, restart func(t *testing.T)) {
 	}
 	done := 0
 	for _, k := range keys {
-		if svc, err := getService(ctx, k.key); err == nil && len(svc.Status.LoadBalancer.Ingress) > 0 {
+		if svc, err := cl.getService(ctx, k.key); err == nil && len(svc.Status.LoadBalancer.Ingress) > 0 {
 			done++
 		}
 	}
@@ -1385,7 +1227,7 @@ func crashSafety(t *testing.T, cs []*suiteCloud, restart func(t *testing.T)) {
 	restart(t)
 
 	for _, k := range keys {
-		waitService(t, k.key, "an address after the restart", hasAddress)
+		cl.waitService(t, k.key, "an address after the restart", hasAddress)
 	}
 	for _, k := range keys {
 		k.s.waitLB(t, k.key, []int32{80}, insts[k.s]...)
@@ -1393,11 +1235,11 @@ func crashSafety(t *testing.T, cs []*suiteCloud, restart func(t *testing.T)) {
 	// A duplicate made before the crash and never adopted would show as
 	// a second load balancer above or as an untagged leftover below.
 	for _, k := range keys {
-		deleteService(t, k.key)
+		cl.deleteService(t, k.key)
 	}
 	for _, k := range keys {
 		poll(t, converge, "service "+k.key.String()+" gone", func(ctx context.Context) (bool, string, error) {
-			_, err := getService(ctx, k.key)
+			_, err := cl.getService(ctx, k.key)
 			return apierrors.IsNotFound(err), fmt.Sprint(err), nil
 		})
 	}
@@ -1417,10 +1259,10 @@ func crashSafety(t *testing.T, cs []*suiteCloud, restart func(t *testing.T)) {
 // keep their addresses and load balancers when this manager starts,
 // follow port and node changes on them, and leave nothing of either shape
 // when deleted.
-func adoption(t *testing.T, a conformance.Adapter) {
+func adoption(t *testing.T, cl *cluster, a conformance.Adapter) {
 	ctx := context.Background()
 	// The cloud-config import-config makes from the upstream file.
-	s := startSuiteCloud(t, a, "adopt", func(o *conformance.Options) { o.Switched = true })
+	s := startSuiteCloud(t, cl, a, "adopt", func(o *conformance.Options) { o.Switched = true })
 	zones := s.cloud.Zones()
 	var insts []conformance.Instance
 	for i := range 3 {
@@ -1428,8 +1270,8 @@ func adoption(t *testing.T, a conformance.Adapter) {
 	}
 	n1, n2, n3 := insts[0], insts[1], insts[2]
 	for _, i := range []conformance.Instance{n1, n2} {
-		registerNode(t, i.NodeName, "", "")
-		waitInitialized(t, i.NodeName)
+		s.registerNode(t, i.NodeName, "", "")
+		s.waitInitialized(t, i.NodeName)
 	}
 	before := s.cloud.Inventory()
 	// The upstream CCM's turn: this manager is not running.
@@ -1454,8 +1296,8 @@ func adoption(t *testing.T, a conformance.Adapter) {
 		for k, v := range shapes[shape] {
 			metav1.SetMetaDataAnnotation(&spec.ObjectMeta, k, v)
 		}
-		key := createService(t, spec)
-		svc, err := getService(ctx, key)
+		key := s.createService(t, spec)
+		svc, err := s.getService(ctx, key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1470,11 +1312,11 @@ func adoption(t *testing.T, a conformance.Adapter) {
 		}
 		svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
 		svc.Finalizers = append(svc.Finalizers, up.Finalizers...)
-		if svc, err = env.admin.CoreV1().Services(key.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		if svc, err = s.admin.CoreV1().Services(key.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		svc.Status.LoadBalancer = up.Status
-		if _, err = env.admin.CoreV1().Services(key.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		if _, err = s.admin.CoreV1().Services(key.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		svcs = append(svcs, adopted{key: key, up: up, wantStatus: ingressAddrs(up.Status)})
@@ -1482,11 +1324,11 @@ func adoption(t *testing.T, a conformance.Adapter) {
 	made := s.cloud.Inventory()
 	if st, ok := s.cloud.(conformance.UpstreamClusterState); ok {
 		for _, cm := range st.UpstreamConfigMaps() {
-			if _, err := env.admin.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			if _, err := s.admin.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() {
-				_ = env.admin.CoreV1().ConfigMaps(cm.Namespace).Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+				_ = s.admin.CoreV1().ConfigMaps(cm.Namespace).Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
 			})
 		}
 	}
@@ -1499,7 +1341,7 @@ func adoption(t *testing.T, a conformance.Adapter) {
 			if lb.ID != sv.up.ID {
 				t.Errorf("%s: load balancer %s serves the Service, not the upstream one %s", sv.key, lb.ID, sv.up.ID)
 			}
-			got, err := getService(ctx, sv.key)
+			got, err := s.getService(ctx, sv.key)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1520,7 +1362,7 @@ func adoption(t *testing.T, a conformance.Adapter) {
 	t.Run("keeps its load balancer and address", func(t *testing.T) {
 		for _, sv := range svcs {
 			poll(t, converge, "the switched manager synced "+sv.key.String(), func(ctx context.Context) (bool, string, error) {
-				evs, err := env.admin.CoreV1().Events(sv.key.Namespace).List(ctx, metav1.ListOptions{
+				evs, err := s.admin.CoreV1().Events(sv.key.Namespace).List(ctx, metav1.ListOptions{
 					FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + sv.key.Name + ",reason=EnsuredLoadBalancer",
 				})
 				if err != nil {
@@ -1540,7 +1382,7 @@ func adoption(t *testing.T, a conformance.Adapter) {
 			}
 		}
 		for _, sv := range svcs {
-			if ws, err := warnings(ctx, sv.key); err != nil || len(ws) != 0 {
+			if ws, err := s.warnings(ctx, sv.key); err != nil || len(ws) != 0 {
 				t.Errorf("warnings on the adopted Service %s: %v %v", sv.key, ws, err)
 			}
 		}
@@ -1548,12 +1390,12 @@ func adoption(t *testing.T, a conformance.Adapter) {
 	t.Run("a port change is applied to it", func(t *testing.T) {
 		for _, sv := range svcs {
 			err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-				cur, err := getService(ctx, sv.key)
+				cur, err := s.getService(ctx, sv.key)
 				if err != nil {
 					return false, err
 				}
 				cur.Spec.Ports = lbService(sv.key.Name, 8080).Spec.Ports
-				_, err = env.admin.CoreV1().Services(sv.key.Namespace).Update(ctx, cur, metav1.UpdateOptions{})
+				_, err = s.admin.CoreV1().Services(sv.key.Namespace).Update(ctx, cur, metav1.UpdateOptions{})
 				if apierrors.IsConflict(err) {
 					return false, nil
 				}
@@ -1566,15 +1408,15 @@ func adoption(t *testing.T, a conformance.Adapter) {
 		sameLB(t, []int32{8080}, n1, n2)
 	})
 	t.Run("a joining node is added to it", func(t *testing.T) {
-		registerNode(t, n3.NodeName, "", "")
+		s.registerNode(t, n3.NodeName, "", "")
 		sameLB(t, []int32{8080}, n1, n2, n3)
 	})
 	t.Run("deleting the service leaves nothing of either shape", func(t *testing.T) {
 		for _, sv := range svcs {
-			deleteService(t, sv.key)
+			s.deleteService(t, sv.key)
 		}
 		for _, sv := range svcs {
-			deleteServiceAndWait(t, sv.key)
+			s.deleteServiceAndWait(t, sv.key)
 		}
 		waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the upstream load balancers")
 	})
@@ -1591,14 +1433,6 @@ func ingressAddrs(st corev1.LoadBalancerStatus) string {
 		out = append(out, in.IP+in.Hostname)
 	}
 	return strings.Join(out, ",")
-}
-
-func deleteService(t *testing.T, k types.NamespacedName) {
-	t.Helper()
-	err := env.admin.CoreV1().Services(k.Namespace).Delete(context.Background(), k.Name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
-	}
 }
 
 // envSeed reads CONFORMANCE_SEED, so a failed crash run can be replayed.

@@ -60,7 +60,7 @@ func TestManager(t *testing.T) {
 	callLog := filepath.Join(env.tmp, "calls.log")
 	cfg := writeFile(t, "fake-cloud-config.yaml", fakeCloudConfig(callLog, "node-a", "node-b", "node-c"))
 
-	a := startCCM(t, "ccm-a", env.fakeBinary, cfg)
+	a := env.startCCM(t, "ccm-a", env.fakeBinary, cfg)
 	var holderA string
 	poll(t, 60*time.Second, "ccm-a to hold the leader Lease", func(ctx context.Context) (bool, string, error) {
 		if a.exited() {
@@ -70,7 +70,7 @@ func TestManager(t *testing.T) {
 		holderA = h
 		return h != "" && a.acquired(), "holder=" + h, err
 	})
-	b := startCCM(t, "ccm-b", env.fakeBinary, cfg)
+	b := env.startCCM(t, "ccm-b", env.fakeBinary, cfg)
 
 	t.Run("healthz answers ok on the secure port", func(t *testing.T) {
 		for _, p := range []*ccmProcess{a, b} {

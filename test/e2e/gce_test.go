@@ -52,7 +52,7 @@ import (
 //   - an upstream annotation read differently here (global access
 //     "True") is refused with a Warning and nothing is made.
 func TestGCE(t *testing.T) {
-	s := startSuiteCloud(t, confgce.Adapter{}, "gce-only")
+	s := startSuiteCloud(t, env.cluster, confgce.Adapter{}, "gce-only")
 	c, ok := s.cloud.(*confgce.Cloud)
 	if !ok {
 		t.Fatalf("the gce adapter returned %T", s.cloud)
@@ -101,8 +101,8 @@ func TestGCE(t *testing.T) {
 	routed := s.launch(t, zones[0], "gce-routed")
 	rn := ccmproc.KubeletNode(routed.NodeName, routedCIDR)
 	rn.Labels[corev1.LabelNodeExcludeBalancers] = "true"
-	createNode(t, rn)
-	node, err := getNode(ctx, routed.NodeName)
+	env.createNode(t, rn)
+	node, err := env.getNode(ctx, routed.NodeName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestGCE(t *testing.T) {
 	i1 := s.launchNode(t, zones[0], "gce-1", "")
 	i2 := s.launchNode(t, zones[1], "gce-2", "")
 	for _, i := range []conformance.Instance{i1, i2} {
-		waitInitialized(t, i.NodeName)
+		env.waitInitialized(t, i.NodeName)
 	}
 	// The backend names a Service's parts as upstream does.
 	baseOf := cloudprovider.DefaultLoadBalancerName
@@ -172,8 +172,8 @@ func TestGCE(t *testing.T) {
 	t.Run("an internal Service gets groups, a backend service on the global health check and an internal rule", func(t *testing.T) {
 		svc := lbService("gce-internal", 80, 443)
 		svc.Annotations = internal
-		k := createService(t, svc)
-		got := waitService(t, k, "an address", hasAddress)
+		k := env.createService(t, svc)
+		got := env.waitService(t, k, "an address", hasAddress)
 		s.waitLB(t, k, []int32{80, 443}, i1, i2)
 		base := baseOf(got)
 		fr, ok := emu.ForwardingRule(base)
@@ -199,7 +199,7 @@ func TestGCE(t *testing.T) {
 		if rhc := emu.RegionHealthChecks(); len(rhc) != 0 {
 			t.Errorf("regional health checks: %v", rhc)
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 		if len(emu.RegionBackendServices()) != 0 || len(emu.InstanceGroups()) != 0 || len(emu.RegionHealthChecks()) != 0 || len(emu.HealthChecks()) != 0 {
 			t.Errorf("left behind: %v %v %v %v", emu.RegionBackendServices(), emu.InstanceGroups(), emu.RegionHealthChecks(), emu.HealthChecks())
 		}
@@ -212,8 +212,8 @@ func TestGCE(t *testing.T) {
 	})
 
 	t.Run("the target pool is not leaked when the forwarding rule is already gone", func(t *testing.T) {
-		k := createService(t, lbService("gce-rule-gone", 80))
-		got := waitService(t, k, "an address", hasAddress)
+		k := env.createService(t, lbService("gce-rule-gone", 80))
+		got := env.waitService(t, k, "an address", hasAddress)
 		s.waitLB(t, k, []int32{80}, i1, i2)
 		base := baseOf(got)
 		op, err := rules.Delete(ctx, &computepb.DeleteForwardingRuleRequest{Project: fx.Project, Region: fx.Region, ForwardingRule: base})
@@ -223,7 +223,7 @@ func TestGCE(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 		if _, ok := emu.TargetPool(base); ok {
 			t.Error("the target pool was leaked")
 		}
@@ -250,21 +250,21 @@ func TestGCE(t *testing.T) {
 		}
 		svc := lbService("gce-user-ip", 80)
 		svc.Spec.LoadBalancerIP = a.GetAddress()
-		k := createService(t, svc)
-		waitService(t, k, "the user's address", func(s *corev1.Service) (bool, string) {
+		k := env.createService(t, svc)
+		env.waitService(t, k, "the user's address", func(s *corev1.Service) (bool, string) {
 			ing := s.Status.LoadBalancer.Ingress
 			return len(ing) == 1 && ing[0].IP == a.GetAddress(), fmt.Sprint(ing)
 		})
 		s.waitLB(t, k, []int32{80}, i1, i2)
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 		if a, ok := emu.Address("team-ip"); !ok || a.GetDescription() != "team a" {
 			t.Errorf("the user's address was released or changed: %v", a)
 		}
 	})
 
 	t.Run("the shared health check and its firewall rule are named after kube-system/ingress-uid", func(t *testing.T) {
-		k := createService(t, lbService("gce-shared-id", 80))
-		got := waitService(t, k, "an address", hasAddress)
+		k := env.createService(t, lbService("gce-shared-id", 80))
+		got := env.waitService(t, k, "an address", hasAddress)
 		s.waitLB(t, k, []int32{80}, i1, i2)
 		pool, ok := emu.TargetPool(baseOf(got))
 		if !ok || len(pool.GetHealthChecks()) != 1 || !strings.HasSuffix(pool.GetHealthChecks()[0], "/httpHealthChecks/"+sharedHC) {
@@ -276,7 +276,7 @@ func TestGCE(t *testing.T) {
 		if _, ok := emu.Firewall(sharedHC + "-http-hc"); !ok {
 			t.Errorf("no firewall rule %s-http-hc", sharedHC)
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 		if hcs := legacyChecks(); len(hcs) != 0 {
 			t.Errorf("HTTP health checks left after the last Service: %v", hcs)
 		}
@@ -286,8 +286,8 @@ func TestGCE(t *testing.T) {
 	})
 
 	t.Run("an external Service's address is released once its rule holds the IP, which survives a port change", func(t *testing.T) {
-		k := createService(t, lbService("gce-ephemeral-ip", 80))
-		got := waitService(t, k, "an address", hasAddress)
+		k := env.createService(t, lbService("gce-ephemeral-ip", 80))
+		got := env.waitService(t, k, "an address", hasAddress)
 		s.waitLB(t, k, []int32{80}, i1, i2)
 		base, ip := baseOf(got), got.Status.LoadBalancer.Ingress[0].IP
 		if a, ok := emu.Address(base); ok {
@@ -298,7 +298,7 @@ func TestGCE(t *testing.T) {
 		}
 		// A new port range makes the forwarding rule again.
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cur, err := getService(ctx, k)
+			cur, err := env.getService(ctx, k)
 			if err != nil {
 				return err
 			}
@@ -311,7 +311,7 @@ func TestGCE(t *testing.T) {
 		}
 		s.waitLB(t, k, []int32{81}, i1, i2)
 		poll(t, converge, "the rule on port 81 at "+ip+" and no address reserved", func(ctx context.Context) (bool, string, error) {
-			cur, err := getService(ctx, k)
+			cur, err := env.getService(ctx, k)
 			if err != nil {
 				return false, "", err
 			}
@@ -321,14 +321,14 @@ func TestGCE(t *testing.T) {
 			return fr.GetPortRange() == "81-81" && fr.GetIPAddress() == ip && st == ip && !reserved,
 				fmt.Sprintf("rule %s at %s, status %s, address reserved %t", fr.GetPortRange(), fr.GetIPAddress(), st, reserved), nil
 		})
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 	})
 
 	t.Run("a Local Service's health check firewall rule is upstream's k8s-<base>-http-hc and goes with it", func(t *testing.T) {
 		svc := lbService("gce-local", 80)
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-		k := createService(t, svc)
-		got := waitService(t, k, "an address", hasAddress)
+		k := env.createService(t, svc)
+		got := env.waitService(t, k, "an address", hasAddress)
 		s.waitLB(t, k, []int32{80}, i1, i2)
 		base := baseOf(got)
 		fwName := "k8s-" + base + "-http-hc"
@@ -339,7 +339,7 @@ func TestGCE(t *testing.T) {
 		if hcs := legacyChecks(); !slices.Equal(hcs, []string{base}) {
 			t.Errorf("HTTP health checks %v, want the Service's own %s alone", hcs, base)
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 		if _, ok := emu.Firewall(fwName); ok {
 			t.Errorf("the firewall rule %s outlived its Service", fwName)
 		}
@@ -357,18 +357,18 @@ func TestGCE(t *testing.T) {
 		var keys []types.NamespacedName
 		var bases []string
 		for _, svc := range []*corev1.Service{ext, in} {
-			k := createService(t, svc)
-			got := waitService(t, k, "an address", hasAddress)
+			k := env.createService(t, svc)
+			got := env.waitService(t, k, "an address", hasAddress)
 			if !slices.Contains(got.Finalizers, svc.Finalizers[0]) {
 				t.Errorf("%s: upstream's finalizer %s was removed from a live Service: %v", k, svc.Finalizers[0], got.Finalizers)
 			}
 			keys, bases = append(keys, k), append(bases, baseOf(got))
 		}
 		for _, k := range keys {
-			deleteService(t, k)
+			env.deleteService(t, k)
 		}
 		for i, k := range keys {
-			deleteServiceAndWait(t, k)
+			env.deleteServiceAndWait(t, k)
 			if fr, ok := emu.ForwardingRule(bases[i]); ok {
 				t.Errorf("%s: the forwarding rule outlived the Service: %v", k, fr)
 			}
@@ -379,7 +379,7 @@ func TestGCE(t *testing.T) {
 		// The route controller marks the Node's network available once it
 		// has every pod CIDR's route, after making any it found missing.
 		poll(t, converge, "node "+routed.NodeName+" has its route", func(ctx context.Context) (bool, string, error) {
-			n, err := getNode(ctx, routed.NodeName)
+			n, err := env.getNode(ctx, routed.NodeName)
 			if err != nil {
 				return false, "", err
 			}
@@ -402,7 +402,7 @@ func TestGCE(t *testing.T) {
 		if got := routesTo(routedCIDR); !slices.Equal(got, []string{upstreamRoute}) {
 			t.Errorf("routes to %s: %v, want upstream's %s alone", routedCIDR, got, upstreamRoute)
 		}
-		deleteNode(t, routed.NodeName)
+		env.deleteNode(t, routed.NodeName)
 		poll(t, converge, "upstream's route deleted with its Node", func(context.Context) (bool, string, error) {
 			got := routesTo(routedCIDR)
 			return len(got) == 0, fmt.Sprint(got), nil
@@ -418,14 +418,14 @@ func TestGCE(t *testing.T) {
 		for k, v := range internal {
 			svc.Annotations[k] = v
 		}
-		k := createService(t, svc)
+		k := env.createService(t, svc)
 		poll(t, converge, "a Warning event naming "+key, func(ctx context.Context) (bool, string, error) {
-			ws, err := warnings(ctx, k)
+			ws, err := env.warnings(ctx, k)
 			return slices.ContainsFunc(ws, func(w string) bool {
 				return strings.Contains(w, key) && strings.Contains(w, "is not supported here") && strings.Contains(w, "not provisioned")
 			}), fmt.Sprint(ws), err
 		})
-		got, err := getService(ctx, k)
+		got, err := env.getService(ctx, k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +435,7 @@ func TestGCE(t *testing.T) {
 		if rs := s.cloud.ServiceResources(k); len(rs) != 0 {
 			t.Errorf("cloud resources for the refused Service: %s", resList(rs))
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 	})
 
 	// Last: the manager runs again with keepAddresses.
@@ -443,14 +443,14 @@ func TestGCE(t *testing.T) {
 		s.ccm.stop()
 		s.cfg.Section += "  keepAddresses: true\n"
 		s.ccm = s.startCCM(t, "gce-keep-addresses")
-		k := createService(t, lbService("gce-kept-ip", 80))
-		got := waitService(t, k, "an address", hasAddress)
+		k := env.createService(t, lbService("gce-kept-ip", 80))
+		got := env.waitService(t, k, "an address", hasAddress)
 		s.waitLB(t, k, []int32{80}, i1, i2)
 		base, ip := baseOf(got), got.Status.LoadBalancer.Ingress[0].IP
 		if a, ok := emu.Address(base); !ok || a.GetAddress() != ip || a.GetStatus() != "IN_USE" {
 			t.Errorf("address %v, want %s reserved and in use", a, ip)
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 		if a, ok := emu.Address(base); ok {
 			t.Errorf("the kept address outlived its Service: %v", a)
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	cloudproviderapi "k8s.io/cloud-provider/api"
@@ -35,6 +34,8 @@ var hybridPairs = [][2]string{{"openstack", "aws"}, {"gce", "azure"}}
 // Each cloud's scenarios use their own namespace, Node names and pod
 // CIDRs, so the clouds' scenarios run side by side in the one cluster.
 type hybridSuite struct {
+	// cluster is the run's control plane, every cloud's too.
+	*cluster
 	name   string
 	clouds []*suiteCloud
 	path   string
@@ -45,14 +46,14 @@ type hybridSuite struct {
 // cluster has) and the release binary serving all of them; the first
 // adapter's cloud is the default load-balancer cloud, the others' Services
 // carry the annotation naming theirs.
-func startHybridSuite(t *testing.T, run string, adapters ...conformance.Adapter) *hybridSuite {
+func startHybridSuite(t *testing.T, cl *cluster, run string, adapters ...conformance.Adapter) *hybridSuite {
 	t.Helper()
 	var names []string
 	for _, a := range adapters {
 		names = append(names, a.Name())
 	}
 	pair := strings.Join(names, "-")
-	hs := &hybridSuite{name: pair + "-" + run}
+	hs := &hybridSuite{cluster: cl, name: pair + "-" + run}
 	clusterID := "conf-hy-" + pair
 	var cfgs []conformance.CloudConfig
 	var extra []string
@@ -64,7 +65,7 @@ func startHybridSuite(t *testing.T, run string, adapters ...conformance.Adapter)
 		}
 		t.Cleanup(func() { _ = c.Close() })
 		s := &suiteCloud{
-			adapter: a, cloud: c, cfg: c.Config(),
+			cluster: cl, adapter: a, cloud: c, cfg: c.Config(),
 			prefix: "hy-" + a.Name() + "-", ns: "hy-" + a.Name(),
 			routeNet:  strconv.Itoa(11 + i),
 			foreignID: "k3s://conformance-foreign",
@@ -72,7 +73,7 @@ func startHybridSuite(t *testing.T, run string, adapters ...conformance.Adapter)
 		if i > 0 {
 			s.annotations = map[string]string{providerAnnotation: a.Name()}
 		}
-		ensureNamespace(t, s.ns)
+		s.ensureNamespace(t, s.ns)
 		routes = routes || a.Features().Routes
 		cfgs = append(cfgs, s.cfg)
 		for _, arg := range c.ExtraArgs() {
@@ -99,23 +100,13 @@ func startHybridSuite(t *testing.T, run string, adapters ...conformance.Adapter)
 // startCCM starts the manager and hands it to every cloud's scenarios.
 func (hs *hybridSuite) startCCM(t *testing.T, name string) {
 	t.Helper()
-	p := startCCM(t, "ccm-hybrid-"+hs.name+"-"+name, release(t), hs.path, hs.args...)
+	p := hs.cluster.startCCM(t, "ccm-hybrid-"+hs.name+"-"+name, release(t), hs.path, hs.args...)
 	for _, s := range hs.clouds {
 		s.ccm = p
 	}
 }
 
 func (hs *hybridSuite) ccm() *ccmProcess { return hs.clouds[0].ccm }
-
-// ensureNamespace creates ns unless it exists. It is never deleted: the
-// suite runs no namespace controller to finish a deletion.
-func ensureNamespace(t *testing.T, ns string) {
-	t.Helper()
-	_, err := env.admin.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-}
 
 // runHybridConformance is the suite's hybrid run: the clouds' own
 // scenarios side by side under one manager (each cloud's Nodes initialized
@@ -125,8 +116,8 @@ func ensureNamespace(t *testing.T, ns string) {
 // configured cloud, a name two clouds know, a Service moving between
 // clouds, one cloud's API down for a minute (down is its index), and
 // crash safety across the clouds.
-func runHybridConformance(t *testing.T, down int, fault cloudsim.FaultSpec, adapters ...conformance.Adapter) {
-	hs := startHybridSuite(t, "shared", adapters...)
+func runHybridConformance(t *testing.T, cl *cluster, down int, fault cloudsim.FaultSpec, adapters ...conformance.Adapter) {
+	hs := startHybridSuite(t, cl, "shared", adapters...)
 	ccm := hs.ccm()
 	t.Run("each cloud's scenarios side by side", func(t *testing.T) {
 		for _, s := range hs.clouds {
@@ -173,7 +164,7 @@ func runHybridConformance(t *testing.T, down int, fault cloudsim.FaultSpec, adap
 		}
 	})
 	t.Run("crash during provisioning on every cloud converges without duplicates or leaks", func(t *testing.T) {
-		cs := startHybridSuite(t, "crash", adapters...)
+		cs := startHybridSuite(t, cl, "crash", adapters...)
 		crashSafety(t, cs.clouds, func(t *testing.T) { cs.startCCM(t, "crash-restarted") })
 	})
 }
@@ -208,23 +199,23 @@ func (s *suiteCloud) ownNodesOnly(t *testing.T) {
 	}
 	n1, n2, n3 := insts[0], insts[1], insts[2]
 	for _, i := range []conformance.Instance{n1, n2} {
-		registerNode(t, i.NodeName, "", "")
-		if n := waitInitialized(t, i.NodeName); n.Labels[providerLabel] != s.adapter.Name() {
+		s.registerNode(t, i.NodeName, "", "")
+		if n := s.waitInitialized(t, i.NodeName); n.Labels[providerLabel] != s.adapter.Name() {
 			t.Errorf("node %s: label %s=%q, want %q", n.Name, providerLabel, n.Labels[providerLabel], s.adapter.Name())
 		}
 	}
 	before := s.cloud.Inventory()
-	k := createService(t, s.lbService("conf-own", 80))
-	waitService(t, k, "an address", hasAddress)
+	k := s.createService(t, s.lbService("conf-own", 80))
+	s.waitService(t, k, "an address", hasAddress)
 	s.waitLB(t, k, []int32{80}, n1, n2)
-	registerNode(t, n3.NodeName, "", "")
+	s.registerNode(t, n3.NodeName, "", "")
 	s.waitLB(t, k, []int32{80}, n1, n2, n3)
-	deleteNode(t, n3.NodeName)
+	s.deleteNode(t, n3.NodeName)
 	s.waitLB(t, k, []int32{80}, n1, n2)
-	if ws, err := warnings(context.Background(), k); err != nil || len(ws) != 0 {
+	if ws, err := s.warnings(context.Background(), k); err != nil || len(ws) != 0 {
 		t.Errorf("Warning events on %s: %v %v", k, ws, err)
 	}
-	deleteServiceAndWait(t, k)
+	s.deleteServiceAndWait(t, k)
 	waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the Service")
 }
 
@@ -246,10 +237,10 @@ func (hs *hybridSuite) ambiguousName(t *testing.T) {
 		if b.NodeName != a.NodeName {
 			continue // second names its instances itself; try the other way round
 		}
-		name := registerNode(t, a.NodeName, "", "")
+		name := hs.registerNode(t, a.NodeName, "", "")
 		want := []string{first.adapter.Name(), second.adapter.Name()}
 		poll(t, converge, "an Event on node "+name+" naming both clouds", func(ctx context.Context) (bool, string, error) {
-			evs, err := env.admin.CoreV1().Events("").List(ctx, metav1.ListOptions{
+			evs, err := hs.admin.CoreV1().Events("").List(ctx, metav1.ListOptions{
 				FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + name + ",reason=NodeNotServed",
 			})
 			if err != nil {
@@ -262,7 +253,7 @@ func (hs *hybridSuite) ambiguousName(t *testing.T) {
 			}
 			return false, fmt.Sprint(len(evs.Items), " events"), nil
 		})
-		n, err := getNode(context.Background(), name)
+		n, err := hs.getNode(context.Background(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,10 +269,10 @@ func (hs *hybridSuite) ambiguousName(t *testing.T) {
 		}
 		// Its kubelet is told which: the label places it.
 		n.Labels[providerLabel] = second.adapter.Name()
-		if _, err := env.admin.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
+		if _, err := hs.admin.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		got := waitInitialized(t, name)
+		got := hs.waitInitialized(t, name)
 		if want, err := second.cloud.ExpectedNode(b.ID); err != nil || got.Spec.ProviderID != want.ProviderID {
 			t.Errorf("the labelled node: providerID %q, want %q (%v)", got.Spec.ProviderID, want.ProviderID, err)
 		}
@@ -297,23 +288,23 @@ func (hs *hybridSuite) move(t *testing.T) {
 	from, to := hs.clouds[0], hs.clouds[1]
 	fi := from.launchNode(t, from.cloud.Zones()[0], "move", "")
 	ti := to.launchNode(t, to.cloud.Zones()[0], "move", "")
-	waitInitialized(t, fi.NodeName)
-	waitInitialized(t, ti.NodeName)
+	hs.waitInitialized(t, fi.NodeName)
+	hs.waitInitialized(t, ti.NodeName)
 	fromBefore, toBefore := from.cloud.Inventory(), to.cloud.Inventory()
 
-	k := createService(t, from.lbService("conf-moving", 80))
-	first := ingressAddrs(waitService(t, k, "an address", hasAddress).Status.LoadBalancer)
+	k := hs.createService(t, from.lbService("conf-moving", 80))
+	first := ingressAddrs(hs.waitService(t, k, "an address", hasAddress).Status.LoadBalancer)
 	from.waitLB(t, k, []int32{80}, fi)
-	updateService(t, k, func(s *corev1.Service) {
+	hs.updateService(t, k, func(s *corev1.Service) {
 		metav1.SetMetaDataAnnotation(&s.ObjectMeta, providerAnnotation, to.adapter.Name())
 	})
 	to.waitLB(t, k, []int32{80}, ti)
 	waitInventory(t, from.cloud, fromBefore, "nothing left in "+from.adapter.Name())
-	svc := waitService(t, k, "an address", hasAddress)
+	svc := hs.waitService(t, k, "an address", hasAddress)
 	// Two emulators may hand out the same address; the event says which
 	// cloud's load balancer the status now is.
 	t.Logf("address %s in %s, then %s in %s", first, from.adapter.Name(), ingressAddrs(svc.Status.LoadBalancer), to.adapter.Name())
-	deleteServiceAndWait(t, k)
+	hs.deleteServiceAndWait(t, k)
 	waitInventory(t, to.cloud, toBefore, "nothing left in "+to.adapter.Name())
 }
 
@@ -328,13 +319,13 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 	dc, up := hs.clouds[down], hs.clouds[(down+1)%len(hs.clouds)]
 	di := dc.launchNode(t, dc.cloud.Zones()[0], "outage", "")
 	ui := up.launchNode(t, up.cloud.Zones()[0], "outage", "")
-	waitInitialized(t, di.NodeName)
-	waitInitialized(t, ui.NodeName)
-	setReady(t, di.NodeName, corev1.ConditionTrue)
+	hs.waitInitialized(t, di.NodeName)
+	hs.waitInitialized(t, ui.NodeName)
+	hs.setReady(t, di.NodeName, corev1.ConditionTrue)
 	// A Service of the dead cloud served before: neither repaired nor
 	// replaced on the errors (no repair storm, nothing deleted).
-	kept := createService(t, dc.lbService("conf-outage-kept", 80))
-	waitService(t, kept, "an address", hasAddress)
+	kept := hs.createService(t, dc.lbService("conf-outage-kept", 80))
+	hs.waitService(t, kept, "an address", hasAddress)
 	keptLB := dc.waitLB(t, kept, []int32{80}, di)
 	repairsBefore := dc.metricSum("multicloud_ccm_lb_repairs_total", "")
 
@@ -352,10 +343,10 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 		}
 	}
 	defer clear()
-	setReady(t, di.NodeName, corev1.ConditionFalse)
+	hs.setReady(t, di.NodeName, corev1.ConditionFalse)
 	var pending []types.NamespacedName
 	for i := range 12 {
-		pending = append(pending, createService(t, dc.lbService(fmt.Sprintf("conf-outage-%d", i), 80)))
+		pending = append(pending, hs.createService(t, dc.lbService(fmt.Sprintf("conf-outage-%d", i), 80)))
 	}
 	time.Sleep(2 * time.Second)
 
@@ -366,19 +357,19 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 	}
 	labelled := ccmproc.KubeletNode(u2.NodeName, "")
 	labelled.Labels[providerLabel] = up.adapter.Name()
-	createNode(t, labelled)
+	hs.createNode(t, labelled)
 	// Bounds well above what these take with every cloud up (about 1 s
 	// and 3 s), well below what waiting on the dead cloud would cost.
 	within(t, start, 15*time.Second, "a new "+up.adapter.Name()+" Node initialized during the outage", func(ctx context.Context) (bool, string, error) {
-		n, err := getNode(ctx, u2.NodeName)
+		n, err := hs.getNode(ctx, u2.NodeName)
 		if err != nil {
 			return false, "", err
 		}
 		return ccmproc.Initialized(n), describeNode(n), nil
 	})
-	k := createService(t, up.lbService("conf-during-outage", 80))
+	k := hs.createService(t, up.lbService("conf-during-outage", 80))
 	within(t, time.Now(), 20*time.Second, "a new "+up.adapter.Name()+" Service's address during the outage", func(ctx context.Context) (bool, string, error) {
-		svc, err := getService(ctx, k)
+		svc, err := hs.getService(ctx, k)
 		if err != nil {
 			return false, "", err
 		}
@@ -388,16 +379,16 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 	up.waitLB(t, k, []int32{80}, ui, u2)
 
 	time.Sleep(time.Until(outage.Add(time.Minute)))
-	n, err := getNode(context.Background(), di.NodeName)
+	n, err := hs.getNode(context.Background(), di.NodeName)
 	if err != nil {
 		t.Errorf("%s's NotReady Node during the outage: %v", dc.adapter.Name(), err)
 	} else if ccmproc.HasTaint(n, cloudproviderapi.TaintNodeShutdown) {
 		t.Errorf("%s's NotReady Node was tainted shut down while its cloud did not answer", dc.adapter.Name())
 	}
 	clear()
-	setReady(t, di.NodeName, corev1.ConditionTrue)
+	hs.setReady(t, di.NodeName, corev1.ConditionTrue)
 	for _, p := range pending {
-		waitService(t, p, "an address once "+dc.adapter.Name()+" answers", hasAddress)
+		hs.waitService(t, p, "an address once "+dc.adapter.Name()+" answers", hasAddress)
 	}
 	if lbs := dc.cloud.LoadBalancers(kept); len(lbs) != 1 || lbs[0].ID != keptLB.ID {
 		t.Errorf("the load balancer served before the outage: %+v, want %s only", lbs, keptLB.ID)
@@ -405,10 +396,10 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 	if n := dc.metricSum("multicloud_ccm_lb_repairs_total", "") - repairsBefore; n != 0 {
 		t.Errorf("%d load-balancer repairs in %s during and after its outage", n, dc.adapter.Name())
 	}
-	if n, msgs, err := repairEvents(context.Background(), kept); err != nil || n != 0 {
+	if n, msgs, err := hs.repairEvents(context.Background(), kept); err != nil || n != 0 {
 		t.Errorf("repair events on %s: %s %v", kept, msgs, err)
 	}
 	for _, p := range append(pending, k, kept) {
-		deleteServiceAndWait(t, p)
+		hs.deleteServiceAndWait(t, p)
 	}
 }

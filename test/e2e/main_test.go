@@ -5,14 +5,10 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/controlplane"
@@ -21,17 +17,14 @@ import (
 // env is shared by every test in the package: starting the control plane
 // and building the binaries once keeps the suite fast.
 var env struct {
-	cp *controlplane.ControlPlane
+	// cluster is the shared control plane (see cluster).
+	*cluster
 	// root is the repository root.
 	root string
 	// tmp holds binaries, configs and logs; removed at the end.
 	tmp string
 	// fakeBinary is multicloud-ccm built with -tags e2efake.
 	fakeBinary string
-	// saKubeconfig authenticates as kube-system/cloud-controller-manager.
-	saKubeconfig string
-	// admin is a cluster-admin clientset for setting up and checking.
-	admin kubernetes.Interface
 }
 
 func TestMain(m *testing.M) {
@@ -61,29 +54,12 @@ func setup() error {
 	if err := goBuild(env.fakeBinary, "e2efake"); err != nil {
 		return err
 	}
-	logf, err := os.Create(filepath.Join(env.tmp, "controlplane.log"))
-	if err != nil {
-		return err
-	}
-	// Dual-stack Service addresses, for the clouds' IPv6 and dual-stack
-	// Services; a Service asks for them with ipFamilyPolicy (SingleStack
-	// IPv4 otherwise).
-	if env.cp, err = controlplane.Start(controlplane.Options{Output: logf, ExtraAPIServerArgs: map[string]string{
-		"service-cluster-ip-range": "10.96.0.0/16,fd00:10:96::/112",
-	}}); err != nil {
-		return err
-	}
-	env.admin = env.cp.AdminClient
-
-	// deploy/'s RBAC, for real: the CCM gets exactly these permissions.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	env.saKubeconfig, err = env.cp.CCMKubeconfig(ctx, 2*time.Hour)
+	env.cluster, err = startCluster("shared")
 	return err
 }
 
 func teardown() {
-	if env.cp != nil {
+	if env.cluster != nil {
 		if err := env.cp.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "stop control plane: %v\n", err)
 		}

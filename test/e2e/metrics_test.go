@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -98,14 +96,13 @@ aws:
 	})
 
 	token := metricsSAToken(t)
-	url := fmt.Sprintf("https://127.0.0.1:%d/metrics", ccm.Port)
 	metricsPoll(t, ccm, 60*time.Second, "/metrics to answer the ServiceAccount", func(ctx context.Context) (bool, string, error) {
-		code, _, err := metricsGet(ctx, url, token)
+		code, _, err := ccmproc.GetSecure(ctx, ccm.Port, "/metrics", token)
 		return code == http.StatusOK, fmt.Sprint("status ", code), err
 	})
 
 	t.Run("an anonymous scrape is refused", func(t *testing.T) {
-		code, _, err := metricsGet(context.Background(), url, "")
+		code, _, err := ccmproc.GetSecure(context.Background(), ccm.Port, "/metrics", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +111,7 @@ aws:
 		}
 	})
 
-	before := metricsQuiet(t, ccm, srv, url, token)
+	before := metricsQuiet(t, ccm, srv, token)
 
 	// The scenario: two kubelet-style Nodes for the launched instances,
 	// with EC2 throttling the first two DescribeInstances attempts. The
@@ -147,7 +144,7 @@ aws:
 	if left := srv.Faults(); len(left) != 1 || left[0].ThrottleNext != 0 {
 		t.Fatalf("the injected throttles were not all used: %+v", left)
 	}
-	after := metricsQuiet(t, ccm, srv, url, token)
+	after := metricsQuiet(t, ccm, srv, token)
 
 	t.Run("requests_total per operation equals the calls the cloud received", func(t *testing.T) {
 		got := deltas(before.requests, after.requests)
@@ -204,7 +201,7 @@ type metricsSnapshot struct {
 // metricsQuiet scrapes /metrics inside a window in which the emulator
 // received nothing, so both sides describe the same set of attempts; it
 // retries until such a window comes.
-func metricsQuiet(t *testing.T, ccm *ccmproc.Process, srv *cloudsim.Server, url, token string) metricsSnapshot {
+func metricsQuiet(t *testing.T, ccm *ccmproc.Process, srv *cloudsim.Server, token string) metricsSnapshot {
 	t.Helper()
 	var snap metricsSnapshot
 	metricsPoll(t, ccm, 60*time.Second, "a quiet moment to scrape /metrics", func(ctx context.Context) (bool, string, error) {
@@ -212,7 +209,7 @@ func metricsQuiet(t *testing.T, ccm *ccmproc.Process, srv *cloudsim.Server, url,
 		// An attempt the emulator has counted is answered within
 		// milliseconds; give it time to reach the manager's counters.
 		time.Sleep(500 * time.Millisecond)
-		code, body, err := metricsGet(ctx, url, token)
+		code, body, err := ccmproc.GetSecure(ctx, ccm.Port, "/metrics", token)
 		if err != nil || code != http.StatusOK {
 			return false, fmt.Sprint("status ", code), err
 		}
@@ -283,29 +280,6 @@ func metricsSAToken(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return token
-}
-
-// metricsGet fetches url from the manager's secure port (self-signed), with
-// the bearer token or, if token is empty, anonymously.
-func metricsGet(ctx context.Context, url, token string) (int, string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the manager's self-signed serving certificate
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
 }
 
 // metricsPoll waits for cond, failing the test with what was last seen, or

@@ -34,7 +34,7 @@ import (
 // floating-subnet-tags, and loadBalancer.internalLB.
 func TestOpenStack(t *testing.T) {
 	flavor := cloudsimopenstack.OctaviaFlavor{ID: "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", Name: "amphora-ha", Metadata: map[string]string{"loadbalancer_topology": "ACTIVE_STANDBY"}}
-	s := startSuiteCloud(t, confopenstack.Adapter{Options: confopenstack.Options{
+	s := startSuiteCloud(t, env.cluster, confopenstack.Adapter{Options: confopenstack.Options{
 		Flavors:               []cloudsimopenstack.OctaviaFlavor{flavor},
 		AvailabilityZones:     []cloudsimopenstack.OctaviaAvailabilityZone{{Name: "lb-az-1", ComputeZone: "az-1"}},
 		DetectFloatingNetwork: true,
@@ -49,7 +49,7 @@ func TestOpenStack(t *testing.T) {
 	i1 := s.launchNode(t, zones[0], "os-1", "")
 	i2 := s.launchNode(t, zones[1], "os-2", "")
 	for _, i := range []conformance.Instance{i1, i2} {
-		waitInitialized(t, i.NodeName)
+		env.waitInitialized(t, i.NodeName)
 	}
 	t.Run("a kubelet's provided-node-ip is honoured", func(t *testing.T) {
 		// The node controller puts the kubelet's --node-ip first among
@@ -62,8 +62,8 @@ func TestOpenStack(t *testing.T) {
 		if _, err := env.admin.CoreV1().Nodes().Create(context.Background(), good, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { deleteNode(t, good.Name) })
-		n := waitInitialized(t, good.Name)
+		t.Cleanup(func() { env.deleteNode(t, good.Name) })
+		n := env.waitInitialized(t, good.Name)
 		if len(n.Status.Addresses) == 0 || n.Status.Addresses[0] != (corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: info.PrivateIP}) {
 			t.Errorf("addresses %v, want %s first", n.Status.Addresses, info.PrivateIP)
 		}
@@ -74,9 +74,9 @@ func TestOpenStack(t *testing.T) {
 		if _, err := env.admin.CoreV1().Nodes().Create(context.Background(), bad, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { deleteNode(t, bad.Name) })
+		t.Cleanup(func() { env.deleteNode(t, bad.Name) })
 		time.Sleep(5 * time.Second)
-		if n, err := getNode(context.Background(), bad.Name); err != nil || ccmproc.Initialized(n) {
+		if n, err := env.getNode(context.Background(), bad.Name); err != nil || ccmproc.Initialized(n) {
 			t.Errorf("node with a --node-ip its server lacks: %v, %s", err, describeNode(n))
 		}
 	})
@@ -93,9 +93,9 @@ func TestOpenStack(t *testing.T) {
 	// Services live as long as the whole test (createService deletes at
 	// the cleanup of the t it is given).
 	srv.ResetCalls()
-	web := createService(t, lbService("os-web", 80, 443))
+	web := env.createService(t, lbService("os-web", 80, 443))
 	t.Run("a new service's load balancer is created in one call", func(t *testing.T) {
-		waitService(t, web, "an address", hasAddress)
+		env.waitService(t, web, "an address", hasAddress)
 		s.waitLB(t, web, []int32{80, 443}, i1, i2)
 		calls := srv.Calls()
 		if calls["octavia:CreateLoadBalancer"] != 1 || calls["octavia:CreateListener"]+calls["octavia:CreatePool"]+calls["octavia:CreateHealthMonitor"]+calls["octavia:BatchUpdateMembers"] != 0 {
@@ -118,7 +118,7 @@ func TestOpenStack(t *testing.T) {
 		if calls["octavia:BatchUpdateMembers"] != 2 || calls["octavia:CreateMember"]+calls["octavia:DeleteMember"]+calls["octavia:UpdateMember"] != 0 {
 			t.Errorf("calls %v: want two batch member updates", calls)
 		}
-		deleteNode(t, i3.NodeName)
+		env.deleteNode(t, i3.NodeName)
 		s.waitLB(t, web, []int32{80, 443}, i1, i2)
 	})
 
@@ -129,8 +129,8 @@ func TestOpenStack(t *testing.T) {
 		}
 		pinned := lbService("os-pinned", 80)
 		pinned.Spec.LoadBalancerIP = user.Address
-		pk := createService(t, pinned)
-		waitService(t, pk, "the reserved address", func(s *corev1.Service) (bool, string) {
+		pk := env.createService(t, pinned)
+		env.waitService(t, pk, "the reserved address", func(s *corev1.Service) (bool, string) {
 			ing := s.Status.LoadBalancer.Ingress
 			return len(ing) == 1 && ing[0].IP == user.Address, fmt.Sprint(ing)
 		})
@@ -143,8 +143,8 @@ func TestOpenStack(t *testing.T) {
 		if ours == "" {
 			t.Fatal("no floating IP of ours for", web)
 		}
-		deleteServiceAndWait(t, pk)
-		deleteServiceAndWait(t, web)
+		env.deleteServiceAndWait(t, pk)
+		env.deleteServiceAndWait(t, web)
 		var left []string
 		for _, f := range emu.FloatingIPs() {
 			left = append(left, f.ID)
@@ -180,14 +180,14 @@ func TestOpenStack(t *testing.T) {
 
 	t.Run("the floating network is found at start when the config names none", func(t *testing.T) {
 		// The suite's config has no floatingNetworkID (DetectFloatingNetwork).
-		k := createService(t, lbService("os-detect", 80))
-		got := waitService(t, k, "an address", hasAddress)
+		k := env.createService(t, lbService("os-detect", 80))
+		got := env.waitService(t, k, "an address", hasAddress)
 		lb := lbOf(k.Name)
 		f := fipOf(lb)
 		if f == nil || f.NetworkID != fx.ExternalNetworkID || f.Address != got.Status.LoadBalancer.Ingress[0].IP {
 			t.Errorf("floating IP %+v, want one on the only external network %s holding the status address", f, fx.ExternalNetworkID)
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 	})
 
 	t.Run("a node's fixed addresses on other networks are left out (networking.internalNetworkNames)", func(t *testing.T) {
@@ -200,8 +200,8 @@ func TestOpenStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		info, _ := emu.Server(ids[0])
-		createNode(t, ccmproc.KubeletNode(info.Name, ""))
-		n := waitInitialized(t, info.Name)
+		env.createNode(t, ccmproc.KubeletNode(info.Name, ""))
+		n := env.waitInitialized(t, info.Name)
 		var internal []string
 		for _, a := range n.Status.Addresses {
 			if a.Type == corev1.NodeInternalIP {
@@ -215,7 +215,7 @@ func TestOpenStack(t *testing.T) {
 
 	t.Run("upstream's annotations shape the Octavia tree", func(t *testing.T) {
 		// Only the Node labelled lb-pool=a is a member (node-selector).
-		node, err := getNode(ctx, i1.NodeName)
+		node, err := env.getNode(ctx, i1.NodeName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +224,7 @@ func TestOpenStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			if n, err := getNode(ctx, i1.NodeName); err == nil {
+			if n, err := env.getNode(ctx, i1.NodeName); err == nil {
 				delete(n.Labels, "lb-pool")
 				_, _ = env.admin.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 			}
@@ -246,8 +246,8 @@ func TestOpenStack(t *testing.T) {
 			"loadbalancer.openstack.org/node-selector":                   "lb-pool=a",
 			"loadbalancer.openstack.org/hostname":                        "tuned.example.com",
 		}
-		k := createService(t, svc)
-		waitService(t, k, "the hostname", func(s *corev1.Service) (bool, string) {
+		k := env.createService(t, svc)
+		env.waitService(t, k, "the hostname", func(s *corev1.Service) (bool, string) {
 			ing := s.Status.LoadBalancer.Ingress
 			return len(ing) == 1 && ing[0].Hostname == "tuned.example.com" && ing[0].IP == "", fmt.Sprint(ing)
 		})
@@ -267,13 +267,13 @@ func TestOpenStack(t *testing.T) {
 				t.Errorf("pool %s %s, monitor %+v", p.Name, p.Protocol, m)
 			}
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 	})
 
 	t.Run("Services share a load balancer through load-balancer-id; it goes with the last", func(t *testing.T) {
-		own := createService(t, lbService("os-own", 80))
+		own := env.createService(t, lbService("os-own", 80))
 		var id string
-		got := waitService(t, own, "the load-balancer-id written back", func(s *corev1.Service) (bool, string) {
+		got := env.waitService(t, own, "the load-balancer-id written back", func(s *corev1.Service) (bool, string) {
 			id = s.Annotations["loadbalancer.openstack.org/load-balancer-id"]
 			ok, desc := hasAddress(s)
 			return ok && id != "", desc + " id=" + id
@@ -284,8 +284,8 @@ func TestOpenStack(t *testing.T) {
 		}
 		svc := lbService("os-sharing", 8080)
 		svc.Annotations = map[string]string{"loadbalancer.openstack.org/load-balancer-id": id}
-		sharing := createService(t, svc)
-		waitService(t, sharing, "the shared address", ingressIP(addr))
+		sharing := env.createService(t, svc)
+		env.waitService(t, sharing, "the shared address", ingressIP(addr))
 		poll(t, converge, "both Services' listeners on one load balancer", func(context.Context) (bool, string, error) {
 			lb, ok := emu.LoadBalancer(id)
 			var ports []int
@@ -295,13 +295,13 @@ func TestOpenStack(t *testing.T) {
 			slices.Sort(ports)
 			return ok && slices.Equal(ports, []int{80, 8080}), fmt.Sprint(ports), nil
 		})
-		deleteServiceAndWait(t, own)
+		env.deleteServiceAndWait(t, own)
 		lb, ok := emu.LoadBalancer(id)
 		if !ok || len(lb.Listeners) != 1 || lb.Listeners[0].ProtocolPort != 8080 || fipOf(&lb) == nil {
 			t.Errorf("after the first Service went: %v %+v, want the load balancer with the other's listener and its floating IP", ok, lb)
 		}
-		waitService(t, sharing, "its address kept", ingressIP(addr))
-		deleteServiceAndWait(t, sharing)
+		env.waitService(t, sharing, "its address kept", ingressIP(addr))
+		env.deleteServiceAndWait(t, sharing)
 		if _, ok := emu.LoadBalancer(id); ok {
 			t.Error("the shared load balancer outlived its last Service")
 		}
@@ -318,8 +318,8 @@ func TestOpenStack(t *testing.T) {
 		// serves it.
 		svc := lbService("os-legacy", 80)
 		svc.Spec.Type = corev1.ServiceTypeNodePort
-		k := createService(t, svc)
-		cur, err := getService(ctx, k)
+		k := env.createService(t, svc)
+		cur, err := env.getService(ctx, k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,15 +328,15 @@ func TestOpenStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := len(emu.LoadBalancers())
-		updateService(t, k, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeLoadBalancer })
-		waitService(t, k, "the legacy load balancer's address", ingressIP(up.Status.Ingress[0].IP))
+		env.updateService(t, k, func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeLoadBalancer })
+		env.waitService(t, k, "the legacy load balancer's address", ingressIP(up.Status.Ingress[0].IP))
 		if lb, ok := emu.LoadBalancer(up.ID); !ok || len(lb.Listeners) != 1 || len(lb.Pools) != 1 || len(lb.Pools[0].Members) != 2 {
 			t.Errorf("the legacy load balancer after adoption: %v %+v", ok, lb)
 		}
 		if n := len(emu.LoadBalancers()); n != before {
 			t.Errorf("%d load balancers, want the %d before: the legacy one adopted, none made", n, before)
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 		if _, ok := emu.LoadBalancer(up.ID); ok {
 			t.Error("the adopted legacy load balancer outlived its Service")
 		}
@@ -357,8 +357,8 @@ func TestOpenStack(t *testing.T) {
 			"service.beta.kubernetes.io/openstack-internal-load-balancer": "true",
 			"loadbalancer.openstack.org/network-id":                       vips.ID,
 		}
-		kn := createService(t, byNet)
-		got := waitService(t, kn, "an address", hasAddress)
+		kn := env.createService(t, byNet)
+		got := env.waitService(t, kn, "an address", hasAddress)
 		if lb := lbOf(kn.Name); lb.VIPNetworkID != vips.ID || lb.VIPSubnetID != vips.SubnetID || got.Status.LoadBalancer.Ingress[0].IP != lb.VIPAddress || !strings.HasPrefix(lb.VIPAddress, "10.77.0.") {
 			t.Errorf("VIP %s in network %s, status %v; want the VIP in %s", lb.VIPAddress, lb.VIPNetworkID, got.Status.LoadBalancer.Ingress, vips.CIDR)
 		}
@@ -372,8 +372,8 @@ func TestOpenStack(t *testing.T) {
 			"loadbalancer.openstack.org/port-id":         port.ID,
 			"loadbalancer.openstack.org/x-forwarded-for": "true",
 		}
-		kp := createService(t, byPort)
-		waitService(t, kp, "an address", hasAddress)
+		kp := env.createService(t, byPort)
+		env.waitService(t, kp, "an address", hasAddress)
 		lb := lbOf(kp.Name)
 		if lb.VIPPortID != port.ID || lb.VIPAddress != port.FixedIPs[0].IPAddress {
 			t.Errorf("VIP port %s address %s, want the user's %s %s", lb.VIPPortID, lb.VIPAddress, port.ID, port.FixedIPs[0].IPAddress)
@@ -383,8 +383,8 @@ func TestOpenStack(t *testing.T) {
 				t.Errorf("listener %s %s headers %v, want HTTP inserting X-Forwarded-For", l.Name, l.Protocol, l.InsertHeaders)
 			}
 		}
-		deleteServiceAndWait(t, kn)
-		deleteServiceAndWait(t, kp)
+		env.deleteServiceAndWait(t, kn)
+		env.deleteServiceAndWait(t, kp)
 		if _, ok := emu.Port(port.ID); !ok {
 			t.Error("the user's VIP port was deleted with the Service")
 		}
@@ -402,16 +402,16 @@ func TestOpenStack(t *testing.T) {
 		}
 		svc := lbService("os-fipsubnet", 80)
 		svc.Annotations = map[string]string{"loadbalancer.openstack.org/floating-subnet-tags": "lb-pool"}
-		k := createService(t, svc)
-		got := waitService(t, k, "an address", hasAddress)
+		k := env.createService(t, svc)
+		got := env.waitService(t, k, "an address", hasAddress)
 		if ip := got.Status.LoadBalancer.Ingress[0].IP; !strings.HasPrefix(ip, "172.31.0.") {
 			t.Errorf("floating IP %s, want one of subnet %s (172.31.0.0/24)", ip, sub)
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 	})
 
 	t.Run("a load balancer held PENDING is retried, then converges", func(t *testing.T) {
-		held := createService(t, lbService("os-held", 80))
+		held := env.createService(t, lbService("os-held", 80))
 		s.waitLB(t, held, []int32{80}, i1, i2)
 		lb := lbOf(held.Name)
 		// Octavia's pending change to it (or its next one) stays
@@ -419,7 +419,7 @@ func TestOpenStack(t *testing.T) {
 		if err := emu.HoldLoadBalancer(lb.ID); err != nil {
 			t.Fatal(err)
 		}
-		svc, err := getService(context.Background(), held)
+		svc, err := env.getService(context.Background(), held)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +435,7 @@ func TestOpenStack(t *testing.T) {
 		if got := s.cloud.LoadBalancers(held); len(got) != 1 || !slices.Equal(got[0].Ports, []int32{80, 8443}) {
 			t.Logf("while held: %+v", got)
 		}
-		warns, err := warnings(context.Background(), held)
+		warns, err := env.warnings(context.Background(), held)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,8 +446,8 @@ func TestOpenStack(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.waitLB(t, held, []int32{80, 8443}, i1, i2)
-		waitService(t, held, "its address kept", hasAddress)
-		deleteServiceAndWait(t, held)
+		env.waitService(t, held, "its address kept", hasAddress)
+		env.deleteServiceAndWait(t, held)
 	})
 
 	// Last: the manager runs again with the config's internal-lb.
@@ -462,8 +462,8 @@ func TestOpenStack(t *testing.T) {
 		fips := len(emu.FloatingIPs())
 		svc := lbService("os-internal-lb", 80)
 		svc.Annotations = map[string]string{"service.beta.kubernetes.io/openstack-internal-load-balancer": "false"}
-		k := createService(t, svc)
-		got := waitService(t, k, "an address", hasAddress)
+		k := env.createService(t, svc)
+		got := env.waitService(t, k, "an address", hasAddress)
 		s.waitLB(t, k, []int32{80}, i1, i2)
 		if lb := lbOf(k.Name); got.Status.LoadBalancer.Ingress[0].IP != lb.VIPAddress || fipOf(lb) != nil {
 			t.Errorf("status %v, VIP %s, floating IP %+v: want the VIP and no floating IP", got.Status.LoadBalancer.Ingress, lb.VIPAddress, fipOf(lb))
@@ -471,6 +471,6 @@ func TestOpenStack(t *testing.T) {
 		if n := len(emu.FloatingIPs()); n != fips {
 			t.Errorf("%d floating IPs, want the %d before", n, fips)
 		}
-		deleteServiceAndWait(t, k)
+		env.deleteServiceAndWait(t, k)
 	})
 }

@@ -25,7 +25,6 @@ package soak
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -322,7 +321,7 @@ soak:
 		time.Since(start).Round(time.Second), polls)
 
 	t.Run("metrics count the foreign Node", func(t *testing.T) {
-		code, body, err := metricsGet(ccm.Port, saToken(t))
+		code, body, err := ccmproc.GetSecure(context.Background(), ccm.Port, "/metrics", saToken(t))
 		if err != nil || code != http.StatusOK {
 			t.Fatalf("GET /metrics as the manager's ServiceAccount: %d %v", code, err)
 		}
@@ -588,27 +587,6 @@ func saToken(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return token
-}
-
-// metricsGet reads /metrics from the manager's secure port (self-signed)
-// with the bearer token.
-func metricsGet(port int, token string) (int, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/metrics", port), nil)
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // the manager's self-signed serving certificate
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
 }
 
 func describeEvents(evs []corev1.Event) string {
