@@ -17,7 +17,7 @@ FUZZTIME  ?= 15s
 # control-plane build inside a test; make test builds it first anyway.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build controlplane test unit fuzz lint clean
+.PHONY: all build controlplane helm test unit fuzz lint clean
 
 all: build
 
@@ -31,8 +31,13 @@ build:
 controlplane:
 	@bash test/controlplane/build.sh >/dev/null
 
+# Helm from the Go module proxy, into bin/ (cached by version), for the
+# chart tests (test/chart).
+helm:
+	@bash test/chart/build.sh >/dev/null
+
 # Everything: unit, fuzz smoke, and the e2e tests against a real control plane.
-test: controlplane lint unit fuzz
+test: controlplane helm lint unit fuzz
 
 unit:
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
