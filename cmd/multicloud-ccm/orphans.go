@@ -10,8 +10,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/orphans"
@@ -76,6 +78,21 @@ func listOrphans(ctx context.Context, c *cobra.Command, registry *providers.Regi
 	if src == nil || src.InventorySource() == nil {
 		return errors.New("this cloud lists no load-balancer resources")
 	}
+	// A backend that reads Services from the shared informers (Azure
+	// finds the Service of a part named by UID alone through them) gets
+	// them here as in the manager, or it would call such parts nobody's.
+	if iu, ok := cloud.(cloudprovider.InformerUser); ok {
+		factory := informers.NewSharedInformerFactory(kube, 0)
+		iu.SetInformers(factory)
+		ictx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		factory.Start(ictx.Done())
+		for typ, ok := range factory.WaitForCacheSync(ictx.Done()) {
+			if !ok {
+				return fmt.Errorf("list %v from the cluster: not synced", typ)
+			}
+		}
+	}
 	list, err := kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("list Services: %w", err)
@@ -101,7 +118,12 @@ func listOrphans(ctx context.Context, c *cobra.Command, registry *providers.Regi
 			if o.Kept {
 				kept = "kept"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.Cloud, o.Kind, o.ID, o.Name, o.Service, kept, o.Reason)
+			svc := o.Service.String()
+			if o.Service == (types.NamespacedName{}) && o.UID != "" {
+				// The cloud recorded the Service's UID alone.
+				svc = "uid " + string(o.UID)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.Cloud, o.Kind, o.ID, o.Name, svc, kept, o.Reason)
 		}
 	}
 	if err := w.Flush(); err != nil {

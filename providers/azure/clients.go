@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
+	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics"
 )
@@ -197,7 +198,12 @@ func firstSet(vals ...string) string {
 
 // newClients builds the ARM clients and gets a first token, so wrong
 // credentials stop the manager at start with the reason instead of
-// failing every later sync. It makes no other call.
+// failing every later sync. It makes no other call. Azure AD answering
+// that it is busy or failing (429, 408, 5xx, after azcore's retries)
+// says nothing of the credentials, and stopping on it would leave a
+// restarted manager down for as long as Azure AD throttles: the manager
+// then starts, and the clients get the token at their first call, which
+// fails and is retried by its controller as any throttled call is.
 func newClients(ctx context.Context, s *Section, setup *clientSetup) (*clients, error) {
 	cred, err := setup.credential(s)
 	if err != nil {
@@ -207,9 +213,27 @@ func newClients(ctx context.Context, s *Section, setup *clientSetup) (*clients, 
 	tctx, cancel := context.WithTimeout(ctx, 2*s.RequestTimeout)
 	defer cancel()
 	if _, err := cred.GetToken(tctx, policy.TokenRequestOptions{Scopes: []string{audience + "/.default"}, EnableCAE: true}); err != nil {
-		return nil, fmt.Errorf("get an Azure AD token for %s (tenant %s): %w", audience, s.TenantID, err)
+		err = fmt.Errorf("get an Azure AD token for %s (tenant %s): %w", audience, s.TenantID, err)
+		if !transientTokenError(err) {
+			return nil, err
+		}
+		klog.FromContext(ctx).Error(err, "Azure AD is busy or failing; starting without a first token, which the first call to ARM gets")
 	}
 	return newClientsWith(s.SubscriptionID, cred, setup)
+}
+
+// transientTokenError says Azure AD answered a token request with a
+// status that is no verdict on the credentials: throttled (429), timed
+// out (408) or failing (5xx). A wrong secret, certificate or client ID
+// is a 400 or 401, and no answer at all (a wrong authority host, no
+// route to it) stays an error too.
+func transientTokenError(err error) bool {
+	var afe *azidentity.AuthenticationFailedError
+	if !errors.As(err, &afe) || afe.RawResponse == nil {
+		return false
+	}
+	code := afe.RawResponse.StatusCode
+	return code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500
 }
 
 // newClientsWith builds the ARM clients on cred.

@@ -27,8 +27,9 @@ type Cloud struct {
 }
 
 // New builds the Azure cloud from a validated cloud-config. It gets one
-// Azure AD token (wrong credentials stop the manager with the reason) and
-// makes no other call until the controllers run.
+// Azure AD token (wrong credentials stop the manager with the reason; a
+// throttled or failing Azure AD does not, see newClients) and makes no
+// other call until the controllers run.
 func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 	s, ok := cc.Section.(*Section)
 	if !ok {

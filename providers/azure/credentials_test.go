@@ -6,9 +6,11 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,4 +120,80 @@ func selfSigned(t *testing.T) (*x509.Certificate, []byte) {
 		t.Fatal(err)
 	}
 	return cert, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb})
+}
+
+// TestFirstTokenAzureADBusy: Azure AD throttling or failing the first
+// token at start does not stop the manager (a restarted manager would
+// stay down for as long as it lasts); the token comes with the first ARM
+// call once Azure AD answers. A wrong secret still stops it at start.
+func TestFirstTokenAzureADBusy(t *testing.T) {
+	start := func(t *testing.T, secret string, fault *cloudsim.FaultSpec) (*clients, *cloudsim.Server, azemu.Fixture, error) {
+		t.Helper()
+		emu := azemu.New(azemu.Config{})
+		srv, err := cloudsim.Start(emu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Close() })
+		caFile := filepath.Join(t.TempDir(), "ca.pem")
+		if err := os.WriteFile(caFile, emu.CAPEM(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fx := emu.Fixture()
+		if secret == "" {
+			secret = fx.ClientSecret
+		}
+		s := &Section{
+			ActiveDirectoryAuthorityHost: srv.URL() + "/", ResourceManagerEndpoint: srv.URL() + "/", CAFile: caFile,
+			TenantID: fx.TenantID, SubscriptionID: fx.SubscriptionID, ResourceGroup: fx.ResourceGroup, Location: fx.Location,
+			AADClientID: fx.ClientID, AADClientSecret: secret, VnetName: fx.VNetName, SubnetName: fx.SubnetName,
+		}
+		s.SetDefaults()
+		s.MaxAttempts = 2
+		if errs := s.Validate(nil); len(errs) > 0 {
+			t.Fatalf("section: %v", errs.ToAggregate())
+		}
+		setup, err := newClientSetup(s, cloudmetrics.NewRecorder())
+		if err != nil {
+			t.Fatal(err)
+		}
+		setup.retry.RetryDelay, setup.retry.MaxRetryDelay = 10*time.Millisecond, 50*time.Millisecond
+		if fault != nil {
+			if err := srv.SetFault(*fault); err != nil {
+				t.Fatal(err)
+			}
+		}
+		api, err := newClients(t.Context(), s, setup)
+		return api, srv, fx, err
+	}
+	for _, f := range []cloudsim.FaultSpec{
+		{Op: "aad:*", ThrottleNext: 1 << 30},
+		{Op: "aad:*", FailNext: 1 << 30},
+	} {
+		t.Run(fmt.Sprintf("throttled %v failing %v", f.ThrottleNext > 0, f.FailNext > 0), func(t *testing.T) {
+			api, srv, fx, err := start(t, "", &f)
+			if err != nil {
+				t.Fatalf("Azure AD busy stopped the start: %v", err)
+			}
+			if srv.CallCount("aad:*") == 0 {
+				t.Fatal("no first token asked for")
+			}
+			list := func() error {
+				_, err := api.vms.NewListPager(fx.ResourceGroup, nil).NextPage(t.Context())
+				return err
+			}
+			if err := list(); err == nil {
+				t.Error("an ARM call succeeded without a token")
+			}
+			srv.ClearFault(f.Op)
+			if err := list(); err != nil {
+				t.Errorf("once Azure AD answers, ARM with the token: %v", err)
+			}
+		})
+	}
+	t.Run("wrong secret", func(t *testing.T) {
+		if _, _, _, err := start(t, "not-the-secret", nil); err == nil || !strings.Contains(err.Error(), "invalid_client") {
+			t.Errorf("a wrong secret: %v, want the start stopped with Azure AD's invalid_client", err)
+		}
+	})
 }

@@ -18,6 +18,7 @@ import (
 	computev1 "google.golang.org/api/compute/v1"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
+	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics"
 )
@@ -113,7 +114,11 @@ func tokenSource(ctx context.Context, s *Section) (oauth2.TokenSource, error) {
 }
 
 // newClients builds the REST clients and checks the credentials with
-// one token fetch, so wrong credentials stop the manager at start.
+// one token fetch, so wrong credentials stop the manager at start. A
+// token endpoint that is throttled or failing (429, 408, 5xx) says
+// nothing of the credentials, and stopping on it would keep a restarted
+// manager down for as long as it lasts: the manager then starts without
+// a first token, which its first call fetches again.
 func newClients(ctx context.Context, setup *clientSetup) (*clients, error) {
 	opts := []option.ClientOption{option.WithHTTPClient(setup.http)}
 	if setup.endpoint != "" {
@@ -169,7 +174,11 @@ func newClients(ctx context.Context, setup *clientSetup) (*clients, error) {
 	}
 	if tr, ok := setup.http.Transport.(*oauth2.Transport); ok {
 		if _, err := tr.Source.Token(); err != nil {
-			return nil, fmt.Errorf("gce: getting an access token: %w", err)
+			err = fmt.Errorf("gce: getting an access token: %w", err)
+			if !transientTokenError(err) {
+				return nil, err
+			}
+			klog.FromContext(ctx).Error(err, "The token endpoint is busy or failing; starting without a first token, which the first call fetches")
 		}
 	}
 	return c, nil
@@ -330,6 +339,20 @@ func retryable(err error) bool {
 		return reason == "rateLimitExceeded" || reason == "userRateLimitExceeded"
 	}
 	return false
+}
+
+// transientTokenError says the token endpoint answered with a status
+// that is no verdict on the credentials: throttled (429), timed out
+// (408) or failing (5xx). A wrong or revoked key is a 400 or 401
+// (invalid_grant), and no answer at all (a wrong token_uri) stays an
+// error too.
+func transientTokenError(err error) bool {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) || re.Response == nil {
+		return false
+	}
+	code := re.Response.StatusCode
+	return code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500
 }
 
 // errorCode is a Compute Engine error's HTTP status and first reason.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/api/iterator"
@@ -35,8 +36,10 @@ type Cloud struct {
 }
 
 // New builds the backend from a validated cloud-config. It fetches an
-// access token (wrong credentials stop the manager with the reason) and,
-// without zones in the config, lists the region's zones.
+// access token (wrong credentials stop the manager with the reason; a
+// throttled or failing token endpoint does not, see newClients) and,
+// without zones in the config, lists the region's zones, waiting out a
+// throttled or failing Compute Engine (zonesAtStart).
 func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 	s, ok := cc.Section.(*Section)
 	if !ok {
@@ -50,11 +53,47 @@ func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 	if err != nil {
 		return nil, err
 	}
-	zones, err := managedZones(ctx, api, s)
+	zones, err := zonesAtStart(ctx, api, s, startupWait)
 	if err != nil {
 		return nil, err
 	}
 	return newCloud(s, cc.ClusterID, api, zones, clock.RealClock{}), nil
+}
+
+// waitPolicy is how long zonesAtStart waits out transient failures.
+type waitPolicy struct {
+	// first and max are the pauses between listings, doubling.
+	first, max time.Duration
+	// patience is how long it tries before it gives up with the error.
+	patience time.Duration
+}
+
+// startupWait: a project's read quota refills within a minute, and a
+// failing API usually recovers within minutes; a manager stopped instead
+// would only be restarted by the kubelet, with a growing back-off, to
+// make the same call.
+var startupWait = waitPolicy{first: time.Second, max: 15 * time.Second, patience: 10 * time.Minute}
+
+// zonesAtStart is managedZones, listed again while Compute Engine (or
+// the token endpoint) is throttled or failing: the backend cannot map a
+// Node to its instance without the zones. Any other error (no such
+// project, no permission) stops the manager at once with the reason.
+func zonesAtStart(ctx context.Context, api *clients, s *Section, w waitPolicy) ([]string, error) {
+	deadline := time.Now().Add(w.patience)
+	pause := w.first
+	for {
+		zones, err := managedZones(ctx, api, s)
+		if err == nil || !(retryable(err) || transientTokenError(err)) || time.Now().Add(pause).After(deadline) {
+			return zones, err
+		}
+		klog.FromContext(ctx).Error(err, "Compute Engine is busy or failing; listing the zones again", "after", pause)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, w.max)
+	}
 }
 
 // managedZones are the config's zones, or every zone of the region (one

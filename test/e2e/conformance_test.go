@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 
@@ -98,7 +99,11 @@ const (
 	// hour by default).
 	orphanScanPeriod = 2 * time.Second
 	orphanGrace      = 8 * time.Second
-	confNS           = "default"
+	// throttleWindow is how long the orphan scenario throttles every
+	// cloud read, with orphans past their grace period and drift checks
+	// due.
+	throttleWindow = time.Minute
+	confNS         = "default"
 )
 
 // suiteCloud is one emulator plus the manager pointed at it: its own in a
@@ -1019,10 +1024,14 @@ func (s *suiteCloud) metricSum(name, match string) int {
 // orphanCleanup: a Service deleted while the manager was down, its
 // finalizer removed by hand, leaves its load balancer behind. The manager
 // (orphans: report, the default) counts it on /metrics and deletes
-// nothing; the dry-run command lists the same; restarted with orphans:
-// delete, it deletes exactly what the Service had once the grace period
-// has passed, and the cloud is as before the Service: another Service's
-// load balancer, and what it shares with the gone one, stay.
+// nothing; the dry-run command lists the same. Restarted with orphans:
+// delete while every cloud read is throttled for a minute, it repairs
+// nothing and deletes nothing; once reads answer, it deletes exactly what
+// the Service had after the grace period, and the cloud is as before the
+// Service: another Service's load balancer and what it shares with the
+// gone one, a load balancer another cluster made in the same account for
+// a Service this cluster does not have, and the address the user
+// reserved and named on the gone Service, all stay.
 func orphanCleanup(t *testing.T, cl *cluster, a conformance.Adapter) {
 	ctx := context.Background()
 	s := startSuiteCloud(t, cl, a, "orphans")
@@ -1040,14 +1049,40 @@ func orphanCleanup(t *testing.T, cl *cluster, a conformance.Adapter) {
 	for _, i := range insts {
 		s.waitInitialized(t, i.NodeName)
 	}
+	// Another cluster's load balancer, tagged or named for it the way its
+	// (upstream) manager makes them, for a Service this cluster has not.
+	other := s.lbService("conf-orphan-other", 82)
+	other.UID = uuid.NewUUID()
+	other.Spec.Ports[0].NodePort = 31982
+	if _, err := s.cloud.MakeUpstreamLoadBalancer(other, "conf-other-cluster", insts); err != nil {
+		t.Fatalf("another cluster's load balancer: %v", err)
+	}
+	// An address the user reserved, named on the Service that goes.
+	var user *conformance.UserAddress
+	if ua, ok := s.cloud.(conformance.UserAddresser); ok {
+		u, err := ua.ReserveUserAddress()
+		if err != nil {
+			t.Fatalf("reserve a user address: %v", err)
+		}
+		user = &u
+	} else {
+		t.Errorf("the %s adapter cannot reserve a user address (conformance.UserAddresser)", a.Name())
+	}
 	// A Service that stays: its load balancer, and what Services share
 	// (a cluster's shared health check), are no orphans.
 	live := s.createService(t, s.lbService("conf-orphan-live", 81))
 	s.waitService(t, live, "an address", hasAddress)
 	s.waitLB(t, live, []int32{81}, insts...)
 	before := s.cloud.Inventory()
-	k := s.createService(t, s.lbService("conf-orphan", 80))
-	s.waitService(t, k, "an address", hasAddress)
+	spec := s.lbService("conf-orphan", 80)
+	if user != nil {
+		user.Use(spec)
+	}
+	k := s.createService(t, spec)
+	svc := s.waitService(t, k, "an address", hasAddress)
+	if user != nil && user.IP != "" && ingressAddrs(svc.Status.LoadBalancer) != user.IP {
+		t.Errorf("the Service's address is %s, not the user's %s", ingressAddrs(svc.Status.LoadBalancer), user.IP)
+	}
 	s.waitLB(t, k, []int32{80}, insts...)
 	res := s.cloud.ServiceResources(k)
 
@@ -1074,49 +1109,142 @@ func orphanCleanup(t *testing.T, cl *cluster, a conformance.Adapter) {
 	count := orphaned()
 	t.Logf("%d orphans counted; the Service had %s", count, resList(res))
 
-	// The dry run lists the same, from outside the cluster.
-	kubeconfig, err := cl.cp.WriteKubeconfig(cl.cp.Admin, "admin-orphans.kubeconfig")
+	// The dry run lists the same, from outside the cluster, and nothing
+	// of the other cluster's.
+	rows := s.dryRunOrphans(t, cl, "report")
+	n := 0
+	for _, r := range rows {
+		switch {
+		case strings.Contains(r, other.Name):
+			t.Errorf("the dry run lists another cluster's resource as an orphan: %s", r)
+		case (strings.Contains(r, k.String()) || strings.Contains(r, "uid "+string(svc.UID)[:35])) && strings.Contains(r, "its Service does not exist"):
+			// A part the cloud marks with the Service's UID alone (an
+			// Azure frontend on the user's address) is listed by it,
+			// 31 of its 32 hex digits (the a<uid> name's).
+			n++
+		default:
+			t.Errorf("the dry run lists what is no orphan of %s: %s", k, r)
+		}
+	}
+	if n != count {
+		t.Errorf("the dry run lists %d orphans of %s, the manager counts %d:\n%s", n, k, count, strings.Join(rows, "\n"))
+	}
+
+	// Delete mode, then every read throttled for a minute: a listing that
+	// fails is no evidence, so nothing is repaired and nothing is deleted;
+	// the other Service's load balancer is untouched. The fault starts
+	// once the manager serves (a backend must reach its cloud to start at
+	// all), before its orphans' grace period can have passed.
+	s.ccm.stop()
+	s.cfg.Orphans = "delete"
+	started := time.Now()
+	s.ccm = s.startCCM(t, "orphans-delete")
+	poll(t, converge, "the manager serving /metrics", func(context.Context) (bool, string, error) {
+		code, _, err := s.ccm.get("/metrics", true)
+		return err == nil && code == 200, fmt.Sprint("status ", code), err
+	})
+	fault := cloudsim.FaultSpec{Op: s.cloud.ReadFaultOp(), ThrottleNext: 1 << 30}
+	if err := s.cloud.Server().SetFault(fault); err != nil {
+		t.Fatal(err)
+	}
+	cleared := false
+	clear := func() {
+		if !cleared {
+			s.cloud.Server().ClearFault(fault.Op)
+			cleared = true
+		}
+	}
+	t.Cleanup(clear)
+	if took := time.Since(started); took >= orphanGrace {
+		t.Fatalf("the manager took %v to serve, past the %v grace period: the scenario cannot throttle reads before deletions are due", took, orphanGrace)
+	}
+	calls := s.cloud.Server().Calls()
+	repairs := s.metricSum("multicloud_ccm_lb_repairs_total", "")
+	deletions := s.metricSum("multicloud_ccm_orphan_deletions_total", "")
+	throttled := time.Now().Add(throttleWindow)
+	for time.Now().Before(throttled) {
+		if got := s.cloud.ServiceResources(k); resList(got) != resList(res) {
+			clear()
+			t.Fatalf("orphans deleted while every read was throttled: had %s, now %s", resList(res), resList(got))
+		}
+		time.Sleep(time.Second)
+	}
+	repairs = s.metricSum("multicloud_ccm_lb_repairs_total", "") - repairs
+	deletions = s.metricSum("multicloud_ccm_orphan_deletions_total", "") - deletions
+	ev, _, err := s.repairEvents(ctx, live)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.CommandContext(ctx, release(t), "orphans", "--kubeconfig", kubeconfig,
-		writeFile(t, a.Name()+"-orphans-cloud-config.yaml", s.cfg.YAML())).CombinedOutput()
-	if err != nil {
-		t.Fatalf("multicloud-ccm orphans: %v\n%s", err, out)
+	if repairs != 0 || deletions != 0 || ev != 0 {
+		t.Errorf("while every read was throttled: %d repairs, %d orphan deletions, %d LoadBalancerRepaired events; want none", repairs, deletions, ev)
 	}
-	rows := 0
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n")[1:] {
-		if strings.HasPrefix(l, a.Name()+" ") && strings.Contains(l, k.String()) && strings.Contains(l, "its Service does not exist") {
-			rows++
+	reads, writes := map[string]int{}, map[string]int{}
+	srv := s.cloud.Server()
+	for op, n := range srv.Calls() {
+		n -= calls[op]
+		switch {
+		case n == 0:
+		case !srv.Cloud().Mutating(op):
+			reads[op] = n
+		case !strings.Contains(strings.ToLower(op), "token"):
+			// Signing in again (a token) changes nothing in the cloud.
+			writes[op] = n
 		}
 	}
-	if rows != count {
-		t.Errorf("the dry run lists %d orphans of %s, the manager counts %d:\n%s", rows, k, count, out)
+	if len(writes) != 0 {
+		t.Errorf("cloud writes while every read was throttled, want none: %v", writes)
 	}
-	for _, secret := range s.cfg.Secrets {
-		if strings.Contains(string(out), secret) {
-			t.Errorf("the dry run printed a credential from the cloud-config")
-		}
-	}
+	t.Logf("cloud reads throttled in %v: %v", throttleWindow, reads)
+	clear()
 
-	// Delete mode: gone after the grace period, and nothing else.
-	s.ccm.stop()
-	s.cfg.Orphans = "delete"
-	s.ccm = s.startCCM(t, "orphans-delete")
-	start := time.Now()
+	// Reads answer again: the orphans, orphans for longer than the grace
+	// period by now, are deleted, and nothing else.
 	waitInventory(t, s.cloud, before, "the orphans deleted: the cloud's whole inventory back to what it was before the Service")
-	if took := time.Since(start); took < orphanGrace {
-		t.Errorf("orphans deleted after %v, before the %v grace period", took.Round(100*time.Millisecond), orphanGrace)
-	}
-	poll(t, converge, "no orphans counted", func(context.Context) (bool, string, error) {
+	// What stays listed is what orphan cleanup keeps (the user's address,
+	// while the cloud still ties it to the gone Service), and the count
+	// says so too.
+	poll(t, converge, "only kept orphans counted", func(context.Context) (bool, string, error) {
+		rows := s.dryRunOrphans(t, cl, "delete")
+		for _, r := range rows {
+			if !strings.Contains(r, " kept ") {
+				return false, "listed: " + r, nil
+			}
+		}
 		n := orphaned()
-		return n == 0, fmt.Sprintf("%d orphans", n), nil
+		return n == len(rows), fmt.Sprintf("%d counted, %d kept listed", n, len(rows)), nil
 	})
 	s.waitLB(t, live, []int32{81}, insts...)
 	s.deleteServiceAndWait(t, live)
 	if s.ccm.exited() {
 		t.Fatalf("the manager exited: %v", s.ccm.Err())
 	}
+}
+
+// dryRunOrphans runs `multicloud-ccm orphans` against this cloud and the
+// run's cluster and returns its rows (no header).
+func (s *suiteCloud) dryRunOrphans(t *testing.T, cl *cluster, name string) []string {
+	t.Helper()
+	kubeconfig, err := cl.cp.WriteKubeconfig(cl.cp.Admin, "admin-orphans.kubeconfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(release(t), "orphans", "--kubeconfig", kubeconfig,
+		writeFile(t, s.adapter.Name()+"-orphans-"+name+"-cloud-config.yaml", s.cfg.YAML())).CombinedOutput()
+	if err != nil {
+		t.Fatalf("multicloud-ccm orphans: %v\n%s", err, out)
+	}
+	for _, secret := range s.cfg.Secrets {
+		if strings.Contains(string(out), secret) {
+			t.Errorf("the dry run printed a credential from the cloud-config")
+		}
+	}
+	var rows []string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n")[1:] {
+		if strings.HasPrefix(l, s.adapter.Name()+" ") {
+			rows = append(rows, l)
+		}
+	}
+	return rows
 }
 
 // ---- crash safety ----

@@ -28,15 +28,17 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 )
 
-// MakeUpstreamLoadBalancer makes what the upstream AWS CCM makes for the
-// Service: an NLB for type "nlb", else a Classic ELB.
-func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, _ string, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
+// MakeUpstreamLoadBalancer makes what the upstream AWS CCM of the cluster
+// clusterName (its cluster tag; another cluster's for the orphan
+// scenario) makes for the Service: an NLB for type "nlb", else a Classic
+// ELB.
+func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if svc.Annotations["service.beta.kubernetes.io/aws-load-balancer-type"] == "nlb" {
-		return c.makeUpstreamNLB(ctx, svc, backends)
+		return c.makeUpstreamNLB(ctx, clusterName, svc, backends)
 	}
-	return c.makeUpstreamClassic(ctx, svc, backends)
+	return c.makeUpstreamClassic(ctx, clusterName, svc, backends)
 }
 
 // makeUpstreamClassic makes the Classic ELB the upstream AWS CCM
@@ -55,14 +57,14 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, _ string, backends
 //     unhealthy, 5 s timeout, every 10 s (aws_loadbalancer.go:65-77);
 //   - the instances registered, and the node security group admitting
 //     all traffic from the ELB's group (aws.go:3062-3080).
-func (c *Cloud) makeUpstreamClassic(ctx context.Context, svc *corev1.Service, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
+func (c *Cloud) makeUpstreamClassic(ctx context.Context, clusterName string, svc *corev1.Service, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
 	creds := credentials.NewStaticCredentialsProvider(accessKeyID, SecretAccessKey, "")
 	ec2c := ec2.New(ec2.Options{Region: region, BaseEndpoint: aws.String(c.srv.URL()), Credentials: creds})
 	elbc := elb.New(elb.Options{Region: region, BaseEndpoint: aws.String(c.srv.URL()), Credentials: creds})
 
 	name := cloudprovider.DefaultLoadBalancerName(svc)
 	key := svc.Namespace + "/" + svc.Name
-	clusterTag := "kubernetes.io/cluster/" + c.clusterID
+	clusterTag := "kubernetes.io/cluster/" + clusterName
 	sg, err := ec2c.CreateSecurityGroup(ctx, &ec2.CreateSecurityGroupInput{
 		GroupName:   aws.String("k8s-elb-" + name),
 		Description: aws.String(fmt.Sprintf("Security group for Kubernetes ELB %s (%s)", name, key)),
@@ -150,7 +152,7 @@ func (c *Cloud) publicSubnets() []string {
 //     MTU rule (ICMP 3-4) described "kubernetes.io/rule/nlb/mtu"; no
 //     health rule, since the client rule covers it
 //     (aws_loadbalancer.go:977-1100).
-func (c *Cloud) makeUpstreamNLB(ctx context.Context, svc *corev1.Service, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
+func (c *Cloud) makeUpstreamNLB(ctx context.Context, clusterName string, svc *corev1.Service, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
 	creds := credentials.NewStaticCredentialsProvider(accessKeyID, SecretAccessKey, "")
 	ec2c := ec2.New(ec2.Options{Region: region, BaseEndpoint: aws.String(c.srv.URL()), Credentials: creds})
 	elbv2c := elbv2.New(elbv2.Options{Region: region, BaseEndpoint: aws.String(c.srv.URL()), Credentials: creds})
@@ -159,7 +161,7 @@ func (c *Cloud) makeUpstreamNLB(ctx context.Context, svc *corev1.Service, backen
 	key := svc.Namespace + "/" + svc.Name
 	tags := []elbv2types.Tag{
 		{Key: aws.String("kubernetes.io/service-name"), Value: aws.String(key)},
-		{Key: aws.String("kubernetes.io/cluster/" + c.clusterID), Value: aws.String("owned")},
+		{Key: aws.String("kubernetes.io/cluster/" + clusterName), Value: aws.String("owned")},
 	}
 	out, err := elbv2c.CreateLoadBalancer(ctx, &elbv2.CreateLoadBalancerInput{
 		Name: aws.String(name), Type: elbv2types.LoadBalancerTypeEnumNetwork,
@@ -176,7 +178,7 @@ func (c *Cloud) makeUpstreamNLB(ctx context.Context, svc *corev1.Service, backen
 	var perms []ec2types.IpPermission
 	for _, p := range svc.Spec.Ports {
 		tg, err := elbv2c.CreateTargetGroup(ctx, &elbv2.CreateTargetGroupInput{
-			Name: aws.String(upstreamTargetGroupName(c.clusterID, svc, p)), Protocol: elbv2types.ProtocolEnumTcp,
+			Name: aws.String(upstreamTargetGroupName(clusterName, svc, p)), Protocol: elbv2types.ProtocolEnumTcp,
 			Port: aws.Int32(p.NodePort), VpcId: lb.VpcId, TargetType: elbv2types.TargetTypeEnumInstance,
 			HealthCheckProtocol: elbv2types.ProtocolEnumTcp, HealthCheckPort: aws.String("traffic-port"),
 			HealthCheckIntervalSeconds: aws.Int32(30), HealthCheckTimeoutSeconds: aws.Int32(10),

@@ -119,6 +119,10 @@ type Cloud struct {
 	// balancers' names and its public IPs' cluster tag).
 	upstream     map[types.NamespacedName]upstreamFrontend
 	clusterNames []string
+	// userPIPs are the IDs of the public IPs ReserveUserAddress made, by
+	// the Service that names one: tagged for no Service, so a frontend on
+	// one is found by its ID.
+	userPIPs map[types.NamespacedName]string
 }
 
 var _ conformance.Cloud = (*Cloud)(nil)
@@ -406,6 +410,7 @@ type frontend struct {
 func (c *Cloud) serviceFrontends(v *view, svc types.NamespacedName) (fes []frontend, pips []string) {
 	c.mu.Lock()
 	up, made := c.upstream[svc]
+	user, named := c.userPIPs[svc]
 	c.mu.Unlock()
 	pips = v.pips[svc.String()]
 	for i := range v.lbs {
@@ -413,7 +418,8 @@ func (c *Cloud) serviceFrontends(v *view, svc types.NamespacedName) (fes []front
 		for _, fe := range l.Properties.FrontendIPConfigurations {
 			mine := made && strings.EqualFold(deref(l.Name), up.lb) && strings.EqualFold(deref(fe.Name), up.frontend)
 			if !mine && fe.Properties != nil && fe.Properties.PublicIPAddress != nil {
-				mine = slices.ContainsFunc(pips, func(p string) bool { return strings.EqualFold(p, deref(fe.Properties.PublicIPAddress.ID)) })
+				id := deref(fe.Properties.PublicIPAddress.ID)
+				mine = (named && strings.EqualFold(id, user)) || slices.ContainsFunc(pips, func(p string) bool { return strings.EqualFold(p, id) })
 			}
 			if mine {
 				fes = append(fes, frontend{lb: l, name: deref(fe.Name)})
