@@ -57,16 +57,7 @@ func TestCredentials(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			emu := azemu.New(azemu.Config{})
-			srv, err := cloudsim.Start(emu)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = srv.Close() })
-			caFile := filepath.Join(t.TempDir(), "ca.pem")
-			if err := os.WriteFile(caFile, emu.CAPEM(), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			emu, srv, caFile := startEmulator(t, azemu.Config{})
 			fx := emu.Fixture()
 			s := &Section{
 				ActiveDirectoryAuthorityHost: srv.URL() + "/", ResourceManagerEndpoint: srv.URL() + "/", CAFile: caFile,
@@ -129,16 +120,7 @@ func selfSigned(t *testing.T) (*x509.Certificate, []byte) {
 func TestFirstTokenAzureADBusy(t *testing.T) {
 	start := func(t *testing.T, secret string, fault *cloudsim.FaultSpec) (*clients, *cloudsim.Server, azemu.Fixture, error) {
 		t.Helper()
-		emu := azemu.New(azemu.Config{})
-		srv, err := cloudsim.Start(emu)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = srv.Close() })
-		caFile := filepath.Join(t.TempDir(), "ca.pem")
-		if err := os.WriteFile(caFile, emu.CAPEM(), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		emu, srv, caFile := startEmulator(t, azemu.Config{})
 		fx := emu.Fixture()
 		if secret == "" {
 			secret = fx.ClientSecret

@@ -29,9 +29,9 @@ type testEnv struct {
 	clk *clocktesting.FakeClock
 }
 
-// newTestEnv starts an emulator and builds the cloud on it with the
-// fixture's client secret, after edit has adjusted the section.
-func newTestEnv(t *testing.T, cfg azemu.Config, edit func(*Section)) *testEnv {
+// startEmulator starts an Azure emulator, stopped at cleanup, and writes
+// its CA certificate to a file for the cloud-config's caFile.
+func startEmulator(t *testing.T, cfg azemu.Config) (*azemu.Emulator, *cloudsim.Server, string) {
 	t.Helper()
 	emu := azemu.New(cfg)
 	srv, err := cloudsim.Start(emu)
@@ -43,6 +43,14 @@ func newTestEnv(t *testing.T, cfg azemu.Config, edit func(*Section)) *testEnv {
 	if err := os.WriteFile(caFile, emu.CAPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return emu, srv, caFile
+}
+
+// newTestEnv starts an emulator and builds the cloud on it with the
+// fixture's client secret, after edit has adjusted the section.
+func newTestEnv(t *testing.T, cfg azemu.Config, edit func(*Section)) *testEnv {
+	t.Helper()
+	emu, srv, caFile := startEmulator(t, cfg)
 	fx := emu.Fixture()
 	s := &Section{
 		ActiveDirectoryAuthorityHost: srv.URL() + "/", ResourceManagerEndpoint: srv.URL() + "/", CAFile: caFile,

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -100,7 +99,7 @@ func TestServerSideDryRun(t *testing.T) {
 		}
 	}
 
-	warn := &warnings{}
+	warn := &controlplane.Warnings{}
 	cfg := rest.CopyConfig(cp.Admin)
 	cfg.WarningHandler = warn
 	client, err := kubernetes.NewForConfig(cfg)
@@ -122,9 +121,9 @@ func TestServerSideDryRun(t *testing.T) {
 			create := func(namespace string) ([]string, error) {
 				p := pod.DeepCopy()
 				p.Namespace = namespace
-				warn.take()
+				warn.Take()
 				_, err := client.CoreV1().Pods(namespace).Create(ctx, p, dry)
-				return warn.take(), err
+				return warn.Take(), err
 			}
 
 			if !tmpl.Spec.HostNetwork {
@@ -213,24 +212,4 @@ func installServiceMonitorCRD(ctx context.Context, t *testing.T, cp *controlplan
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// warnings collects the apiserver's warning headers.
-type warnings struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.msgs = append(w.msgs, text)
-}
-
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.msgs
-	w.msgs = nil
-	return out
 }

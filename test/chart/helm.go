@@ -54,25 +54,11 @@ func HelmPath() (path string, exists bool, err error) {
 // EnsureHelm returns the path of the pinned helm, building it with build.sh
 // when missing (minutes, once; progress goes to w).
 func EnsureHelm(w io.Writer) (string, error) {
-	root, err := controlplane.RepoRoot()
+	paths, err := controlplane.RunBuildScript("test/chart/build.sh", 1, w)
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("bash", filepath.Join(root, "test", "chart", "build.sh"))
-	cmd.Dir = root
-	if w == nil {
-		w = io.Discard
-	}
-	cmd.Stderr = w
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("build helm (test/chart/build.sh): %w", err)
-	}
-	path := strings.TrimSpace(string(out))
-	if path == "" || strings.ContainsAny(path, "\n ") {
-		return "", fmt.Errorf("build.sh printed %q, want one path", out)
-	}
-	return path, nil
+	return paths[0], nil
 }
 
 // Helm runs one helm binary with its state (config, cache, data) in a

@@ -81,7 +81,7 @@ func ReadManifests(paths ...string) ([]*unstructured.Unstructured, error) {
 // stores nothing.
 func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured, dryRun bool) error {
 	cfg = rest.CopyConfig(cfg)
-	warn := &warnings{}
+	warn := &Warnings{}
 	cfg.WarningHandler = warn
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -121,7 +121,7 @@ func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructu
 		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, opts); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", what, err))
 		}
-		if w := warn.take(); len(w) > 0 {
+		if w := warn.Take(); len(w) > 0 {
 			errs = append(errs, fmt.Sprintf("%s: apiserver warnings: %s", what, strings.Join(w, "; ")))
 		}
 	}
@@ -131,19 +131,22 @@ func Apply(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructu
 	return nil
 }
 
-// warnings collects the apiserver's warning headers.
-type warnings struct {
+// Warnings collects the apiserver's warning headers (a rest.Config's
+// WarningHandler).
+type Warnings struct {
 	mu   sync.Mutex
 	msgs []string
 }
 
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+// HandleWarningHeader records one warning.
+func (w *Warnings) HandleWarningHeader(_ int, _ string, text string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.msgs = append(w.msgs, text)
 }
 
-func (w *warnings) take() []string {
+// Take returns the warnings recorded since the last Take.
+func (w *Warnings) Take() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := w.msgs

@@ -77,11 +77,22 @@ func RepoRoot() (string, error) {
 // with build.sh when missing. A cold build takes minutes; build.sh prints
 // progress to w.
 func EnsureBinaries(w io.Writer) (apiserver, etcd string, err error) {
-	root, err := RepoRoot()
+	paths, err := RunBuildScript("test/controlplane/build.sh", 2, w)
 	if err != nil {
 		return "", "", err
 	}
-	cmd := exec.Command("bash", filepath.Join(root, "test", "controlplane", "build.sh"))
+	return paths[0], paths[1], nil
+}
+
+// RunBuildScript runs a build script of the repository (its path relative
+// to the root) that builds tools into bin/ when missing, prints progress
+// to w and the paths of the n binaries on stdout, and returns those paths.
+func RunBuildScript(script string, n int, w io.Writer) ([]string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("bash", filepath.Join(root, script))
 	cmd.Dir = root
 	if w == nil {
 		w = io.Discard
@@ -89,13 +100,13 @@ func EnsureBinaries(w io.Writer) (apiserver, etcd string, err error) {
 	cmd.Stderr = w
 	out, err := cmd.Output()
 	if err != nil {
-		return "", "", fmt.Errorf("build control plane binaries (test/controlplane/build.sh): %w", err)
+		return nil, fmt.Errorf("build (%s): %w", script, err)
 	}
-	lines := strings.Fields(string(out))
-	if len(lines) != 2 {
-		return "", "", fmt.Errorf("build.sh printed %q, want two paths", out)
+	paths := strings.Fields(string(out))
+	if len(paths) != n {
+		return nil, fmt.Errorf("%s printed %q, want %d paths", script, out, n)
 	}
-	return lines[0], lines[1], nil
+	return paths, nil
 }
 
 // Start builds (if needed) and starts etcd and kube-apiserver on free

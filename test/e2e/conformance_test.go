@@ -755,27 +755,16 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 
 	t.Run("type ClusterIP removes every cloud resource and LoadBalancer brings them back", func(t *testing.T) {
 		setType := func(typ corev1.ServiceType) {
-			err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-				svc, err := s.getService(ctx, web)
-				if err != nil {
-					return false, err
-				}
+			s.updateService(t, web, func(svc *corev1.Service) {
 				svc.Spec.Type = typ
 				if typ == corev1.ServiceTypeClusterIP {
 					for i := range svc.Spec.Ports {
 						svc.Spec.Ports[i].NodePort = 0
 					}
 				}
-				_, err = s.admin.CoreV1().Services(web.Namespace).Update(ctx, svc, metav1.UpdateOptions{})
-				if apierrors.IsConflict(err) {
-					return false, nil
-				}
-				return err == nil, err
 			})
-			if err != nil {
-				t.Fatalf("set type %s: %v", typ, err)
-			}
 		}
+
 		setType(corev1.ServiceTypeClusterIP)
 		poll(t, converge, "no cloud resource left for the ClusterIP service", func(context.Context) (bool, string, error) {
 			rs := s.cloud.ServiceResources(web)
