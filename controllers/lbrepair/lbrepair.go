@@ -18,8 +18,24 @@
 // listed again soon after its Services sync (at most once per minGap);
 // a change made in the seconds between a sync and that listing is taken
 // for the sync's result until the next ensure. An update that only follows
-// the node set never removes a part, so a part missing after one is still
-// drift. A listing that fails repairs nothing, and a listing by which most
+// the node set removes no part but those the cloud marks FollowsNodes
+// (a rule letting the load balancer reach a node group no node uses any
+// more), so any other part missing after one is still drift.
+//
+// A part can change Service without anyone changing it: a load balancer
+// a second Service starts sharing is listed under none, and under its
+// one Service again when the other stops. So a part missing from a
+// Service that the same listing has under another Service or none moved,
+// and is not missing; a part new to a Service that the previous listing
+// had under another Service or none moved too, and is not added. A part
+// gone from the listing altogether is still missing.
+//
+// A part the cloud is still changing (Pending: a sync may return once
+// its change is accepted, not carried out) has no settled Detail: a
+// baseline takes it as unknown and the next listing's Detail for it, and
+// a Pending part with no sync since is compared once it settles.
+//
+// A listing that fails repairs nothing, and a listing by which most
 // Services drifted at once must say so twice in a row before any is
 // repaired, so a cloud answering oddly never starts a storm of re-ensures.
 package lbrepair
@@ -86,6 +102,10 @@ type Controller struct {
 type cloudState struct {
 	lastList  time.Time
 	baselines map[types.NamespacedName]*baseline
+	// listed is the last listing that succeeded, by "kind id": the
+	// Services each part was listed under (zero for none), which says
+	// where a part new to a Service came from.
+	listed map[string][]types.NamespacedName
 	// suspect is set when the last listing had most Services drifted at
 	// once; such a verdict needs a second listing to agree.
 	suspect bool
@@ -95,7 +115,16 @@ type cloudState struct {
 // them.
 type baseline struct {
 	syncAt, ensuredAt time.Time
-	parts             map[string]string // "kind id" -> detail
+	parts             map[string]part // by "kind id"
+}
+
+// part is what the check keeps of a listed part.
+type part struct {
+	detail string
+	// followsNodes: a node-set update may remove it.
+	followsNodes bool
+	// pending: the cloud was still changing it; detail is not settled.
+	pending bool
 }
 
 // New returns the controller; Run starts it.
@@ -211,15 +240,18 @@ func (c *Controller) Check(ctx context.Context, cl inventory.Cloud) {
 		logger.Error(err, "Could not list the cloud's load balancers; checking again at the next period")
 		return
 	}
-	current := map[types.NamespacedName]map[string]string{}
+	current := map[types.NamespacedName]map[string]part{}
+	listed := map[string][]types.NamespacedName{}
 	for _, o := range owned {
+		k := o.Kind + " " + o.ID
+		listed[k] = append(listed[k], o.Service)
 		if o.Service == (types.NamespacedName{}) {
 			continue
 		}
 		if current[o.Service] == nil {
-			current[o.Service] = map[string]string{}
+			current[o.Service] = map[string]part{}
 		}
-		current[o.Service][o.Kind+" "+o.ID] = o.Detail
+		current[o.Service][k] = part{detail: o.Detail, followsNodes: o.FollowsNodes, pending: o.Pending}
 	}
 
 	type drifted struct {
@@ -230,6 +262,8 @@ func (c *Controller) Check(ctx context.Context, cl inventory.Cloud) {
 	var found []drifted
 	served := c.served(cl)
 	c.mu.Lock()
+	prevListed := st.listed
+	st.listed = listed
 	for key := range st.baselines {
 		if _, ok := served[key]; !ok {
 			delete(st.baselines, key)
@@ -248,26 +282,44 @@ func (c *Controller) Check(ctx context.Context, cl inventory.Cloud) {
 		}
 		cur := current[key]
 		b := st.baselines[key]
+		// Moved away: listed now under another Service or none; moved
+		// in: listed so by the previous listing.
+		movedAway := func(k string, _ part) bool { return elsewhere(listed[k], key) }
+		movedIn := func(k string) bool { return elsewhere(prevListed[k], key) }
 		switch {
-		case b != nil && len(b.parts) > 0 && len(cur) == 0:
+		case b != nil && len(b.parts) > 0 && len(cur) == 0 && missing(b.parts, cur, movedAway) != "":
 			// Whatever synced since, a sync that succeeded left a load
 			// balancer: none at all is the whole of it deleted, even
 			// right after a sync.
-			found = append(found, drifted{svc, sync, missing(b.parts, cur)})
+			found = append(found, drifted{svc, sync, missing(b.parts, cur, movedAway)})
 		case b == nil, sync.EnsuredAt.After(b.ensuredAt):
 			st.baselines[key] = &baseline{syncAt: sync.At, ensuredAt: sync.EnsuredAt, parts: cur}
 		case sync.At.After(b.syncAt):
-			// Only node-set updates since: they change details, never
-			// remove a part.
-			if what := missing(b.parts, cur); what != "" {
+			// Only node-set updates since: they change details, and
+			// remove no part but those that follow the nodes.
+			what := missing(b.parts, cur, func(k string, p part) bool { return p.followsNodes || movedAway(k, p) })
+			if what != "" {
 				found = append(found, drifted{svc, sync, what})
 				continue
 			}
 			st.baselines[key] = &baseline{syncAt: sync.At, ensuredAt: b.ensuredAt, parts: cur}
 		default:
-			if what := diff(b.parts, cur); what != "" {
+			// No sync since: any difference is drift, but for parts that
+			// only changed Service. The baseline follows those moves, so
+			// a part that came back is not taken for an addition once
+			// the listing that showed it elsewhere is past.
+			if what := diff(b.parts, cur, movedAway, movedIn); what != "" {
 				found = append(found, drifted{svc, sync, what})
+				continue
 			}
+			// A settled Detail stays the baseline's while the part is
+			// pending: a change someone made is compared once done.
+			for k, p := range cur {
+				if was, ok := b.parts[k]; ok && p.pending && !was.pending {
+					cur[k] = was
+				}
+			}
+			b.parts = cur
 		}
 	}
 	watched.WithLabelValues(cl.Name).Set(float64(len(st.baselines)))
@@ -344,34 +396,46 @@ func addresses(st v1.LoadBalancerStatus) string {
 	return strings.Join(out, ",")
 }
 
-// diff says how cur differs from the baseline's parts; "" when it does
-// not.
-func diff(base, cur map[string]string) string {
+// elsewhere says whether in, the Services a listing had a part under
+// (zero for none), holds another than svc: the part is another
+// Service's, or shared.
+func elsewhere(in []types.NamespacedName, svc types.NamespacedName) bool {
+	return slices.ContainsFunc(in, func(s types.NamespacedName) bool { return s != svc })
+}
+
+// diff says how cur differs from the baseline's parts, but for the parts
+// cur lacks that gone excuses and the parts new to it that came excuses;
+// "" when it does not.
+func diff(base, cur map[string]part, gone func(string, part) bool, came func(string) bool) string {
 	var out []string
-	if m := missing(base, cur); m != "" {
+	if m := missing(base, cur, gone); m != "" {
 		out = append(out, m)
 	}
 	for _, k := range slices.Sorted(maps.Keys(cur)) {
 		b, ok := base[k]
 		switch {
+		case !ok && came(k):
 		case !ok:
 			out = append(out, k+" added")
-		case b != cur[k]:
-			out = append(out, fmt.Sprintf("%s changed from %q to %q", k, b, cur[k]))
+		case b.pending || cur[k].pending:
+			// Not settled on one side: compared at a later listing.
+		case b.detail != cur[k].detail:
+			out = append(out, fmt.Sprintf("%s changed from %q to %q", k, b.detail, cur[k].detail))
 		}
 	}
 	return strings.Join(out, "; ")
 }
 
-// missing says which of the baseline's parts cur lacks; "" when none.
-func missing(base, cur map[string]string) string {
+// missing says which of the baseline's parts cur lacks, but for those
+// gone excuses; "" when none.
+func missing(base, cur map[string]part, gone func(string, part) bool) string {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(base)) {
-		if _, ok := cur[k]; !ok {
+		if _, ok := cur[k]; !ok && !gone(k, base[k]) {
 			out = append(out, k+" missing")
 		}
 	}
-	if len(base) > 0 && len(cur) == 0 {
+	if len(out) > 0 && len(cur) == 0 {
 		return "the whole load balancer is gone (" + strings.Join(out, ", ") + ")"
 	}
 	return strings.Join(out, "; ")

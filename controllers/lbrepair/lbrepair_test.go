@@ -21,8 +21,14 @@ import (
 
 // cloudFake is one cloud's inventory: parts by Service, syncs, repairs.
 type cloudFake struct {
-	mu       sync.Mutex
-	parts    map[types.NamespacedName]map[string]string // "kind id" -> detail
+	mu    sync.Mutex
+	parts map[types.NamespacedName]map[string]string // "kind id" -> detail
+	// shared are parts listed under no Service, "kind id" -> detail.
+	shared map[string]string
+	// followsNodes are the parts ("kind id") listed FollowsNodes.
+	followsNodes map[string]bool
+	// pending are the parts ("kind id") listed Pending.
+	pending  map[string]bool
 	syncs    map[types.NamespacedName]inventory.Sync
 	listErr  error
 	repaired []string
@@ -40,8 +46,12 @@ func (f *cloudFake) Owned(context.Context) ([]inventory.Owned, error) {
 	for svc, ps := range f.parts {
 		for k, d := range ps {
 			kind, id, _ := strings.Cut(k, " ")
-			out = append(out, inventory.Owned{Kind: kind, ID: id, Service: svc, Detail: d})
+			out = append(out, inventory.Owned{Kind: kind, ID: id, Service: svc, Detail: d, FollowsNodes: f.followsNodes[k], Pending: f.pending[k]})
 		}
+	}
+	for k, d := range f.shared {
+		kind, id, _ := strings.Cut(k, " ")
+		out = append(out, inventory.Owned{Kind: kind, ID: id, Detail: d})
 	}
 	out = append(out, inventory.Owned{Kind: "health check", ID: "shared"}) // no Service: never compared
 	return out, nil
@@ -277,5 +287,162 @@ func TestMostDriftedAtOnceWaitsForASecondListing(t *testing.T) {
 	h.c.Check(ctx, h.cloud)
 	if len(h.fake.repaired) != 8 {
 		t.Errorf("repaired %v after the second listing agreed", h.fake.repaired)
+	}
+}
+
+// TestNodeSetUpdateTakesPartsThatFollowNodes: a part marked FollowsNodes
+// (a rule into a node group) that an update-only sync removed is no
+// drift; the same part removed with no sync since is.
+func TestNodeSetUpdateTakesPartsThatFollowNodes(t *testing.T) {
+	h := newHarness(t, lbService("web"))
+	ctx := t.Context()
+	ruleA, ruleB := "security group rule sg-a tcp 30080 30080 sg-lb", "security group rule sg-b tcp 30080 30080 sg-lb"
+	h.fake.followsNodes = map[string]bool{ruleA: true, ruleB: true}
+	h.fake.sync(key("web"), true, map[string]string{
+		"network load balancer nlb-1": "internet-facing",
+		ruleA:                         "tcp 30080 from k8s-nlb into sg-a",
+		ruleB:                         "tcp 30080 from k8s-nlb into sg-b",
+	})
+	h.c.Check(ctx, h.cloud)
+	// The nodes of group b left: the update revoked its rule.
+	time.Sleep(time.Millisecond)
+	h.fake.sync(key("web"), false, map[string]string{
+		"network load balancer nlb-1": "internet-facing",
+		ruleA:                         "tcp 30080 from k8s-nlb into sg-a",
+	})
+	h.c.Check(ctx, h.cloud)
+	h.c.Check(ctx, h.cloud)
+	if len(h.fake.repaired) != 0 {
+		t.Fatalf("a rule the node-set update revoked taken for drift: %v %v", h.fake.repaired, h.events1(t))
+	}
+	// Someone revoked the other, with no sync since.
+	h.fake.mu.Lock()
+	delete(h.fake.parts[key("web")], ruleA)
+	h.fake.mu.Unlock()
+	h.c.Check(ctx, h.cloud)
+	if fmt.Sprint(h.fake.repaired) != "[web]" {
+		t.Fatalf("a rule revoked with no sync since: repaired %v", h.fake.repaired)
+	}
+	if evs := h.events1(t); len(evs) != 1 || !strings.Contains(evs[0], ruleA+" missing") {
+		t.Errorf("events %v", evs)
+	}
+}
+
+// TestPartsChangingServiceAreNoDrift: a load balancer a second Service
+// starts sharing moves from its first Service to none, and back when the
+// second stops: neither is drift for the first, which no sync touched,
+// nor on the listings after, whenever its baseline was taken. A part
+// gone from the listing altogether, or new to a Service and listed
+// nowhere before, still is.
+func TestPartsChangingServiceAreNoDrift(t *testing.T) {
+	h := newHarness(t, lbService("own"), lbService("sharer"))
+	ctx := t.Context()
+	move := func(from, to map[string]string, keys ...string) {
+		h.fake.mu.Lock()
+		defer h.fake.mu.Unlock()
+		for _, k := range keys {
+			to[k] = from[k]
+			delete(from, k)
+		}
+	}
+	h.fake.shared = map[string]string{}
+	h.fake.sync(key("own"), true, map[string]string{
+		"load balancer lb-1":         "VIP 10.0.0.5",
+		"floating IP f-1":            "192.0.2.1 on port p-1",
+		"listener l-1":               "TCP:80",
+		"load balancer use lb-1/own": "uses load balancer lb-1",
+	})
+	h.c.Check(ctx, h.cloud)
+	own := h.fake.parts[key("own")]
+
+	// The second Service starts sharing: its sync lists the load
+	// balancer and its address under none.
+	time.Sleep(time.Millisecond)
+	move(own, h.fake.shared, "load balancer lb-1", "floating IP f-1")
+	h.fake.sync(key("sharer"), true, map[string]string{"load balancer use lb-1/sharer": "uses load balancer lb-1", "listener l-2": "TCP:8080"})
+	h.c.Check(ctx, h.cloud)
+	h.c.Check(ctx, h.cloud)
+	if len(h.fake.repaired) != 0 {
+		t.Fatalf("sharing taken for drift: %v %v", h.fake.repaired, h.events1(t))
+	}
+	// The first Service syncs while shared: its baseline lacks them.
+	time.Sleep(time.Millisecond)
+	h.fake.sync(key("own"), true, own)
+	h.c.Check(ctx, h.cloud)
+
+	// It stops sharing (its own load balancer now): they are the first
+	// Service's again.
+	time.Sleep(time.Millisecond)
+	h.fake.sync(key("sharer"), true, map[string]string{"load balancer lb-2": "VIP 10.0.0.6", "listener l-3": "TCP:8080"})
+	move(h.fake.shared, own, "load balancer lb-1", "floating IP f-1")
+	h.c.Check(ctx, h.cloud)
+	h.c.Check(ctx, h.cloud)
+	h.c.Check(ctx, h.cloud)
+	if len(h.fake.repaired) != 0 {
+		t.Fatalf("the end of sharing taken for drift: %v %v", h.fake.repaired, h.events1(t))
+	}
+
+	// Shared again, and the address released by hand: gone from the
+	// listing, it is missing; the load balancer only moved.
+	move(own, h.fake.shared, "load balancer lb-1")
+	h.fake.mu.Lock()
+	delete(own, "floating IP f-1")
+	h.fake.mu.Unlock()
+	h.c.Check(ctx, h.cloud)
+	if fmt.Sprint(h.fake.repaired) != "[own]" {
+		t.Fatalf("a part gone from the listing: repaired %v", h.fake.repaired)
+	}
+	if evs := h.events1(t); len(evs) != 1 || !strings.Contains(evs[0], "floating IP f-1 missing") || strings.Contains(evs[0], "lb-1") {
+		t.Errorf("events %v", evs)
+	}
+
+	// A part new to a Service that no listing had before is added.
+	h.c.Check(ctx, h.cloud) // baseline of the repair
+	h.fake.mu.Lock()
+	h.fake.parts[key("own")]["listener l-9"] = "TCP:9090"
+	h.fake.mu.Unlock()
+	h.c.Check(ctx, h.cloud)
+	if fmt.Sprint(h.fake.repaired) != "[own own]" || !strings.Contains(strings.Join(h.events1(t), " "), "listener l-9 added") {
+		t.Errorf("a part added by hand: repaired %v", h.fake.repaired)
+	}
+}
+
+// TestPendingPartsSettleLater: a part still changing when the listing
+// after an update sees it (the update returned once its change was
+// accepted) takes its settled Detail from a later listing, no drift; a
+// change someone makes with no sync since is drift once it settles.
+func TestPendingPartsSettleLater(t *testing.T) {
+	h := newHarness(t, lbService("web"))
+	ctx := t.Context()
+	set := func(detail string, pending bool) {
+		h.fake.mu.Lock()
+		defer h.fake.mu.Unlock()
+		h.fake.parts[key("web")]["pool p-1"] = detail
+		h.fake.pending = map[string]bool{"pool p-1": pending}
+	}
+	h.fake.sync(key("web"), true, map[string]string{"listener l-1": "80/TCP", "pool p-1": "members a,b,c"})
+	h.c.Check(ctx, h.cloud)
+	// A node left: the update's member change is accepted, not yet done.
+	time.Sleep(time.Millisecond)
+	h.fake.sync(key("web"), false, map[string]string{"listener l-1": "80/TCP", "pool p-1": "members a,b,c"})
+	set("members a,b,c", true)
+	h.c.Check(ctx, h.cloud)
+	set("members a,b", false)
+	h.c.Check(ctx, h.cloud)
+	h.c.Check(ctx, h.cloud)
+	if len(h.fake.repaired) != 0 {
+		t.Fatalf("an update's change settling taken for drift: %v %v", h.fake.repaired, h.events1(t))
+	}
+	// Someone removes a member, with no sync since: not judged while
+	// pending, drift once done.
+	set("members a", true)
+	h.c.Check(ctx, h.cloud)
+	if len(h.fake.repaired) != 0 {
+		t.Fatalf("judged while pending: %v", h.fake.repaired)
+	}
+	set("members a", false)
+	h.c.Check(ctx, h.cloud)
+	if fmt.Sprint(h.fake.repaired) != "[web]" || !strings.Contains(strings.Join(h.events1(t), " "), `changed from "members a,b" to "members a"`) {
+		t.Errorf("a change settled with no sync since: repaired %v", h.fake.repaired)
 	}
 }

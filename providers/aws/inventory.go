@@ -66,7 +66,8 @@ import (
 // Node rules are one part each, so a rule revoked by hand is a missing
 // part. An UpdateLoadBalancer after the nodes' security groups changed
 // revokes the rules from groups no node has any more: one case where an
-// update removes parts.
+// update removes parts, so every node rule is marked FollowsNodes (drift
+// repair takes its absence after an update for the update's doing).
 //
 // No part has a UID: AWS records none. NLBs are named for the Service's
 // namespace and name; a Classic ELB's name holds 31 of its UID's 32 hex
@@ -549,9 +550,12 @@ func (inv *lbInventory) ruleParts(s *scan) []inventory.Owned {
 			src = s.groupNames([]string{r.group})
 		}
 		hid := aws.ToString(holder.GroupId)
+		// Every rule here is in a node group, which ensureNodeRules and
+		// ensureUpstreamNodeRules empty once no backend uses it, on an
+		// update too.
 		out = append(out, inventory.Owned{
 			Kind: partRule, ID: ruleID(hid, r), Name: aws.ToString(holder.GroupName), Service: svc, Order: order,
-			Detail: fmt.Sprintf("%s from %s into %s", ruleText(r), src, hid),
+			Detail: fmt.Sprintf("%s from %s into %s", ruleText(r), src, hid), FollowsNodes: true,
 		})
 	}
 	for i := range s.groups {

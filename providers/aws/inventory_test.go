@@ -530,6 +530,62 @@ func TestInventoryDriftClassic(t *testing.T) {
 	check("load balancer deleted")
 }
 
+// TestInventoryNodeRulesFollowNodes: the rules letting an NLB and a
+// Classic ELB reach their nodes' groups are marked FollowsNodes, and
+// nothing else is; an UpdateLoadBalancer after the last node of a group
+// left removes that group's rules and no other part, which is what drift
+// repair excuses after an update-only sync.
+func TestInventoryNodeRulesFollowNodes(t *testing.T) {
+	e := newInvEnv(t)
+	other, err := e.emu.CreateSecurityGroup(e.fx.VPCID, "other-nodes", "other node group", map[string]string{e.fx.ClusterTagKey: "owned"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(slices.Clone(e.nodes), e.lbEnv.nodes(1, other)...)
+	web := nlbService("web", nil, tcpPort(80, 30080))
+	legacy := classicService("legacy", tcpPort(80, 30081))
+	e.ensure(web, all)
+	e.ensure(legacy, all)
+	before := e.owned()
+	logParts(t, before)
+	into := map[string]int{}
+	for _, o := range before {
+		if o.FollowsNodes != (o.Kind == partRule) {
+			t.Errorf("%s %s (%s): FollowsNodes %v", o.Kind, o.ID, o.Service, o.FollowsNodes)
+		}
+		if o.Kind == partRule {
+			holder, _, _ := parseRuleID(o.ID)
+			into[holder]++
+		}
+	}
+	if into[other] != 2 || into[e.fx.NodeSecurityGroupID] != 2 {
+		t.Fatalf("node rules by group %v, want 2 in each", into)
+	}
+
+	// The other group's node leaves.
+	for _, svc := range []*v1.Service{web, legacy} {
+		if err := e.typed.UpdateLoadBalancer(e.ctx, "kubernetes", svc, e.nodes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := e.owned()
+	now := map[string]bool{}
+	for _, o := range after {
+		now[o.Kind+" "+o.ID] = true
+	}
+	for _, o := range before {
+		if now[o.Kind+" "+o.ID] {
+			continue
+		}
+		if holder, _, _ := parseRuleID(o.ID); !o.FollowsNodes || holder != other {
+			t.Errorf("the update removed %s %s (%s), which does not follow the nodes", o.Kind, o.ID, o.Detail)
+		}
+	}
+	if n := len(before) - len(after); n != 2 {
+		t.Errorf("the update removed %d parts, want the 2 rules into %s", n, other)
+	}
+}
+
 // TestInventoryDeleteOrphans: DeleteOrphan of every part in Order, with
 // the Services gone, leaves the emulator as it was before them (the
 // user's group and Elastic IPs stay); a second pass finds everything

@@ -40,6 +40,16 @@ type Owned struct {
 	// would change; nothing that changes by itself (operating status,
 	// timestamps, provisioning state).
 	Detail string
+	// FollowsNodes marks a part a node-set update adds or removes, such
+	// as a rule letting the load balancer reach a node group: its absence
+	// after an update-only sync is not drift (the update took it with the
+	// nodes), while with no sync since it is (someone removed it).
+	FollowsNodes bool
+	// Pending marks a part the cloud is still changing (an Octavia load
+	// balancer held PENDING_* by a write it accepted and carries out
+	// later): its Detail may not be what the change makes yet, so the
+	// drift check compares it at a later listing.
+	Pending bool
 	// Kept marks what orphan cleanup never deletes though it is listed
 	// for drift: a user-supplied IP, security group or certificate, a load
 	// balancer the user named for sharing.
@@ -73,7 +83,8 @@ type Sync struct {
 	At time.Time
 	// EnsuredAt is when the last successful ensure finished: a full
 	// reconcile. An update only follows the node set (from the backend's
-	// record where it has one), so it never removes a part.
+	// record where it has one), so it removes no part but those marked
+	// FollowsNodes.
 	EnsuredAt time.Time
 }
 

@@ -37,7 +37,13 @@ import (
 //     several Services use (the load-balancer-id annotation) is listed
 //     under none, and each Service's use of it is a part of its own
 //     ("load balancer use": its usage tag), so an orphan's use goes and
-//     the load balancer stays for the others. A load balancer a person
+//     the load balancer stays for the others. A use is listed for a
+//     load balancer's only user too: a second Service starting or
+//     stopping to share it then moves the load balancer (and its address
+//     and VIP port) between its first Service and none, which drift
+//     repair sees as a move, and adds or removes no part of the first
+//     Service's. The last use of a load balancer a CCM made goes with
+//     the load balancer (DeleteOrphan). A load balancer a person
 //     made (any other name) is Kept, and so is one a CCM of this cluster
 //     made and someone renamed. A legacy a<uid> one (the upstream CCM's
 //     before 2019) is this cluster's once a sync adopted it (its usage
@@ -52,6 +58,9 @@ import (
 //     a part, lbrepair) replaces them, and deleting a pool deletes its
 //     members. Their IDs, inline in the pools listing, are the pool's
 //     Detail; their addresses are readable only per pool, so they are not.
+//     A member update Octavia accepted and has not carried out (a sync
+//     returns once its last write is accepted) still lists the members it
+//     removes: every part of a load balancer held PENDING_* is Pending.
 //   - a floating IP: described "Floating IP for Kubernetes external
 //     service <ns>/<name> from cluster <clusterID>" when a CCM allocated
 //     it (fipDescription), or any floating IP on the VIP port of one of
@@ -352,16 +361,16 @@ func (v lbInventory) octaviaParts(ctx context.Context, views map[string]*lbView)
 		lb := lv.lb
 		out = append(out, inventory.Owned{
 			Kind: kindLoadBalancer, ID: lb.ID, Name: lb.Name, Service: lv.holder,
-			Detail: "VIP " + lb.VipAddress, Kept: !lv.made, Order: orderLoadBalancer,
+			Detail: "VIP " + lb.VipAddress, Kept: !lv.made, Order: orderLoadBalancer, Pending: pending(lb.ProvisioningStatus),
 		})
-		if lv.holder == (types.NamespacedName{}) {
-			for _, u := range lv.users {
-				tag := usageTag(l.clusterID, keyService(u))
-				out = append(out, inventory.Owned{
-					Kind: kindLBUse, ID: lb.ID + "/" + tag, Name: tag, Service: u,
-					Detail: "uses load balancer " + lb.ID, Order: orderLBUse,
-				})
-			}
+		// Every user's use, its only user's too, so that sharing
+		// starting or stopping adds no part to the first Service.
+		for _, u := range lv.users {
+			tag := usageTag(l.clusterID, keyService(u))
+			out = append(out, inventory.Owned{
+				Kind: kindLBUse, ID: lb.ID + "/" + tag, Name: tag, Service: u,
+				Detail: "uses load balancer " + lb.ID, Order: orderLBUse, Pending: pending(lb.ProvisioningStatus),
+			})
 		}
 		// The ovn provider's VIP ports are not Octavia's own (its
 		// driver makes them, without an owner), so one can't tell the
@@ -399,7 +408,7 @@ func (v lbInventory) octaviaParts(ctx context.Context, views map[string]*lbView)
 		}
 		out = append(out, inventory.Owned{
 			Kind: kindListener, ID: lis.ID, Name: lis.Name, Service: svc,
-			Detail: listenerDetail(lis), Order: orderListener,
+			Detail: listenerDetail(lis), Order: orderListener, Pending: pending(lis.ProvisioningStatus, lv.lb.ProvisioningStatus),
 		})
 	}
 	for i := range pls {
@@ -432,7 +441,7 @@ func (v lbInventory) octaviaParts(ctx context.Context, views map[string]*lbView)
 		byPool[p.ID] = o
 		out = append(out, inventory.Owned{
 			Kind: kindPool, ID: p.ID, Name: p.Name, Service: o.svc,
-			Detail: poolDetail(p), Order: orderPool,
+			Detail: poolDetail(p), Order: orderPool, Pending: pending(p.ProvisioningStatus, lv.lb.ProvisioningStatus),
 		})
 	}
 	for i := range mons {
@@ -446,10 +455,19 @@ func (v lbInventory) octaviaParts(ctx context.Context, views map[string]*lbView)
 		}
 		out = append(out, inventory.Owned{
 			Kind: kindMonitor, ID: m.ID, Name: m.Name, Service: o.svc,
-			Detail: monitorDetail(m), Order: orderMonitor,
+			Detail: monitorDetail(m), Order: orderMonitor, Pending: pending(m.ProvisioningStatus, o.lv.lb.ProvisioningStatus),
 		})
 	}
 	return out, nil
+}
+
+// pending says Octavia is still carrying out a write it accepted on a
+// part or its load balancer (which it holds PENDING_* for a write to any
+// part of its tree): what the listing shows may be from before it, such
+// as the members a batch update removes. A sync returns once its last
+// write is accepted, so the listing after it can see that.
+func pending(statuses ...string) bool {
+	return slices.ContainsFunc(statuses, func(s string) bool { return strings.HasPrefix(s, "PENDING_") })
 }
 
 // floatingIPPart is f as a part, if it is one: on the VIP port of one of
@@ -662,6 +680,16 @@ func (v lbInventory) DeleteOrphan(ctx context.Context, o inventory.Owned) error 
 			lb, err := l.waitActive(ctx, lbID)
 			if err != nil {
 				return ignoreNotFound(err)
+			}
+			// The only use of a load balancer a CCM made: the load
+			// balancer is listed under the same Service, an orphan too,
+			// and goes whole (deleteLoadBalancer). Its tag stays till
+			// then: on an adopted legacy a<uid> one it is the only mark
+			// that the load balancer is this cluster's, and without it
+			// a failed deletion would leave it unlisted for ever.
+			if lv := l.classify(lb); lv != nil && lv.made && len(otherUsers(lb.Tags, tag)) == 0 {
+				klog.FromContext(ctx).V(2).Info("Left the load balancer's last usage tag to go with it")
+				return nil
 			}
 			return l.setUsage(ctx, lb, tag, false)
 		})

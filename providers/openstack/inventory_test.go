@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/multicloud-ccm/multicloud-ccm/controllers/orphans"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 	osemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 )
@@ -109,7 +110,8 @@ func memberIDs(p osemu.PoolInfo) string {
 // monitors, two Services sharing a load balancer, one on a person's load
 // balancer, one on the user's VIP port: each part under its Service with
 // its Detail; the shared load balancer and its address under none, each
-// Service's use of it apart; what the user gave Kept; nothing of another
+// Service's use of a load balancer apart (an only user's too); what the
+// user gave Kept; nothing of another
 // cluster's load balancer, of a person's own listener, or of an unmarked
 // load balancer.
 func TestInventoryListsParts(t *testing.T) {
@@ -185,7 +187,7 @@ func TestInventoryListsParts(t *testing.T) {
 	// The external Service: its whole tree, with the state its ensure set.
 	lb := e.lbOf(t, web)
 	if got, want := kinds(owned, keyOf(web)), map[string]int{
-		kindLoadBalancer: 1, kindListener: 2, kindPool: 2, kindMonitor: 2, kindFloatingIP: 1, kindRule: 2,
+		kindLoadBalancer: 1, kindLBUse: 1, kindListener: 2, kindPool: 2, kindMonitor: 2, kindFloatingIP: 1, kindRule: 2,
 	}; !maps.Equal(got, want) {
 		t.Errorf("web's parts %v, want %v", got, want)
 	}
@@ -246,7 +248,7 @@ func TestInventoryListsParts(t *testing.T) {
 	if o := partByID(t, owned, kindLoadBalancer, person.ID); !o.Kept || o.Service != keyOf(guest) {
 		t.Errorf("the person's load balancer %+v", o)
 	}
-	if got, want := kinds(owned, keyOf(guest)), map[string]int{kindLoadBalancer: 1, kindListener: 1, kindPool: 1, kindMonitor: 1, kindFloatingIP: 1, kindRule: 1}; !maps.Equal(got, want) {
+	if got, want := kinds(owned, keyOf(guest)), map[string]int{kindLoadBalancer: 1, kindLBUse: 1, kindListener: 1, kindPool: 1, kindMonitor: 1, kindFloatingIP: 1, kindRule: 1}; !maps.Equal(got, want) {
 		t.Errorf("guest's parts %v, want %v", got, want)
 	}
 	for _, o := range owned {
@@ -561,6 +563,162 @@ func TestInventoryDeleteOrphans(t *testing.T) {
 	}
 }
 
+// TestInventoryPendingUpdate: while Octavia carries out the member
+// update an UpdateLoadBalancer returned from once accepted, the listing
+// still shows the members it removes, and marks every part of the load
+// balancer Pending; once done, the pool's Detail is the update's and
+// nothing is Pending.
+func TestInventoryPendingUpdate(t *testing.T) {
+	e := newLBEnv(t, 3, nil)
+	web := service("web", 80)
+	e.ensure(t, web)
+	lb := e.lbOf(t, web)
+	pool := "pool " + lb.Pools[0].ID
+	before := e.owned(t)
+	for _, o := range before {
+		if o.Pending {
+			t.Errorf("%s %s Pending after the ensure", o.Kind, o.ID)
+		}
+	}
+	if err := e.emu.HoldLoadBalancer(lb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.lb.UpdateLoadBalancer(t.Context(), "", web, e.nodes[:2]); err != nil {
+		t.Fatal(err)
+	}
+	held := e.owned(t)
+	for _, o := range held {
+		if want := o.Kind != kindFloatingIP; o.Service == keyOf(web) && o.Pending != want {
+			t.Errorf("%s %s: Pending %v while its load balancer is", o.Kind, o.ID, o.Pending)
+		}
+	}
+	if got, was := partsOf(held, keyOf(web))[pool], partsOf(before, keyOf(web))[pool]; got != was {
+		t.Errorf("pool while the update is held: %q, want the members before it, %q", got, was)
+	}
+	if err := e.emu.ReleaseLoadBalancer(lb.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.lb.waitActive(t.Context(), lb.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := e.owned(t)
+	for _, o := range done {
+		if o.Pending {
+			t.Errorf("%s %s Pending once done", o.Kind, o.ID)
+		}
+	}
+	if _, ids, _ := strings.Cut(partsOf(done, keyOf(web))[pool], "members "); strings.Count(ids, ",") != 1 {
+		t.Errorf("pool after the update: %q, want 2 members", partsOf(done, keyOf(web))[pool])
+	}
+}
+
+// driftBeyondMoves is how svc's parts in cur differ from prev as drift
+// repair (controllers/lbrepair) judges a listing with no sync of svc
+// since: a part svc lost that cur lists under another Service or none
+// moved, and so did a part new to svc that prev listed so; anything else
+// lost, new or changed is drift.
+func driftBeyondMoves(prev, cur []inventory.Owned, svc types.NamespacedName) []string {
+	where := func(owned []inventory.Owned, k string) (mine, elsewhere bool) {
+		for _, o := range owned {
+			if o.Kind+" "+o.ID == k {
+				mine = mine || o.Service == svc
+				elsewhere = elsewhere || o.Service != svc
+			}
+		}
+		return mine, elsewhere
+	}
+	before, after := partsOf(prev, svc), partsOf(cur, svc)
+	var out []string
+	for k, d := range before {
+		a, ok := after[k]
+		if _, elsewhere := where(cur, k); !ok && !elsewhere {
+			out = append(out, k+" missing")
+		} else if ok && a != d {
+			out = append(out, k+" changed")
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			if _, elsewhere := where(prev, k); !elsewhere {
+				out = append(out, k+" added")
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestInventorySharingMovesParts: a second Service starting to share a
+// load balancer, and either Service leaving it, only moves the parts of
+// the Service that stays between it and none (the load balancer, its
+// address): no part of its own appears or goes, so drift repair has
+// nothing to repair. Orphan cleanup still leaves the load balancer to
+// the Service that stays, and finds it once both are gone.
+func TestInventorySharingMovesParts(t *testing.T) {
+	for _, ownerLeaves := range []bool{false, true} {
+		t.Run(fmt.Sprintf("owner leaves %v", ownerLeaves), func(t *testing.T) {
+			e := newLBEnv(t, 2, func(s *Section) { s.LoadBalancer.CreateMonitor = true })
+			owner := service("owner", 8000)
+			owner.Spec.Ports[0].NodePort = 31030
+			e.ensure(t, owner)
+			shared := e.lbOf(t, owner)
+			alone := e.owned(t)
+
+			sharer := sharing("sharer", shared.ID, 8080)
+			sharer.Spec.Ports[0].NodePort = 31031
+			e.ensure(t, sharer)
+			both := e.owned(t)
+			if d := driftBeyondMoves(alone, both, keyOf(owner)); len(d) != 0 {
+				t.Errorf("sharing started: the owner's parts drifted: %v", d)
+			}
+			if o := partByID(t, both, kindLoadBalancer, shared.ID); o.Service != (types.NamespacedName{}) {
+				t.Errorf("shared load balancer under %s", o.Service)
+			}
+
+			stays, leaves := owner, sharer
+			if ownerLeaves {
+				stays, leaves = sharer, owner
+			}
+			// Orphan cleanup while one Service is gone: only its own
+			// parts, never the load balancer the other uses.
+			live := map[types.NamespacedName]*v1.Service{keyOf(stays): stays}
+			servingCloud := func(*v1.Service) (string, error) { return "openstack", nil }
+			for _, o := range orphans.Find("openstack", both, live, servingCloud) {
+				if o.Service != keyOf(leaves) || o.Kind == kindLoadBalancer || o.Kind == kindFloatingIP {
+					t.Errorf("orphan while %s uses the load balancer: %s %s of %s", stays.Name, o.Kind, o.ID, o.Service)
+				}
+			}
+
+			if err := e.lb.EnsureLoadBalancerDeleted(t.Context(), "", leaves); err != nil {
+				t.Fatal(err)
+			}
+			one := e.owned(t)
+			if d := driftBeyondMoves(both, one, keyOf(stays)); len(d) != 0 {
+				t.Errorf("sharing stopped: %s's parts drifted: %v", stays.Name, d)
+			}
+			if d := driftBeyondMoves(one, e.owned(t), keyOf(stays)); len(d) != 0 {
+				t.Errorf("the listing after: %s's parts drifted: %v", stays.Name, d)
+			}
+			if o := partByID(t, one, kindLoadBalancer, shared.ID); o.Service != keyOf(stays) {
+				t.Errorf("load balancer under %q, want %s's", o.Service, stays.Name)
+			}
+			if !ownerLeaves && !maps.Equal(partsOf(one, keyOf(owner)), partsOf(alone, keyOf(owner))) {
+				t.Errorf("the owner's parts after sharing %v, before %v", partsOf(one, keyOf(owner)), partsOf(alone, keyOf(owner)))
+			}
+
+			// Both gone: the load balancer is an orphan, and goes.
+			found := orphans.Find("openstack", one, nil, servingCloud)
+			if !slices.ContainsFunc(found, func(o orphans.Orphan) bool { return o.Kind == kindLoadBalancer && o.ID == shared.ID }) {
+				t.Errorf("orphans with both Services gone %+v, want the load balancer", found)
+			}
+			e.deleteInOrder(t, keyOf(stays))
+			if _, ok := e.emu.LoadBalancer(shared.ID); ok {
+				t.Error("the load balancer outlived both Services")
+			}
+		})
+	}
+}
+
 // TestInventoryLegacyAdopted: an upstream a<uid> load balancer a sync
 // adopted is the Service's (by its usage tag), listed with its name and
 // no UID (the name holds only 31 of the UID's 32 hex digits), with the
@@ -605,7 +763,7 @@ func TestInventoryLegacyAdopted(t *testing.T) {
 	if o := partByID(t, owned, kindFloatingIP, fip.ID); o.Service != keyOf(svc) || o.Kept {
 		t.Errorf("legacy floating IP %+v", o)
 	}
-	if got := kinds(owned, keyOf(svc)); !maps.Equal(got, map[string]int{kindLoadBalancer: 1, kindListener: 1, kindPool: 1, kindFloatingIP: 1}) {
+	if got := kinds(owned, keyOf(svc)); !maps.Equal(got, map[string]int{kindLoadBalancer: 1, kindLBUse: 1, kindListener: 1, kindPool: 1, kindFloatingIP: 1}) {
 		t.Errorf("parts %v", got)
 	}
 	e.deleteInOrder(t, keyOf(svc))

@@ -11,6 +11,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	cloudproviderapi "k8s.io/cloud-provider/api"
 
@@ -120,6 +121,9 @@ func TestOpenStack(t *testing.T) {
 		}
 		env.deleteNode(t, i3.NodeName)
 		s.waitLB(t, web, []int32{80, 443}, i1, i2)
+		// The node set's updates changed only the pools' members:
+		// drift repair, listing every repair period, repairs nothing.
+		noRepairs(t, "after a node joined and left", web)
 	})
 
 	t.Run("spec.loadBalancerIP's floating IP is used and kept; ours is released", func(t *testing.T) {
@@ -295,12 +299,16 @@ func TestOpenStack(t *testing.T) {
 			slices.Sort(ports)
 			return ok && slices.Equal(ports, []int{80, 8080}), fmt.Sprint(ports), nil
 		})
+		// The first Service's load balancer and address are listed
+		// under none once shared: a move, which no one made by hand.
+		noRepairs(t, "once sharing started", own, sharing)
 		env.deleteServiceAndWait(t, own)
 		lb, ok := emu.LoadBalancer(id)
 		if !ok || len(lb.Listeners) != 1 || lb.Listeners[0].ProtocolPort != 8080 || fipOf(&lb) == nil {
 			t.Errorf("after the first Service went: %v %+v, want the load balancer with the other's listener and its floating IP", ok, lb)
 		}
 		env.waitService(t, sharing, "its address kept", ingressIP(addr))
+		noRepairs(t, "once the first Service went", sharing)
 		env.deleteServiceAndWait(t, sharing)
 		if _, ok := emu.LoadBalancer(id); ok {
 			t.Error("the shared load balancer outlived its last Service")
@@ -473,4 +481,18 @@ func TestOpenStack(t *testing.T) {
 		}
 		env.deleteServiceAndWait(t, k)
 	})
+}
+
+// noRepairs waits out a few repair periods (each lists the cloud, and a
+// sync brings the next listing forward) and fails t for every
+// LoadBalancerRepaired Event on the Services: nothing changed their load
+// balancers outside the manager.
+func noRepairs(t *testing.T, when string, svcs ...types.NamespacedName) {
+	t.Helper()
+	time.Sleep(3 * repairPeriod)
+	for _, k := range svcs {
+		if n, msgs, err := env.repairEvents(context.Background(), k); err != nil || n != 0 {
+			t.Errorf("%s: %d LoadBalancerRepaired Events on %s: %s %v", when, n, k, msgs, err)
+		}
+	}
 }
