@@ -665,11 +665,11 @@ func (b *partsBuilder) publicIPs() {
 					uid = ouid
 				}
 			}
-			entryID := id
-			if len(svcs) > 1 {
-				entryID = id + "#" + s
-			}
-			b.add(inventory.Owned{Kind: kindPublicIP, ID: entryID, Name: name, Service: svc, UID: uid, Detail: pipDetail(pip), Order: orderPublicIP},
+			// One entry per Service using it, "<public IP ID>#<ns/name>"
+			// whether it is one or several: an ID that changed as a
+			// second Service starts sharing the address would look like
+			// a part gone and another added (lbrepair).
+			b.add(inventory.Owned{Kind: kindPublicIP, ID: id + "#" + s, Name: name, Service: svc, UID: uid, Detail: pipDetail(pip), Order: orderPublicIP},
 				func(ctx context.Context) error { return l.releaseOrphanPIP(ctx, rg, name, svc) })
 		}
 	}

@@ -143,7 +143,7 @@ func TestInventoryOwned(t *testing.T) {
 		fmt.Sprintf("health probe %s-TCP-80 %s/probes/%s-TCP-80|default/web|uid=%s|kept=false|order=2|Tcp port %d every 5s threshold 2", wn.base, lbID, wn.base, web.UID, np(web, 0)),
 		fmt.Sprintf("load-balancing rule %s-TCP-443 %s/loadBalancingRules/%s-TCP-443|default/web|uid=%s|kept=false|order=1|Tcp 443->443 frontend %s pool kubernetes probe %s-TCP-443 floating IP on idle 4 min TCP reset on distribution Default", wn.base, lbID, wn.base, web.UID, wn.base, wn.base),
 		fmt.Sprintf("load-balancing rule %s-TCP-80 %s/loadBalancingRules/%s-TCP-80|default/web|uid=%s|kept=false|order=1|Tcp 80->80 frontend %s pool kubernetes probe %s-TCP-80 floating IP on idle 4 min TCP reset on distribution Default", wn.base, lbID, wn.base, web.UID, wn.base, wn.base),
-		fmt.Sprintf("public IP address %s %s|default/web|uid=%s|kept=false|order=5|%s Static IPv4 Standard", wn.pip, deref(pip.ID), web.UID, webIP),
+		fmt.Sprintf("public IP address %s %s#default/web|default/web|uid=%s|kept=false|order=5|%s Static IPv4 Standard", wn.pip, deref(pip.ID), web.UID, webIP),
 		fmt.Sprintf("security rule %s %s/securityRules/%s#%s|default/web|uid=%s|kept=false|order=0|Allow Inbound Tcp from Internet to %s ports 80,443", webRule, nsgID, webRule, wn.base, web.UID, webIP),
 	}
 	wantDB := []string{
@@ -821,11 +821,17 @@ func TestInventorySharedAddress(t *testing.T) {
 	a, b := lbService("first", 80), lbService("second", 8443)
 	b.UID = "bbbbbbbb-1111-2222-3333-444455556666"
 	env.ensure(t, a, nodes)
+	an, bn := upstreamNames("kubernetes", a), upstreamNames("kubernetes", b)
+	// The first's entry keeps its ID as the second starts sharing: a new
+	// ID would be a part gone and another added to drift repair.
+	alone := partsOf(env.owned(t), nn(a))[kindPublicIP+" "+an.pip].ID
 	b.Spec.LoadBalancerIP = a.Status.LoadBalancer.Ingress[0].IP
 	env.ensure(t, b, nodes)
 	setServices := env.serviceCache(a, b)
 	parts := env.owned(t)
-	an, bn := upstreamNames("kubernetes", a), upstreamNames("kubernetes", b)
+	if shared := partsOf(parts, nn(a))[kindPublicIP+" "+an.pip].ID; shared != alone {
+		t.Errorf("the first's public IP entry was %s alone, %s shared", alone, shared)
+	}
 	pip, _ := env.emu.PublicIP(env.fx.ResourceGroup, an.pip)
 	if tag := deref(pip.Tags[tagService]); tag != "default/first,default/second" {
 		t.Fatalf("public IP tag %q", tag)
