@@ -25,20 +25,8 @@ import (
 // the manager tags the groups it makes, so it is deleted with the rule
 // admitting it into the node group; the NLB has no group.
 func TestDrift(t *testing.T) {
-	cl, err := Adapter{}.Start(conformance.Options{ClusterID: "cid", Switched: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
+	cl, insts := conformance.StartWithNodes(t, Adapter{}, conformance.Options{ClusterID: "cid", Switched: true})
 	c := cl.(*Cloud)
-	var insts []conformance.Instance
-	for _, z := range c.Zones()[:2] {
-		in, err := c.Launch(conformance.InstanceSpec{Zone: z})
-		if err != nil {
-			t.Fatal(err)
-		}
-		insts = append(insts, in)
-	}
 	uids := map[string]string{"classic": "1234abcd-0000-1111-2222-333344445555", "nlb": "9876abcd-0000-1111-2222-333344445555"}
 	for _, shape := range []string{"classic", "nlb"} {
 		t.Run(shape, func(t *testing.T) {

@@ -20,20 +20,8 @@ import (
 // whose frontend was the last (the load balancer is deleted). Each
 // Service's public IP goes with it; the other Service is untouched.
 func TestDrift(t *testing.T) {
-	cl, err := Adapter{}.Start(conformance.Options{ClusterID: "cid"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
+	cl, insts := conformance.StartWithNodes(t, Adapter{}, conformance.Options{ClusterID: "cid"})
 	c := cl.(*Cloud)
-	var insts []conformance.Instance
-	for i, z := range c.Zones()[:2] {
-		in, err := c.Launch(conformance.InstanceSpec{NameHint: []string{"node-a", "node-b"}[i], Zone: z})
-		if err != nil {
-			t.Fatal(err)
-		}
-		insts = append(insts, in)
-	}
 	var keys []types.NamespacedName
 	for i, uid := range []string{"1234abcd-0000-1111-2222-333344445555", "9876abcd-0000-1111-2222-333344445555"} {
 		svc := &corev1.Service{

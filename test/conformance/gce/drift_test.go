@@ -22,20 +22,8 @@ import (
 // (DeleteLoadBalancer: the address reserved for the Service goes, the
 // user's stays, a second call finds everything gone and succeeds).
 func TestDriftMaker(t *testing.T) {
-	cl, err := Adapter{}.Start(conformance.Options{ClusterID: "cid"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
+	cl, insts := conformance.StartWithNodes(t, Adapter{}, conformance.Options{ClusterID: "cid"})
 	c := cl.(*Cloud)
-	var insts []conformance.Instance
-	for i, z := range c.Zones()[:2] {
-		in, err := c.Launch(conformance.InstanceSpec{NameHint: fmt.Sprintf("node-%d", i), Zone: z})
-		if err != nil {
-			t.Fatal(err)
-		}
-		insts = append(insts, in)
-	}
 	shapes := map[string]map[string]string{"external": nil, "internal": {annotationLBType: "Internal"}}
 	uids := map[string]string{"external": "1234abcd-0000-1111-2222-333344445555", "internal": "9876abcd-0000-1111-2222-333344445555"}
 	for _, shape := range []string{"external", "internal"} {

@@ -18,20 +18,8 @@ import (
 func TestMakeUpstreamLoadBalancer(t *testing.T) {
 	// Both of upstream's shapes, whichever the adoption scenario runs.
 	shapes := map[string]map[string]string{"external": nil, "internal": {annotationLBType: "Internal"}}
-	cl, err := Adapter{}.Start(conformance.Options{ClusterID: "cid"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
+	cl, insts := conformance.StartWithNodes(t, Adapter{}, conformance.Options{ClusterID: "cid"})
 	c := cl.(*Cloud)
-	var insts []conformance.Instance
-	for i, z := range c.Zones()[:2] {
-		in, err := c.Launch(conformance.InstanceSpec{NameHint: []string{"node-a", "node-b"}[i], Zone: z})
-		if err != nil {
-			t.Fatal(err)
-		}
-		insts = append(insts, in)
-	}
 	uids := map[string]string{"external": "1234abcd-0000-1111-2222-333344445555", "internal": "9876abcd-0000-1111-2222-333344445555"}
 	for _, shape := range []string{"external", "internal"} {
 		t.Run(shape, func(t *testing.T) {

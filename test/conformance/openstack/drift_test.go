@@ -20,20 +20,8 @@ import (
 // balancer with its floating IP; a floating IP someone else allocated
 // stays.
 func TestDrift(t *testing.T) {
-	cl, err := Adapter{Options: Options{ProvisioningDelay: 50 * time.Millisecond}}.Start(conformance.Options{ClusterID: "cid"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
+	cl, insts := conformance.StartWithNodes(t, Adapter{Options: Options{ProvisioningDelay: 50 * time.Millisecond}}, conformance.Options{ClusterID: "cid"})
 	c := cl.(*Cloud)
-	var insts []conformance.Instance
-	for i, z := range c.Zones()[:2] {
-		in, err := c.Launch(conformance.InstanceSpec{NameHint: []string{"node-a", "node-b"}[i], Zone: z})
-		if err != nil {
-			t.Fatal(err)
-		}
-		insts = append(insts, in)
-	}
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "1234abcd-0000-1111-2222-333344445555"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{
