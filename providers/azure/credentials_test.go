@@ -57,13 +57,7 @@ func TestCredentials(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			emu, srv, caFile := startEmulator(t, azemu.Config{})
-			fx := emu.Fixture()
-			s := &Section{
-				ActiveDirectoryAuthorityHost: srv.URL() + "/", ResourceManagerEndpoint: srv.URL() + "/", CAFile: caFile,
-				TenantID: fx.TenantID, SubscriptionID: fx.SubscriptionID, ResourceGroup: fx.ResourceGroup, Location: fx.Location,
-				VnetName: fx.VNetName, SubnetName: fx.SubnetName,
-			}
+			emu, srv, s := startEmulator(t, azemu.Config{})
 			tt.setup(t, emu, s)
 			s.SetDefaults()
 			s.MaxAttempts = 2
@@ -78,7 +72,7 @@ func TestCredentials(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no token: %v", err)
 			}
-			p := api.vms.NewListPager(fx.ResourceGroup, nil)
+			p := api.vms.NewListPager(s.ResourceGroup, nil)
 			if _, err := p.NextPage(t.Context()); err != nil {
 				t.Fatalf("ARM with the token: %v", err)
 			}
@@ -120,16 +114,12 @@ func selfSigned(t *testing.T) (*x509.Certificate, []byte) {
 func TestFirstTokenAzureADBusy(t *testing.T) {
 	start := func(t *testing.T, secret string, fault *cloudsim.FaultSpec) (*clients, *cloudsim.Server, azemu.Fixture, error) {
 		t.Helper()
-		emu, srv, caFile := startEmulator(t, azemu.Config{})
+		emu, srv, s := startEmulator(t, azemu.Config{})
 		fx := emu.Fixture()
 		if secret == "" {
 			secret = fx.ClientSecret
 		}
-		s := &Section{
-			ActiveDirectoryAuthorityHost: srv.URL() + "/", ResourceManagerEndpoint: srv.URL() + "/", CAFile: caFile,
-			TenantID: fx.TenantID, SubscriptionID: fx.SubscriptionID, ResourceGroup: fx.ResourceGroup, Location: fx.Location,
-			AADClientID: fx.ClientID, AADClientSecret: secret, VnetName: fx.VNetName, SubnetName: fx.SubnetName,
-		}
+		s.AADClientID, s.AADClientSecret = fx.ClientID, secret
 		s.SetDefaults()
 		s.MaxAttempts = 2
 		if errs := s.Validate(nil); len(errs) > 0 {

@@ -29,9 +29,11 @@ type testEnv struct {
 	clk *clocktesting.FakeClock
 }
 
-// startEmulator starts an Azure emulator, stopped at cleanup, and writes
-// its CA certificate to a file for the cloud-config's caFile.
-func startEmulator(t *testing.T, cfg azemu.Config) (*azemu.Emulator, *cloudsim.Server, string) {
+// startEmulator starts an Azure emulator, stopped at cleanup, writes its
+// CA certificate to a file, and returns a section pointed at it with the
+// fixture's subscription, group, location and network, without
+// credentials.
+func startEmulator(t *testing.T, cfg azemu.Config) (*azemu.Emulator, *cloudsim.Server, *Section) {
 	t.Helper()
 	emu := azemu.New(cfg)
 	srv, err := cloudsim.Start(emu)
@@ -43,21 +45,21 @@ func startEmulator(t *testing.T, cfg azemu.Config) (*azemu.Emulator, *cloudsim.S
 	if err := os.WriteFile(caFile, emu.CAPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return emu, srv, caFile
+	fx := emu.Fixture()
+	return emu, srv, &Section{
+		ActiveDirectoryAuthorityHost: srv.URL() + "/", ResourceManagerEndpoint: srv.URL() + "/", CAFile: caFile,
+		TenantID: fx.TenantID, SubscriptionID: fx.SubscriptionID, ResourceGroup: fx.ResourceGroup, Location: fx.Location,
+		VnetName: fx.VNetName, SubnetName: fx.SubnetName,
+	}
 }
 
 // newTestEnv starts an emulator and builds the cloud on it with the
 // fixture's client secret, after edit has adjusted the section.
 func newTestEnv(t *testing.T, cfg azemu.Config, edit func(*Section)) *testEnv {
 	t.Helper()
-	emu, srv, caFile := startEmulator(t, cfg)
+	emu, srv, s := startEmulator(t, cfg)
 	fx := emu.Fixture()
-	s := &Section{
-		ActiveDirectoryAuthorityHost: srv.URL() + "/", ResourceManagerEndpoint: srv.URL() + "/", CAFile: caFile,
-		TenantID: fx.TenantID, SubscriptionID: fx.SubscriptionID, ResourceGroup: fx.ResourceGroup, Location: fx.Location,
-		AADClientID: fx.ClientID, AADClientSecret: fx.ClientSecret,
-		VnetName: fx.VNetName, SubnetName: fx.SubnetName, SecurityGroupName: fx.SecurityGroupName,
-	}
+	s.AADClientID, s.AADClientSecret, s.SecurityGroupName = fx.ClientID, fx.ClientSecret, fx.SecurityGroupName
 	if edit != nil {
 		edit(s)
 	}

@@ -3,7 +3,6 @@ package openstack
 import (
 	"context"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,25 +40,7 @@ func TestDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	part, err := c.DeletePart(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(part, "listener of port 80 ") {
-		t.Errorf("deleted %q, want the listener of port 80", part)
-	}
-	if lbs := c.LoadBalancers(k); len(lbs) != 1 || !slices.Equal(lbs[0].Ports, []int32{443}) || len(lbs[0].Backends) != 2 {
-		t.Errorf("after deleting %s: %+v, want one load balancer on 443 with 2 backends", part, lbs)
-	}
-	if err := c.DeleteLoadBalancer(k); err != nil {
-		t.Fatal(err)
-	}
-	if lbs := c.LoadBalancers(k); len(lbs) != 0 {
-		t.Errorf("load balancers left: %+v", lbs)
-	}
-	if rs := c.ServiceResources(k); len(rs) != 0 {
-		t.Errorf("resources left: %+v", rs)
-	}
+	conformance.CheckListenerDrift(t, c, k)
 	var fips []string
 	for _, f := range c.emu.FloatingIPs() {
 		fips = append(fips, f.ID)
