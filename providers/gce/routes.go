@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"regexp"
+	"strings"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/api/iterator"
@@ -19,9 +21,12 @@ import (
 )
 
 // routes implements cloudprovider.Routes with next-hop-instance routes in
-// the nodes' network, named "<clusterID>-<hash>" and described
-// routeDescription as upstream marks them, so the cluster's routes are
-// one filtered listing and others' routes are never touched.
+// the nodes' network, described routeDescription as upstream marks them,
+// so the cluster's routes are one filtered listing and others' routes are
+// never touched. They are named "k8s-<clusterID>-<node>-<hash>", or, on a
+// cluster switched from the upstream GCE CCM (upstreamClusterName set),
+// as upstream names them (newRouteName), so that CCM, started again,
+// finds them too.
 type routes struct {
 	cfg       *Section
 	clusterID string
@@ -91,13 +96,39 @@ func (r *routes) ListRoutes(ctx context.Context, _ string) ([]*cloudprovider.Rou
 	}
 }
 
+// newRouteName names a new route of the Node's pod CIDR. On a switched
+// cluster it is upstream's name, "<upstreamClusterName[:26]>-<nameHint>",
+// nameHint being the Node's UID (k8s.io/cloud-provider
+// controllers/route/route_controller.go:441 passes node.UID;
+// cloud-provider-gcp providers/gce/gce_routes.go:81 names the route
+// truncateClusterName(clusterName)+"-"+nameHint, 105-110 the cut), so
+// upstream's ListRoutes (gce_routes.go:48-49: the name prefix, the network
+// and the description k8s-node-route) lists it and its route controller
+// keeps it for the Node instead of making it again and leaving ours.
+// Upstream gives a dual-stack Node's two CIDRs the same name (its second
+// create fails as a conflict, gce_routes.go:89-91); here an IPv6 CIDR
+// gets "<prefix><UID without dashes>-v6" (62 characters at most), under
+// the same prefix, so upstream still lists it. Elsewhere, and without a
+// hint, it is routeName. These formats MUST NOT change: a route is found
+// again by its name's prefix.
+func (r *routes) newRouteName(nameHint string, node types.NodeName, cidr string) string {
+	up := r.upstreamRoutePrefix()
+	if up == "" || nameHint == "" {
+		return r.routeName(node, cidr)
+	}
+	if p, err := netip.ParsePrefix(cidr); err == nil && p.Addr().Is6() {
+		return up + strings.ReplaceAll(nameHint, "-", "") + "-v6"
+	}
+	return up + nameHint
+}
+
 // CreateRoute routes the pod CIDR to the Node's instance.
-func (r *routes) CreateRoute(ctx context.Context, _ string, _ string, route *cloudprovider.Route) error {
+func (r *routes) CreateRoute(ctx context.Context, _ string, nameHint string, route *cloudprovider.Route) error {
 	inst, err := r.in.Lookup(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: string(route.TargetNode)}})
 	if err != nil {
 		return fmt.Errorf("route %s to node %s: %w", route.DestinationCIDR, route.TargetNode, err)
 	}
-	name := r.routeName(route.TargetNode, route.DestinationCIDR)
+	name := r.newRouteName(nameHint, route.TargetNode, route.DestinationCIDR)
 	err = waitOp(ctx)(r.api.routes.Insert(ctx, &computepb.InsertRouteRequest{Project: r.cfg.NetworkProjectID, RouteResource: &computepb.Route{
 		Name: proto.String(name), Description: proto.String(routeDescription), Network: proto.String(r.cfg.networkURL()),
 		DestRange: proto.String(route.DestinationCIDR), Priority: proto.Uint32(1000),

@@ -3,6 +3,7 @@ package gce
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
@@ -112,5 +113,85 @@ func TestUpstreamRoutes(t *testing.T) {
 	}
 	if n := env.srv.CallCount("compute:Routes.List"); n != 1 {
 		t.Errorf("%d route listings", n)
+	}
+}
+
+// TestSwitchedRouteNames: on a cluster switched from the upstream GCE CCM
+// (upstreamClusterName), a new route is named and described as upstream's
+// CreateRoute makes it, "<name[:26]>-<node UID>" and k8s-node-route
+// (cloud-provider-gcp gce_routes.go:79-87), so upstream's ListRoutes
+// filter (gce_routes.go:48-49) finds it; an IPv6 CIDR gets a name under
+// the same prefix. A route this manager named before the switch
+// ("k8s-<cluster>-...") is still listed and deleted with its node, one
+// listing for all.
+func TestSwitchedRouteNames(t *testing.T) {
+	env := newTestEnv(t, gceemu.Config{}, func(s *Section) { s.UpstreamClusterName = "a-very-long-cluster-name-over-26" })
+	ctx := t.Context()
+	rt := env.cloud.routes
+	nodes := env.launch(t, cloudsim.InstanceSpec{Name: "sw-0"}, cloudsim.InstanceSpec{Name: "sw-1"})
+	// sw-0's route as this manager named it before the switch.
+	old := &cloudprovider.Route{TargetNode: types.NodeName(nodes[0].Name), DestinationCIDR: "10.244.0.0/24"}
+	oldName := rt.routeName(old.TargetNode, old.DestinationCIDR)
+	if !strings.HasPrefix(oldName, "k8s-kubernetes-sw0-") {
+		t.Fatalf("old route name %s", oldName)
+	}
+	if err := rt.CreateRoute(ctx, "kubernetes", "", old); err != nil {
+		t.Fatal(err)
+	}
+	const uid = "6f2b1c3d-1234-4abc-8def-0123456789ab"
+	env.srv.ResetCalls()
+	for _, cidr := range []string{"10.244.1.0/24", "fd00:10:244:1::/64"} {
+		if err := rt.CreateRoute(ctx, "kubernetes", uid, &cloudprovider.Route{TargetNode: types.NodeName(nodes[1].Name), DestinationCIDR: cidr}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := env.srv.CallCount("compute:Routes.Insert"); n != 2 {
+		t.Errorf("%d route inserts, want 2", n)
+	}
+	// Golden: upstream's name exactly; MUST NOT change.
+	want := map[string]string{
+		"a-very-long-cluster-name-o-6f2b1c3d-1234-4abc-8def-0123456789ab": "10.244.1.0/24",
+		"a-very-long-cluster-name-o-6f2b1c3d12344abc8def0123456789ab-v6":  "fd00:10:244:1::/64",
+	}
+	// Upstream's ListRoutes: name by prefix, network, description.
+	it := env.api.routes.List(ctx, &computepb.ListRoutesRequest{Project: env.s.ProjectID,
+		Filter: proto.String(`(name eq "a-very-long-cluster-name-o-.*") (description eq "k8s-node-route")`)})
+	got := map[string]string{}
+	for {
+		r, err := it.Next()
+		if err != nil {
+			break
+		}
+		if len(r.GetName()) > 63 || !strings.HasSuffix(r.GetNextHopInstance(), "/instances/"+nodes[1].Name) || r.GetPriority() != 1000 || !strings.HasSuffix(r.GetNetwork(), env.s.networkURL()) {
+			t.Errorf("route %v", r)
+		}
+		got[r.GetName()] = r.GetDestRange()
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("upstream's filter finds %v, want %v", got, want)
+	}
+	env.srv.ResetCalls()
+	listed, err := rt.ListRoutes(ctx, "kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := env.srv.CallCount("compute:Routes.List"); n != 1 {
+		t.Errorf("%d route listings", n)
+	}
+	var names []string
+	for _, r := range listed {
+		names = append(names, r.Name)
+	}
+	slices.Sort(names)
+	if fmt.Sprint(names) != fmt.Sprint([]string{"a-very-long-cluster-name-o-6f2b1c3d-1234-4abc-8def-0123456789ab", "a-very-long-cluster-name-o-6f2b1c3d12344abc8def0123456789ab-v6", oldName}) {
+		t.Errorf("listed %v", names)
+	}
+	for _, r := range listed {
+		if err := rt.DeleteRoute(ctx, "kubernetes", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, _ := rt.ListRoutes(ctx, "kubernetes"); len(left) != 0 {
+		t.Errorf("left %v", left)
 	}
 }
