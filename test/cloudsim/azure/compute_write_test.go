@@ -542,7 +542,9 @@ func TestPoolMixingFromThePool(t *testing.T) {
 }
 
 // TestPoolInUse: a pool a scale set's model names, or that holds IP
-// configurations, cannot be removed, nor its load balancer deleted.
+// configurations, cannot be removed; the load balancer's DELETE is refused
+// with ARM's LoadBalancerInUseByVirtualMachineScaleSet while the scale set
+// (model or instance) uses a pool.
 func TestPoolInUse(t *testing.T) {
 	pe := newPoolEnv(t, Config{})
 	rg := pe.f.ResourceGroup
@@ -552,12 +554,15 @@ func TestPoolInUse(t *testing.T) {
 	refused := func(why string) {
 		t.Helper()
 		p, err := lbs.BeginDelete(ctx, rg, "kubernetes", nil)
-		re := nwWantErr(t, nwErr(t, p, err), http.StatusBadRequest, "BackendAddressPoolInUse")
+		re := nwWantErr(t, nwErr(t, p, err), http.StatusBadRequest, "LoadBalancerInUseByVirtualMachineScaleSet")
+		if want := "Cannot delete load balancer " + pe.lbID + " since its child resources pool are in use by virtual machine scale set " + pe.ss.ID + "."; !strings.Contains(re.Error(), want) {
+			t.Fatalf("%s: message %v, want %q", why, re, want)
+		}
+		dp, err := pools.BeginDelete(ctx, rg, "kubernetes", "pool", nil)
+		re = nwWantErr(t, nwErr(t, dp, err), http.StatusBadRequest, "BackendAddressPoolInUse")
 		if !strings.Contains(re.Error(), "Cannot remove backend address pool pool from load balancer since it is in use by virtual machine scale set "+pe.ss.ID) {
 			t.Fatalf("%s: message %v", why, re)
 		}
-		dp, err := pools.BeginDelete(ctx, rg, "kubernetes", "pool", nil)
-		nwWantErr(t, nwErr(t, dp, err), http.StatusBadRequest, "BackendAddressPoolInUse")
 		lb, err := lbs.Get(ctx, rg, "kubernetes", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -582,6 +587,55 @@ func TestPoolInUse(t *testing.T) {
 	}
 	p, err := lbs.BeginDelete(ctx, rg, "kubernetes", nil)
 	nwDone(t, p, err)
+}
+
+// TestDeleteLoadBalancerWithNICMembers: stand-alone NICs in a pool do not
+// stop the load balancer's DELETE (the upstream CCM deletes it without
+// taking availability-set NICs out); the provider drops the references
+// from the NICs' IP configurations and rewrites them. The pool itself
+// still cannot be removed while they are in it.
+func TestDeleteLoadBalancerWithNICMembers(t *testing.T) {
+	pe := newPoolEnv(t, Config{})
+	rg := pe.f.ResourceGroup
+	ctx := nwCtx(t)
+	vm, err := pe.emu.LaunchVM(VMSpec{Name: "standalone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nics := pe.network.NewInterfacesClient()
+	nicName := lastSegment(vm.NICID)
+	nic, err := nics.Get(ctx, rg, nicName, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := nic.Properties.IPConfigurations[0]
+	cfg.Properties.LoadBalancerBackendAddressPools = append(cfg.Properties.LoadBalancerBackendAddressPools, &armnetwork.BackendAddressPool{ID: to.Ptr(pe.poolID)})
+	np, err := nics.BeginCreateOrUpdate(ctx, rg, nicName, nic.Interface, nil)
+	written := nwDone(t, np, err)
+
+	pools := pe.network.NewLoadBalancerBackendAddressPoolsClient()
+	dp, err := pools.BeginDelete(ctx, rg, "kubernetes", "pool", nil)
+	nwWantErr(t, nwErr(t, dp, err), http.StatusBadRequest, "BackendAddressPoolInUse")
+
+	lbs := pe.network.NewLoadBalancersClient()
+	p, err := lbs.BeginDelete(ctx, rg, "kubernetes", nil)
+	nwDone(t, p, err)
+	if _, err := lbs.Get(ctx, rg, "kubernetes", nil); err == nil {
+		t.Fatal("load balancer still there")
+	}
+	after, err := nics.Get(ctx, rg, nicName, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs := after.Properties.IPConfigurations[0].Properties.LoadBalancerBackendAddressPools; len(refs) != 0 {
+		t.Errorf("NIC still names pools %v after the load balancer's deletion", refs)
+	}
+	if val(after.Etag) == val(written.Etag) {
+		t.Errorf("NIC ETag %s unchanged though the provider rewrote it", val(after.Etag))
+	}
+	// The NIC can be written back as read (no dangling reference).
+	np, err = nics.BeginCreateOrUpdate(ctx, rg, nicName, after.Interface, nil)
+	nwDone(t, np, err)
 }
 
 // TestScaleSetAutomaticUpgrade: with upgrade policy Automatic a model

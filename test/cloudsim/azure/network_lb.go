@@ -727,22 +727,21 @@ func (e *Emulator) touchChanged(before, after []string) {
 }
 
 // delLoadBalancer refuses to delete a load balancer while another
-// operation is in progress on it or something still uses one of its
-// pools.
+// operation is in progress on it or a scale set still uses one of its
+// pools; stand-alone NICs in its pools do not stop it (network_lb_pool.go
+// scaleSetsUsingLB has the evidence).
 func delLoadBalancer(e *Emulator, o *object) *armError {
 	if aerr := delFamily(e, o); aerr != nil {
 		return aerr
 	}
-	for _, pool := range e.childrenOf(o.id, e.netKind(poolTypePath)) {
-		if aerr := e.checkPoolUnused(pool); aerr != nil {
-			return aerr
-		}
-	}
-	return nil
+	return e.scaleSetsUsingLB(o)
 }
 
+// removedLoadBalancer: its public IPs are no longer in use, and the NICs
+// that were in its pools no longer name them.
 func removedLoadBalancer(e *Emulator, o *object) {
 	e.touchChanged(frontendPublicIPs(o.body), nil)
+	e.dropPoolReferences(o.id)
 }
 
 func viewLoadBalancer(e *Emulator, o *object, _ url.Values) (map[string]any, *armError) {

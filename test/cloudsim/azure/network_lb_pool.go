@@ -160,40 +160,120 @@ func (e *Emulator) poolMembers(poolID string) []ipConfigRef {
 	return e.ipConfigsWhere(func(r ipConfigRef) bool { return inPool(r.props, poolID) })
 }
 
-// checkPoolUnused refuses the removal of a pool (its DELETE, a load
-// balancer PUT that leaves it out, the load balancer's DELETE) while a
-// scale set's model names it or an IP configuration is in it: the
-// references would dangle. The message is the provider's as quoted in
-// Azure/vm-scale-sets#53; that it holds for a load balancer's DELETE is
-// from kubernetes-sigs/cloud-provider-azure#2721; the code is not
-// verified.
+// checkPoolUnused refuses the removal of a pool (its DELETE, or a load
+// balancer PUT that leaves it out) while a scale set's model names it or
+// an IP configuration is in it: the references would dangle. The message
+// is the provider's as quoted in Azure/vm-scale-sets#53 (a pool DELETE
+// refused while a scale set uses it); the code is not verified. Deleting
+// the whole load balancer is another matter (delLoadBalancer).
 func (e *Emulator) checkPoolUnused(pool *object) *armError {
-	user := ""
-	for _, ss := range e.objectsOf(e.kindOf(computeNS, typeVMSS)) {
-		for _, nc := range modelNetConfigs(ss.body) {
-			ips, _ := jsonValue(asMap(nc), "properties", "ipConfigurations").([]any)
-			for _, ipc := range ips {
-				ip, _ := asMap(ipc)["properties"].(map[string]any)
-				if inPool(ip, pool.id) {
-					user = "virtual machine scale set " + ss.id
-				}
-			}
-		}
-	}
+	user := e.scaleSetUsing(pool)
 	if members := e.poolMembers(pool.id); user == "" && len(members) > 0 {
-		owner := members[0].owner
-		switch owner.kind.typ {
-		case typeVMSSVMNIC:
-			user = "virtual machine scale set " + topLevelOf(owner.id)
-		default:
-			user = "network interface " + owner.id
-		}
+		user = "network interface " + members[0].owner.id
 	}
 	if user == "" {
 		return nil
 	}
 	return errBadRequest("BackendAddressPoolInUse",
 		"Cannot remove backend address pool %s from load balancer since it is in use by %s.", pool.name(), user)
+}
+
+// scaleSetUsing is "virtual machine scale set <ID>" for the first scale
+// set whose model names the pool or one of whose instances' IP
+// configurations is in it; "" for none.
+func (e *Emulator) scaleSetUsing(pool *object) string {
+	for _, ss := range e.objectsOf(e.kindOf(computeNS, typeVMSS)) {
+		for _, nc := range modelNetConfigs(ss.body) {
+			ips, _ := jsonValue(asMap(nc), "properties", "ipConfigurations").([]any)
+			for _, ipc := range ips {
+				ip, _ := asMap(ipc)["properties"].(map[string]any)
+				if inPool(ip, pool.id) {
+					return "virtual machine scale set " + ss.id
+				}
+			}
+		}
+	}
+	for _, m := range e.poolMembers(pool.id) {
+		if m.owner.kind.typ == typeVMSSVMNIC {
+			return "virtual machine scale set " + topLevelOf(m.owner.id)
+		}
+	}
+	return ""
+}
+
+// What the network provider does when a load balancer whose pools are
+// still referenced is deleted:
+//
+//   - a scale set (its model, or its instances' network configurations)
+//     still naming a pool: the DELETE is refused with 400
+//     LoadBalancerInUseByVirtualMachineScaleSet, "Cannot delete load
+//     balancer <LB ID> since its child resources <pool names> are in use
+//     by virtual machine scale set <scale set ID>." Code and message as
+//     ARM answered the upstream CCM in
+//     kubernetes-sigs/cluster-api-provider-azure#3163 (Feb 2023), and as
+//     upstream's own test fixture has them (cloud-provider-azure v1.36.5
+//     pkg/provider/azure_loadbalancer_test.go:63-71); upstream parses the
+//     scale set out of it, takes the pools out of that scale set and
+//     deletes again (pkg/util/errutils/err.go:66-85,
+//     pkg/provider/azure_loadbalancer.go:703-735).
+//   - stand-alone network interfaces (availability set or single VMs)
+//     still in a pool: the DELETE succeeds and the provider drops the
+//     references from the interfaces' IP configurations, so they name no
+//     pool that does not exist. Upstream relies on it: for availability
+//     sets it deliberately takes no NIC out before deleting the load
+//     balancer (pkg/provider/azure_loadbalancer.go:697-701, "do nothing
+//     for availability set", there since the in-tree provider); were the
+//     DELETE refused, no availability-set cluster with the default
+//     nodeIPConfiguration pools could ever delete its last Service's load
+//     balancer. That the interfaces' ETags change with it is assumed
+//     (they are rewritten).
+
+// scaleSetsUsingLB refuses a load balancer's DELETE while a scale set
+// uses one of its pools.
+func (e *Emulator) scaleSetsUsingLB(lb *object) *armError {
+	var names []string
+	user := ""
+	for _, pool := range e.childrenOf(lb.id, e.netKind(poolTypePath)) {
+		if u := e.scaleSetUsing(pool); u != "" && (user == "" || u == user) {
+			user = u
+			names = append(names, pool.name())
+		}
+	}
+	if user == "" {
+		return nil
+	}
+	return errBadRequest("LoadBalancerInUseByVirtualMachineScaleSet",
+		"Cannot delete load balancer %s since its child resources %s are in use by %s.", lb.id, strings.Join(names, ", "), user)
+}
+
+// dropPoolReferences takes every reference to one of a deleted load
+// balancer's pools out of the stand-alone network interfaces' IP
+// configurations, and rewrites those interfaces.
+func (e *Emulator) dropPoolReferences(lbID string) {
+	prefix := strings.ToLower(lbID) + "/backendaddresspools/"
+	touched := map[string]bool{}
+	for _, r := range e.ipConfigsWhere(func(r ipConfigRef) bool { return true }) {
+		list, _ := r.props["loadBalancerBackendAddressPools"].([]any)
+		kept := list[:0:0]
+		for _, ref := range list {
+			if id, _ := asMap(ref)["id"].(string); strings.HasPrefix(strings.ToLower(id), prefix) {
+				continue
+			}
+			kept = append(kept, ref)
+		}
+		if len(kept) == len(list) {
+			continue
+		}
+		if len(kept) == 0 {
+			delete(r.props, "loadBalancerBackendAddressPools")
+		} else {
+			r.props["loadBalancerBackendAddressPools"] = kept
+		}
+		touched[r.owner.id] = true
+	}
+	for id := range touched {
+		e.touch(id)
+	}
 }
 
 // nicPoolAddress is how the provider lists an IP configuration member
