@@ -38,6 +38,13 @@ func newTestEnv(t *testing.T, cfg gceemu.Config, edit func(*Section)) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
+	return newTestEnvOn(t, emu, srv, edit)
+}
+
+// newTestEnvOn builds the cloud on an emulator already serving at srv
+// (the conformance adapter's, whose upstream-shaped parts tests adopt).
+func newTestEnvOn(t *testing.T, emu *gceemu.Emulator, srv *cloudsim.Server, edit func(*Section)) *testEnv {
+	t.Helper()
 	ec := emu.Config()
 	fx := emu.Fixture()
 	s := &Section{ProjectID: ec.Project, Region: ec.Region, Endpoint: srv.URL(), NetworkName: fx.NetworkName, SubnetworkName: fx.SubnetworkName}

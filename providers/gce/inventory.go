@@ -435,7 +435,8 @@ func ruleDetail(fr *computepb.ForwardingRule) string {
 	return fmt.Sprintf("%s %s %s %s %s -> %s", fr.GetLoadBalancingScheme(), fr.GetNetworkTier(), fr.GetIPAddress(), fr.GetIPProtocol(), fr.GetPortRange(), shortLink(fr.GetTarget()))
 }
 
-// firewallDetail is what sameFirewall compares, normalized as it does.
+// firewallDetail is what firewallSatisfies compares, with the /32 of a
+// single address dropped as it does.
 func firewallDetail(fw *computepb.Firewall) string {
 	var allowed []string
 	for _, a := range fw.GetAllowed() {

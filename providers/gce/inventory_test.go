@@ -80,13 +80,13 @@ func totalCalls(env *testEnv) int {
 // check), an internal one (web-9a1b) and one on the user's address
 // (pinned); and another cluster's Service on the same project.
 type inventoryEnv struct {
-	env                          *testEnv
-	lb                           *loadBalancers
-	nodes                        []*v1.Node
-	ext, local, internal, pinned *v1.Service
-	extIP, intIP, userIP         string
-	other                        *loadBalancers
-	otherSvc                     *v1.Service
+	env                           *testEnv
+	lb                            *loadBalancers
+	nodes                         []*v1.Node
+	ext, local, internal, pinned  *v1.Service
+	extIP, intIP, userIP, localIP string
+	other                         *loadBalancers
+	otherSvc                      *v1.Service
 }
 
 func newInventoryEnv(t *testing.T) *inventoryEnv {
@@ -112,7 +112,7 @@ func newInventoryEnv(t *testing.T) *inventoryEnv {
 	ie.pinned = namedSvc("pinned", "7f7f7f7f-1b9a-4f3e-9d5c-0a1b2c3d4e5f", nil)
 	ie.pinned.Spec.LoadBalancerIP = ie.userIP
 	ie.extIP = ensure(t, lb, ie.ext, nodes)
-	ensure(t, lb, ie.local, nodes)
+	ie.localIP = ensure(t, lb, ie.local, nodes)
 	ie.intIP = ensure(t, lb, ie.internal, nodes)
 	ensure(t, lb, ie.pinned, nodes)
 
@@ -153,13 +153,12 @@ func TestInventoryOwned(t *testing.T) {
 			"target pool " + lbase:                    "instances " + z0 + "," + z1 + "; health check httpHealthChecks/" + lbase + "; affinity NONE",
 			"http health check " + lbase:              "HTTP port 31000 path /healthz; every 8s, unhealthy after 3",
 			"firewall rule k8s-fw-" + lbase:           "",
-			"firewall rule k8s-" + lbase + "-http-hc": "allow tcp:31000 from 130.211.0.0/22,209.85.152.0/22,209.85.204.0/22,35.191.0.0/16 to tags k8s-node",
+			"firewall rule k8s-" + lbase + "-http-hc": "allow tcp:31000 from 130.211.0.0/22,209.85.152.0/22,209.85.204.0/22,35.191.0.0/16 to tags k8s-node dest " + ie.localIP,
 		},
 		keyOf(ie.internal): {
 			"forwarding rule " + ibase:      "INTERNAL " + ie.intIP + " TCP ports 80 -> backendServices/" + ibase + "; subnetwork " + env.s.SubnetworkName + "; global access false",
 			"backend service " + ibase:      "INTERNAL TCP; groups " + zones[0] + "/k8s-ig--kubernetes," + zones[1] + "/k8s-ig--kubernetes; health check healthChecks/k8s-kubernetes-node; affinity NONE",
 			"firewall rule k8s-fw-" + ibase: "allow tcp:80 from 0.0.0.0/0 to tags k8s-node dest " + ie.intIP,
-			"address " + ibase:              ie.intIP + " INTERNAL SHARED_LOADBALANCER_VIP subnetwork " + env.s.SubnetworkName,
 		},
 		keyOf(ie.pinned): {
 			"forwarding rule " + pbase:      "EXTERNAL PREMIUM " + ie.userIP + " TCP 80-80 -> targetPools/" + pbase,
@@ -373,7 +372,16 @@ func TestInventoryRepair(t *testing.T) {
 			t.Fatal("the group was made again without Forget: the record is not what this test is about")
 		}
 	}
-	repair(ie.internal, map[string]int{"compute:InstanceGroups.Insert": 1, "compute:RegionBackendServices.Insert": 1, "compute:ForwardingRules.Insert": 1})
+	// As upstream, the internal address is reserved only while the rule
+	// is made (ensureInternalAddress): a rule deleted out of band comes
+	// back with a new IP, as the external one does. (The failed ensure
+	// above reserved it already; the repair takes that reservation and
+	// releases it.)
+	iip := repair(ie.internal, map[string]int{"compute:InstanceGroups.Insert": 1, "compute:RegionBackendServices.Insert": 1, "compute:ForwardingRules.Insert": 1})
+	if iip != ie.intIP {
+		t.Logf("the internal rule made again has a new IP %s (was %s)", iip, ie.intIP)
+		before = strings.ReplaceAll(before, ie.intIP, iip)
+	}
 	if got := dump(ownedNow(t, lb)); got != before {
 		t.Fatalf("after the internal repair:\n%s\nwant\n%s", got, before)
 	}

@@ -35,9 +35,11 @@ func (l *loadBalancers) ensureExternal(ctx context.Context, base, key string, sp
 			return err
 		}
 		h, hctx := errgroup.WithContext(gctx)
-		h.Go(func() error {
-			return l.ensureHealthCheckFirewall(hctx, healthCheckFirewallName(hc.Name, hcOwner == ""), int(hc.Port), tags, hcOwner)
-		})
+		if hcOwner == "" {
+			h.Go(func() error {
+				return l.ensureHealthCheckFirewall(hctx, healthCheckFirewallName(hc.Name, true), int(hc.Port), tags, "", "")
+			})
+		}
 		h.Go(func() error {
 			return l.ensureTargetPool(hctx, base, key, l.globalLink("httpHealthChecks", hc.Name), instanceLinks(members), sp)
 		})
@@ -53,6 +55,13 @@ func (l *loadBalancers) ensureExternal(ctx context.Context, base, key string, sp
 		})
 	})
 	g.Go(func() error { return l.ensureClientFirewall(gctx, base, key, ip, sp, tags) })
+	if hcOwner != "" {
+		// The Service's own health check's rule, narrowed to its IP
+		// as upstream makes it: it waits for the IP.
+		g.Go(func() error {
+			return l.ensureHealthCheckFirewall(gctx, healthCheckFirewallName(hc.Name, false), int(hc.Port), tags, hcOwner, ip)
+		})
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}

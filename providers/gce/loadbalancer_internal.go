@@ -50,7 +50,9 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 		if err := l.once(gctx, hcOwner, "healthChecks/"+hc.GetName(), func(ctx context.Context) error { return l.ensureGlobalHealthCheck(ctx, hc, hcOwner) }); err != nil {
 			return err
 		}
-		return l.ensureHealthCheckFirewall(gctx, internalHealthCheckFirewallName(hc.GetName()), int(hc.GetHttpHealthCheck().GetPort()), tags, hcOwner)
+		// Upstream's internal health-check rules name no destination
+		// (ensureInternalFirewalls, gce_loadbalancer_internal.go:600-618).
+		return l.ensureHealthCheckFirewall(gctx, internalHealthCheckFirewallName(hc.GetName()), int(hc.GetHttpHealthCheck().GetPort()), tags, hcOwner, "")
 	})
 	g.Go(func() (err error) {
 		groups, err = l.groups.sync(gctx, membersByZone(members))
@@ -85,6 +87,14 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	// The rules hold the IP now: the reservation goes, as upstream's
+	// (ensureInternalAddress); so does one this manager kept before, or
+	// one a failed upstream sync left: one read when there is none.
+	if sp.staticIP == "" && !keepsInternalAddress(sp) {
+		if err := l.releaseAddress(ctx, base, key); err != nil {
+			return nil, err
+		}
 	}
 	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: ip}}}, nil
 }
@@ -136,15 +146,17 @@ func (l *loadBalancers) subnetworkLink(name string) string {
 }
 
 // ensureInternalAddress is the internal Service's IP: spec.loadBalancerIP
-// as it is (the user's), else an internal address in the subnetwork the
-// manager reserved for the Service: the IP its forwarding rules hold
-// (promoted, as upstream's addressManager.HoldAddress does, so a switch
-// keeps it), else a new one. It stays reserved for as long as the Service
-// exists, shared by its forwarding rules (one per protocol, which GCE
-// allows only on a SHARED_LOADBALANCER_VIP address), so the IP stays when
-// a rule is made again. Upstream releases it after each sync; internal
-// addresses have their own, larger quota (INTERNAL_ADDRESSES) than
-// external static ones.
+// as it is (the user's, never released), else the IP its forwarding rules
+// hold, else a new one in the subnetwork. As upstream's internal load
+// balancer (ensureInternalLoadBalancer, gce_loadbalancer_internal.go:
+// 167-182, with the address manager's HoldAddress and ReleaseAddress,
+// gce_address_manager.go:61-120), an address named base is reserved only
+// while rules are made, promoting the IP a rule holds so a rule made
+// again keeps it, and released after (ensureInternal); with the rules as
+// wanted no address is touched at all, so taking over upstream's load
+// balancer reserves nothing. Only a Service with more than one protocol
+// keeps its address for its life: its rules share the IP, which GCE
+// allows only on a SHARED_LOADBALANCER_VIP address.
 func (l *loadBalancers) ensureInternalAddress(ctx context.Context, base, svcKey string, sp *lbSpec, rules map[string]*computepb.ForwardingRule) (string, error) {
 	if sp.staticIP != "" {
 		return sp.staticIP, nil
@@ -159,6 +171,16 @@ func (l *loadBalancers) ensureInternalAddress(ctx context.Context, base, svcKey 
 			break
 		}
 	}
+	if held := want.GetAddress(); held != "" && !keepsInternalAddress(sp) {
+		settled := true
+		for name, p := range ruleNames(base, sp) {
+			cur := rules[name]
+			settled = settled && cur != nil && l.owns(cur.GetDescription(), svcKey, "") && l.internalRuleAsWanted(cur, name, held, p, sp)
+		}
+		if settled {
+			return held, nil
+		}
+	}
 	a, err := l.reserveAddress(ctx, svcKey, want, func(a *computepb.Address) bool {
 		return a.GetAddressType() != "INTERNAL" || !sameLink(a.GetSubnetwork(), subnet)
 	})
@@ -167,6 +189,10 @@ func (l *loadBalancers) ensureInternalAddress(ctx context.Context, base, svcKey 
 	}
 	return a.GetAddress(), nil
 }
+
+// keepsInternalAddress says the internal Service's address stays
+// reserved for its life: its rules (one per protocol) share the IP.
+func keepsInternalAddress(sp *lbSpec) bool { return sp.staticIP == "" && len(sp.protocols) > 1 }
 
 // internalHealthCheckFor is the global health check of the Service's
 // backend services: its own on healthCheckNodePort
@@ -385,6 +411,18 @@ func internalPorts(ports []v1.ServicePort, protocol v1.Protocol) []string {
 	return out
 }
 
+// internalRuleAsWanted says the internal forwarding rule cur, named
+// name, forwards protocol's ports at ip to its backend service in the
+// Service's subnetwork with its global access: nothing to make again.
+func (l *loadBalancers) internalRuleAsWanted(cur *computepb.ForwardingRule, name, ip string, protocol v1.Protocol, sp *lbSpec) bool {
+	ports := internalPorts(sp.ports, protocol)
+	curPorts := slices.Sorted(slices.Values(cur.GetPorts()))
+	return cur.GetLoadBalancingScheme() == schemeInternal && cur.GetIPAddress() == ip && cur.GetIPProtocol() == string(protocol) &&
+		slices.Equal(curPorts, ports) && cur.GetAllPorts() == (ports == nil) &&
+		sameLink(cur.GetBackendService(), l.regionLink("backendServices", name)) && sameLink(cur.GetSubnetwork(), l.subnetworkLink(sp.subnet)) &&
+		cur.GetAllowGlobalAccess() == sp.globalAccess
+}
+
 // ensureInternalForwardingRule makes the rule forward protocol's ports at
 // ip to the backend service of its name; cur is the rule as it is, nil
 // if missing. A rule that differs is made again: the IP is reserved, so
@@ -403,9 +441,7 @@ func (l *loadBalancers) ensureInternalForwardingRule(ctx context.Context, name, 
 		want.AllPorts = proto.Bool(true)
 	}
 	if cur != nil {
-		curPorts := slices.Sorted(slices.Values(cur.GetPorts()))
-		if cur.GetIPAddress() == ip && cur.GetIPProtocol() == string(protocol) && slices.Equal(curPorts, ports) && cur.GetAllPorts() == (ports == nil) &&
-			sameLink(cur.GetBackendService(), bs) && sameLink(cur.GetSubnetwork(), subnet) && cur.GetAllowGlobalAccess() == sp.globalAccess {
+		if l.internalRuleAsWanted(cur, name, ip, protocol, sp) {
 			return nil
 		}
 		if err := l.deleteForwardingRule(ctx, name); err != nil {

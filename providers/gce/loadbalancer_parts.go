@@ -12,6 +12,7 @@ import (
 	computev1 "google.golang.org/api/compute/v1"
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 )
 
 // The parts of an external (target pool) load balancer, each ensured
@@ -273,7 +274,10 @@ func (l *loadBalancers) waitGlobal(ctx context.Context, op *computev1.Operation,
 }
 
 // ensureFirewall makes the firewall rule exist as want (network, sources,
-// target tags, allowed ports).
+// target tags, allowed ports, destinations when want names any). A rule
+// that already does what want asks is left alone (firewallSatisfies),
+// also in the form the upstream GCE CCM made it; one that does not is
+// changed, keeping the upstream CCM's form on its rules (firewallUpdate).
 func (l *loadBalancers) ensureFirewall(ctx context.Context, want *computepb.Firewall, svcKey string) error {
 	name := want.GetName()
 	want.Network = proto.String(l.cfg.networkURL())
@@ -293,27 +297,33 @@ func (l *loadBalancers) ensureFirewall(ctx context.Context, want *computepb.Fire
 	if !l.owns(cur.GetDescription(), svcKey, name) {
 		return fmt.Errorf("firewall rule %s exists and is not this Service's (description %q)", name, cur.GetDescription())
 	}
-	if sameFirewall(cur, want) {
+	if firewallSatisfies(cur, want) {
 		return nil
 	}
-	err = waitOp(ctx)(l.api.firewalls.Update(ctx, &computepb.UpdateFirewallRequest{Project: project, Firewall: name, FirewallResource: want}, l.api.retry))
+	update := l.firewallUpdate(cur, want, svcKey)
+	klog.FromContext(ctx).V(2).Info("Updating firewall rule", "firewall", name, "service", svcKey)
+	err = waitOp(ctx)(l.api.firewalls.Update(ctx, &computepb.UpdateFirewallRequest{Project: project, Firewall: name, FirewallResource: update}, l.api.retry))
 	if err != nil {
 		return fmt.Errorf("update firewall rule %s: %w", name, err)
 	}
 	return nil
 }
 
-func sameFirewall(a, b *computepb.Firewall) bool {
-	sorted := func(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
-	allowed := func(f *computepb.Firewall) []string {
-		var out []string
-		for _, a := range f.GetAllowed() {
-			out = append(out, strings.ToLower(a.GetIPProtocol())+":"+strings.Join(sorted(a.GetPorts()), ","))
-		}
-		return sorted(out)
-	}
-	// A single address and its /32 are one range: upstream writes the
-	// bare IP (gce_loadbalancer_external.go firewallObject).
+// firewallSatisfies says the rule cur does what want asks: the same
+// sources, target tags and allowed ports (as sets: upstream writes runs
+// of ports as "lo-hi", getPortsAndProtocol in
+// gce_loadbalancer_internal.go), and want's destinations when it names
+// any. A rule with destinations where want names none is narrower than
+// asked and is kept so: the upstream GCE CCM makes its health-check rules
+// with the Service's IP as destination (ensureHTTPHealthCheckFirewall,
+// gce_loadbalancer_external.go:1035-1076, through createFirewall and
+// firewallObject 1108-1185, destination 1181-1183), and never widens them
+// (its drift check, 1062-1067, leaves destinations out); dropping them
+// would open the health checkers' ranges to the port on every address of
+// the tagged nodes. A single address and its /32 are one range: upstream
+// writes the bare IP. Description and priority are not compared, so an
+// adopted rule of upstream's is never rewritten for its description.
+func firewallSatisfies(cur, want *computepb.Firewall) bool {
 	ranges := func(rs []string) []string {
 		out := make([]string, 0, len(rs))
 		for _, r := range rs {
@@ -321,10 +331,89 @@ func sameFirewall(a, b *computepb.Firewall) bool {
 		}
 		return sorted(out)
 	}
-	return slices.Equal(ranges(a.GetSourceRanges()), ranges(b.GetSourceRanges())) &&
-		slices.Equal(sorted(a.GetTargetTags()), sorted(b.GetTargetTags())) &&
-		slices.Equal(ranges(a.GetDestinationRanges()), ranges(b.GetDestinationRanges())) &&
-		slices.Equal(allowed(a), allowed(b))
+	dests := len(want.GetDestinationRanges()) == 0 || slices.Equal(ranges(cur.GetDestinationRanges()), ranges(want.GetDestinationRanges()))
+	return dests && slices.Equal(ranges(cur.GetSourceRanges()), ranges(want.GetSourceRanges())) &&
+		slices.Equal(sorted(cur.GetTargetTags()), sorted(want.GetTargetTags())) &&
+		slices.Equal(allowedSpans(cur), allowedSpans(want))
+}
+
+// allowedSpans are a rule's allowed protocols and ports as merged spans
+// ("tcp:80-81", "udp:53-53"; a protocol with no ports is "tcp:all"), so
+// "80","81" and "80-81" compare equal.
+func allowedSpans(f *computepb.Firewall) []string {
+	type span struct{ lo, hi int }
+	byProto := map[string][]span{}
+	var all []string
+	for _, a := range f.GetAllowed() {
+		p := strings.ToLower(a.GetIPProtocol())
+		if len(a.GetPorts()) == 0 {
+			all = append(all, p+":all")
+			continue
+		}
+		for _, ps := range a.GetPorts() {
+			lo, hi, found := strings.Cut(ps, "-")
+			if !found {
+				hi = lo
+			}
+			l, errL := strconv.Atoi(lo)
+			h, errH := strconv.Atoi(hi)
+			if errL != nil || errH != nil {
+				// Not a port GCE would accept: compared as written.
+				all = append(all, p+":"+ps)
+				continue
+			}
+			byProto[p] = append(byProto[p], span{l, h})
+		}
+	}
+	out := slices.Compact(sorted(all))
+	for p, spans := range byProto {
+		slices.SortFunc(spans, func(a, b span) int { return a.lo - b.lo })
+		merged := []span{spans[0]}
+		for _, s := range spans[1:] {
+			if last := &merged[len(merged)-1]; s.lo <= last.hi+1 {
+				last.hi = max(last.hi, s.hi)
+			} else {
+				merged = append(merged, s)
+			}
+		}
+		for _, s := range merged {
+			out = append(out, fmt.Sprintf("%s:%d-%d", p, s.lo, s.hi))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// firewallUpdate is the rule that replaces cur to do what want asks. A
+// rule with no destinations wanted keeps cur's (never widened, see
+// firewallSatisfies). A rule the upstream GCE CCM made (its description,
+// not this manager's, names the Service or the upstream cluster ID) also
+// keeps upstream's description and priority, with the new IP where
+// upstream's description names one (makeFirewallDescription,
+// gce_loadbalancer_naming.go:139-142), so it stays what upstream, started
+// again, finds as its own and expects.
+func (l *loadBalancers) firewallUpdate(cur, want *computepb.Firewall, svcKey string) *computepb.Firewall {
+	up := proto.Clone(want).(*computepb.Firewall)
+	if len(want.GetDestinationRanges()) == 0 {
+		up.DestinationRanges = slices.Clone(cur.GetDestinationRanges())
+	}
+	if d := parseDescription(cur.GetDescription()); d.Cluster == l.clusterID && d.Service == svcKey {
+		return up
+	}
+	up.Description, up.Priority = cur.Description, cur.Priority
+	if strings.Contains(cur.GetDescription(), `"kubernetes.io/service-ip"`) && len(up.GetDestinationRanges()) == 1 {
+		up.Description = proto.String(upstreamFirewallDescription(svcKey, strings.TrimSuffix(up.GetDestinationRanges()[0], "/32")))
+	}
+	return up
+}
+
+// upstreamFirewallDescription is the upstream GCE CCM's description of a
+// Service's firewall rules, byte for byte (makeFirewallDescription,
+// gce_loadbalancer_naming.go:139-142, with its space).
+func upstreamFirewallDescription(svcKey, ip string) string {
+	return fmt.Sprintf(`{"kubernetes.io/service-name":"%s", "kubernetes.io/service-ip":"%s"}`, svcKey, ip)
 }
 
 // deleteFirewall deletes the Service's firewall rule; one gone, or not
@@ -359,23 +448,35 @@ func healthCheckOwner(sp *lbSpec, svcKey string) string {
 }
 
 // ensureClientFirewall admits the Service's source ranges to its ports at
-// ip on the nodes.
+// ip on the nodes. The destination is the bare IP, as upstream writes it
+// (firewallObject, gce_loadbalancer_external.go:1181-1183), so upstream's
+// drift check (firewallNeedsUpdate, 1022-1026, compares it as written)
+// finds the rule as it makes it.
 func (l *loadBalancers) ensureClientFirewall(ctx context.Context, base, svcKey, ip string, sp *lbSpec, tags []string) error {
 	return l.ensureFirewall(ctx, &computepb.Firewall{
-		Name: proto.String(firewallName(base)), SourceRanges: sp.sources, TargetTags: tags, DestinationRanges: []string{ip + "/32"},
+		Name: proto.String(firewallName(base)), SourceRanges: sp.sources, TargetTags: tags, DestinationRanges: []string{ip},
 		Allowed: allowedPorts(sp.ports, func(p v1.ServicePort) int32 { return p.Port }),
 	}, svcKey)
 }
 
 // ensureHealthCheckFirewall admits Google's health checkers to a health
 // check's port on the nodes with the rule name; owner is "" for the
-// cluster's shared check.
-func (l *loadBalancers) ensureHealthCheckFirewall(ctx context.Context, name string, port int, tags []string, owner string) error {
+// cluster's shared check. dest, when set, narrows the rule to the
+// Service's IP, as upstream makes an external Service's own health-check
+// rule (ensureHTTPHealthCheckFirewall, gce_loadbalancer_external.go:1035-1076).
+// The shared rules get none: every Service's health probes pass them.
+// (Upstream gives the shared external rule the first Service's IP; one
+// it made so is kept as it is, firewallSatisfies.)
+func (l *loadBalancers) ensureHealthCheckFirewall(ctx context.Context, name string, port int, tags []string, owner, dest string) error {
+	want := &computepb.Firewall{
+		Name: proto.String(name), SourceRanges: healthCheckRanges, TargetTags: tags,
+		Allowed: []*computepb.Allowed{{IPProtocol: proto.String("tcp"), Ports: []string{strconv.Itoa(port)}}},
+	}
+	if dest != "" {
+		want.DestinationRanges = []string{dest}
+	}
 	return l.once(ctx, owner, "firewalls/"+name+"/"+strings.Join(tags, ","), func(ctx context.Context) error {
-		return l.ensureFirewall(ctx, &computepb.Firewall{
-			Name: proto.String(name), SourceRanges: healthCheckRanges, TargetTags: tags,
-			Allowed: []*computepb.Allowed{{IPProtocol: proto.String("tcp"), Ports: []string{strconv.Itoa(port)}}},
-		}, owner)
+		return l.ensureFirewall(ctx, want, owner)
 	})
 }
 

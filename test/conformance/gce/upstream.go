@@ -88,8 +88,10 @@ var upstreamL4Ranges = []string{"130.211.0.0/22", "35.191.0.0/16", "209.85.152.0
 //     admitting 0.0.0.0/0 to the IP on the ports (tcp, upstream's port
 //     ranges) at the nodes' tag, priority 1000 (ensureAllowNodeFirewall,
 //     224 and 1187-1228; firewallObject 1145-1185);
-//   - unless another Service made them: the firewall rule
-//     "k8s-<clusterID>-node-http-hc" described
+//   - unless another Service made them (or, with externalTrafficPolicy
+//     Local, the Service's own "k8s-<base>-http-hc" described as its
+//     client rule and health check base on healthCheckNodePort): the
+//     firewall rule "k8s-<clusterID>-node-http-hc" described
 //     {"kubernetes.io/cluster-id":"<clusterID>"} admitting the health
 //     checkers to tcp 10256, with the first Service's IP as destination
 //     as upstream's createFirewall gives it
@@ -285,21 +287,35 @@ func (u *upstreamLB) external(ctx context.Context) (string, error) {
 	}
 
 	// createTargetPoolAndHealthCheck: the nodes' health check's firewall,
-	// the health check, the pool.
-	hcName := "k8s-" + u.clusterID + "-node"
-	if err := u.ensureFirewall(ctx, &computepb.Firewall{
+	// the health check, the pool. A Service with externalTrafficPolicy
+	// Local and a healthCheckNodePort gets its own health check, named
+	// base, on that port (ensureExternalLoadBalancer 245-262 with
+	// servicehelpers.GetServiceHealthCheckPathPort), and its own firewall
+	// rule "k8s-<base>-http-hc" described as the Service's client rule
+	// (ensureHTTPHealthCheckFirewall 1035-1076, MakeHealthCheckFirewallName
+	// gce_loadbalancer_naming.go:119-124), made after the GET finding none.
+	hcName, hcPort := "k8s-"+u.clusterID+"-node", int64(upstreamHCPort)
+	hcFW := &computepb.Firewall{
 		Name: proto.String(hcName + "-http-hc"), Description: proto.String(fmt.Sprintf(`{"kubernetes.io/cluster-id":"%s"}`, u.clusterID)),
 		Network: proto.String(fx.NetworkURL), SourceRanges: slices.Clone(upstreamL4Ranges), TargetTags: []string{u.nodeTag()},
 		Allowed:           []*computepb.Allowed{{IPProtocol: proto.String("tcp"), Ports: []string{strconv.Itoa(upstreamHCPort)}}},
 		Priority:          proto.Int32(1000),
 		DestinationRanges: []string{ip},
-	}); err != nil {
+	}
+	ensureHCFirewall := u.ensureFirewall
+	if local := u.svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && u.svc.Spec.HealthCheckNodePort != 0; local {
+		hcName, hcPort = u.base, int64(u.svc.Spec.HealthCheckNodePort)
+		hcFW.Name, hcFW.Description = proto.String("k8s-"+u.base+"-http-hc"), proto.String(firewallDescription(u.svcKey, ip))
+		hcFW.Allowed[0].Ports = []string{strconv.Itoa(int(hcPort))}
+		ensureHCFirewall = u.createFirewall
+	}
+	if err := ensureHCFirewall(ctx, hcFW); err != nil {
 		return "", err
 	}
 	hc, err := u.api.legacyHC.Get(fx.Project, hcName).Context(ctx).Do()
 	if notFound(err) {
 		op, ierr := u.api.legacyHC.Insert(fx.Project, &computev1.HttpHealthCheck{
-			Name: hcName, Port: upstreamHCPort, RequestPath: upstreamHCPath, Description: serviceDescription(hcName),
+			Name: hcName, Port: hcPort, RequestPath: upstreamHCPath, Description: serviceDescription(hcName),
 			CheckIntervalSec: upstreamHCInterval, TimeoutSec: upstreamHCTimeout, HealthyThreshold: upstreamHCHealthy, UnhealthyThreshold: upstreamHCUnhealthy,
 		}).Context(ctx).Do()
 		if err := u.api.waitLegacy(ctx, fx.Project, op, ierr); err != nil {
