@@ -764,8 +764,9 @@ func (b *partsBuilder) attribute(p *armnetwork.SecurityRulePropertiesFormat, man
 
 // removeLBPart writes the load balancer without one rule, probe or
 // frontend. A probe a rule uses, or a frontend any rule uses, stays
-// (errPartInUse). With the last frontend the load balancer goes (its
-// NIC-based pools emptied first, as EnsureLoadBalancerDeleted does).
+// (errPartInUse). With the last frontend the load balancer goes (the
+// shared writer readies its NIC-based pools first, as for
+// EnsureLoadBalancerDeleted).
 func (l *loadBalancers) removeLBPart(ctx context.Context, internal bool, coll, name string) error {
 	w := l.public
 	if internal {
@@ -773,20 +774,8 @@ func (l *loadBalancers) removeLBPart(ctx context.Context, internal bool, coll, n
 	}
 	lbName := l.lbNameFor(internal)
 	edit := removeNamedPart(coll, name)
-	if coll == collFrontends {
-		lb, found, err := w.current(ctx, true)
-		if err != nil || !found {
-			return err
-		}
-		if _, err := edit(cloneJSON(lb)); err != nil {
-			return fmt.Errorf("load balancer %s: %w", lbName, err)
-		}
-		if err := l.releaseNICPool(ctx, w, lbName, lbNames{frontend: name}); err != nil {
-			return err
-		}
-	} else {
-		w.forget()
-	}
+	// A fresh read: the part was seen in a listing, not in the kept copy.
+	w.forget()
 	if _, err := w.submit(ctx, false, edit); err != nil {
 		return fmt.Errorf("load balancer %s: %w", lbName, err)
 	}

@@ -179,12 +179,37 @@ func (l *loadBalancers) lbOps(name string) sharedOps[armnetwork.LoadBalancer] {
 				Properties: &armnetwork.LoadBalancerPropertiesFormat{},
 			}
 		},
-		// A load balancer the manager created goes with its last
-		// frontend; one someone else made stays.
+		// The cluster's load balancer goes with its last frontend, as
+		// upstream's does: it finds it by name and deletes it once no
+		// frontend is left (cloud-provider-azure v1.36.5
+		// pkg/provider/azure_loadbalancer.go:664-740 cleanOrphanedLoadBalancer).
+		// So one upstream made (untagged, and never tagged here) goes too;
+		// one tagged for another cluster stays.
 		empty: func(v *armnetwork.LoadBalancer) bool {
-			return deref(v.Tags[tagCluster]) == l.clusterID && (v.Properties == nil || len(v.Properties.FrontendIPConfigurations) == 0)
+			return l.ownLB(v) && (v.Properties == nil || len(v.Properties.FrontendIPConfigurations) == 0)
+		},
+		// NIC-based pools: the scale sets leave them first, which ARM
+		// wants before it deletes the load balancer
+		// (loadbalancer_nicpool.go releaseForDelete).
+		beforeDelete: func(ctx context.Context, cur *armnetwork.LoadBalancer) error {
+			return l.releaseForDelete(ctx, cur, name)
 		},
 	}
+}
+
+// ownLB says a load balancer with the cluster's name is the cluster's:
+// tagged for this cluster, or not tagged for any (upstream's own tag
+// nothing with the cluster: cloud-provider-azure v1.36.5
+// pkg/provider/azure_loadbalancer.go:4342-4355 ensureLoadBalancerTagged
+// writes only the config's tags). The tag tells apart two clusters of
+// one name in one resource group, as listOwnLoadBalancers does.
+func (l *loadBalancers) ownLB(v *armnetwork.LoadBalancer) bool {
+	for _, k := range []string{tagCluster, tagLegacyCluster} {
+		if c, ok := v.Tags[k]; ok && !strings.EqualFold(deref(c), l.clusterID) {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *loadBalancers) nsgOps() sharedOps[armnetwork.SecurityGroup] {
@@ -455,10 +480,11 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		lb, err = this.submit(gctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
 			notePIPs(lb)
 			changed := ensureService(lb, l.lbID(lbName), wants, sp)
-			// The config's tags, and the cluster's: a load balancer the
-			// upstream CCM made (untagged) is taken over, so it goes with
-			// its last Service as upstream's would.
-			changed = l.tags.reconcile(&lb.Tags, map[string]string{tagCluster: l.clusterID}) || changed
+			// The config's tags only, as upstream's ensureLoadBalancerTagged:
+			// a load balancer the upstream CCM made is served as it is,
+			// without the cluster's tag (ownLB needs none; the one created
+			// here carries it from fresh).
+			changed = l.tags.reconcile(&lb.Tags, nil) || changed
 			return l.ensurePools(lb, backends, want6) || changed, nil
 		})
 		return err
@@ -627,10 +653,10 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 		}
 	}
 	l.dropDests(svc)
-	for i, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
-		if err := l.releaseNICPool(ctx, w, l.lbNameFor(i == 1), all...); err != nil {
-			return err
-		}
+	// The writer decides from the load balancer as the other Services'
+	// removals leave it: whichever batch takes the last frontend releases
+	// the NIC-based pools and deletes it.
+	for _, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
 		if _, err := w.submit(ctx, false, removeService(all...)); err != nil {
 			return err
 		}

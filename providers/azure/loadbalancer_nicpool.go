@@ -465,27 +465,33 @@ func (p *nicPools) writeModel(ctx context.Context, rg, name, poolID string, in *
 	return nil
 }
 
-// release takes every member out of the pool and the pool out of every
-// scale set model known to name it: ARM deletes no load balancer whose
-// pool something still references.
-func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poolID string) error {
+// release takes the pool out of every scale set model known to name it
+// and out of the scale set instances in it, and with nics also out of
+// the stand-alone NICs in it. A load balancer's DELETE needs only the
+// former (releaseForDelete); a pool that stays and changes kind needs
+// every member out (dropNICMembers).
+func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poolID string, nics bool) error {
 	// The scale sets of its members (as known, or as the load balancer
 	// says) may name it in their models.
 	known := map[string]bool{}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	members := p.members[strings.ToLower(poolID)]
-	if members == nil {
-		members = poolMembers(lb, poolID[strings.LastIndex(poolID, "/")+1:])
+	key := strings.ToLower(poolID)
+	members := poolMembers(lb, poolID[strings.LastIndex(poolID, "/")+1:])
+	for id := range p.members[key] {
+		members[id] = true
 	}
 	for id := range members {
 		if ss, ok := scaleSetOf(id); ok {
 			known[strings.ToLower(ss)] = true
+		} else if !nics {
+			delete(members, id)
 		}
 	}
-	for id := range p.models[strings.ToLower(poolID)] {
+	for id := range p.models[key] {
 		known[id] = true
 	}
+	p.members[key] = members
 	if err := p.ensureLocked(ctx, []poolRef{{lb, poolID}}, nil); err != nil {
 		return err
 	}
@@ -498,9 +504,9 @@ func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poo
 			return err
 		}
 	}
-	delete(p.models, strings.ToLower(poolID))
-	delete(p.members, strings.ToLower(poolID))
-	p.released[strings.ToLower(poolID)] = true
+	delete(p.models, key)
+	delete(p.members, key)
+	p.released[key] = true
 	return nil
 }
 
@@ -540,26 +546,27 @@ func (l *loadBalancers) ensureNICMembers(ctx context.Context, lb *armnetwork.Loa
 	return nil
 }
 
-// releaseNICPool empties the NIC-based pools of a load balancer the
-// Service's removal is about to delete (its last frontend, and ours).
-func (l *loadBalancers) releaseNICPool(ctx context.Context, w *shared[armnetwork.LoadBalancer], lbName string, names ...lbNames) error {
+// releaseForDelete readies a load balancer the shared writer is about to
+// delete (lb as the writer found it, without frontends, after every other
+// Service's write) with NIC-based pools: scale sets leave its pools, since
+// ARM refuses the DELETE while a scale set's model or instance names one
+// (LoadBalancerInUseByVirtualMachineScaleSet, as upstream meets it:
+// cloud-provider-azure v1.36.5 pkg/provider/azure_loadbalancer.go:703-735).
+// Stand-alone NICs are left in: ARM deletes the load balancer anyway and
+// drops their references itself, which upstream relies on for
+// availability sets (azure_loadbalancer.go:697-701), so they cost no
+// write. A pool's NICs change only here, in the one writer, so however
+// many Services go at once, the pool is released once, by the batch that
+// takes the last frontend.
+func (l *loadBalancers) releaseForDelete(ctx context.Context, lb *armnetwork.LoadBalancer, lbName string) error {
 	if l.nics == nil {
 		return nil
-	}
-	lb, found, err := w.current(ctx, false)
-	if err != nil || !found || lb.Properties == nil || deref(lb.Tags[tagCluster]) != l.clusterID {
-		return err
-	}
-	for _, fe := range lb.Properties.FrontendIPConfigurations {
-		if fe != nil && !slices.ContainsFunc(names, func(n lbNames) bool { return strings.EqualFold(deref(fe.Name), n.frontend) }) {
-			return nil
-		}
 	}
 	for _, v6 := range []bool{false, true} {
 		if findPool(lb, l.poolName(v6)) == nil {
 			continue
 		}
-		if err := l.nics.release(ctx, lb, l.poolID(lbName, v6)); err != nil {
+		if err := l.nics.release(ctx, lb, l.poolID(lbName, v6), false); err != nil {
 			return err
 		}
 	}
@@ -584,7 +591,7 @@ func (l *loadBalancers) dropNICMembers(ctx context.Context, w *shared[armnetwork
 			continue
 		}
 		klog.FromContext(ctx).Info("Moving the backend pool from NICs to node addresses (loadBalancerBackendPoolConfigurationType nodeIP)", "loadBalancer", lbName, "pool", l.poolName(v6))
-		if err := newNICPools(l.api).release(ctx, lb, l.poolID(lbName, v6)); err != nil {
+		if err := newNICPools(l.api).release(ctx, lb, l.poolID(lbName, v6), true); err != nil {
 			return err
 		}
 	}

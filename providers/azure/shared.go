@@ -63,6 +63,13 @@ type sharedOps[T any] struct {
 	// empty says nothing of ours is left in v, so it is deleted; nil
 	// means never delete.
 	empty func(v *T) bool
+	// beforeDelete, if set, runs when a batch's changes leave the
+	// resource empty, just before its DELETE, with the resource the
+	// changes were applied to (as read, or as last written). It runs in
+	// the one writer, on the state after every other change's write, so
+	// whichever batch empties the resource does it, however many callers
+	// removed their parts at once. An error fails the batch.
+	beforeDelete func(ctx context.Context, cur *T) error
 }
 
 // change is one Service's edit.
@@ -222,6 +229,12 @@ func (s *shared[T]) attempt(ctx context.Context, batch []*change[T]) error {
 		}
 		var res *T
 		if found && s.ops.empty != nil && s.ops.empty(work) {
+			if s.ops.beforeDelete != nil {
+				if err := s.ops.beforeDelete(ctx, cur); err != nil {
+					s.forget()
+					return fmt.Errorf("prepare deleting %s: %w", s.name, err)
+				}
+			}
 			err = s.ops.del(ctx, s.ops.etag(cur))
 		} else {
 			etag := ""
