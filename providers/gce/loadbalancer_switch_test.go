@@ -188,3 +188,89 @@ func TestSwitchKeepsUpstreamParts(t *testing.T) {
 		}
 	}
 }
+
+// TestSwitchedNamesAsUpstream: on a switched cluster (the upstream CCM's
+// cluster ID from kube-system/ingress-uid), the parts this manager makes
+// for a new Service carry the names the upstream GCE CCM gives the same
+// Service's parts (the conformance adapter makes them as upstream does,
+// on an emulator of its own), so upstream, started again, finds every one
+// of them by name. Golden: the names, MUST NOT change.
+func TestSwitchedNamesAsUpstream(t *testing.T) {
+	const upID = "5f1e2d3c4b5a6978" // the adapter's ingress-uid
+	for _, tc := range []struct {
+		name   string
+		svc    func() *v1.Service
+		golden []string
+	}{
+		{"external", func() *v1.Service { return switchSvc("ext", "1234abcd-0000-1111-2222-333344445555", nil, false) }, []string{
+			"compute#firewall k8s-" + upID + "-node-http-hc",
+			"compute#firewall k8s-fw-a1234abcd00001111222233334444555",
+			"compute#forwardingRule a1234abcd00001111222233334444555",
+			"compute#httpHealthCheck k8s-" + upID + "-node",
+			"compute#targetPool a1234abcd00001111222233334444555",
+		}},
+		{"external Local", func() *v1.Service { return switchSvc("local", "2234abcd-0000-1111-2222-333344445555", nil, true) }, []string{
+			"compute#firewall k8s-a2234abcd00001111222233334444555-http-hc",
+			"compute#firewall k8s-fw-a2234abcd00001111222233334444555",
+			"compute#forwardingRule a2234abcd00001111222233334444555",
+			"compute#httpHealthCheck a2234abcd00001111222233334444555",
+			"compute#targetPool a2234abcd00001111222233334444555",
+		}},
+		{"internal", func() *v1.Service {
+			return switchSvc("int", "3234abcd-0000-1111-2222-333344445555", map[string]string{string(annotationLBType): "Internal"}, false)
+		}, []string{
+			"compute#backendService a3234abcd00001111222233334444555",
+			"compute#firewall k8s-" + upID + "-node-hc",
+			"compute#firewall k8s-fw-a3234abcd00001111222233334444555",
+			"compute#forwardingRule a3234abcd00001111222233334444555",
+			"compute#healthCheck k8s-" + upID + "-node",
+			"compute#instanceGroup k8s-ig--" + upID,
+			"compute#instanceGroup k8s-ig--" + upID,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			names := func(env *testEnv) ([]string, map[string]*computepb.Firewall) {
+				var out []string
+				for _, r := range env.srv.Resources() {
+					switch r.Kind {
+					case "compute#instance", "compute#network", "compute#subnetwork", "compute#route":
+						continue
+					}
+					out = append(out, r.Kind+" "+r.Name)
+				}
+				slices.Sort(out)
+				return out, firewallsNow(env)
+			}
+			ours, _, _, nodes := switchEnv(t)
+			if ours.cloud.lb.sharedID() != upID {
+				t.Fatalf("shared ID %s", ours.cloud.lb.sharedID())
+			}
+			if _, err := ours.cloud.lb.EnsureLoadBalancer(t.Context(), "kubernetes", tc.svc(), nodes); err != nil {
+				t.Fatal(err)
+			}
+			upEnv, c, insts, _ := switchEnv(t)
+			if _, err := c.MakeUpstreamLoadBalancer(tc.svc(), "kubernetes", insts); err != nil {
+				t.Fatal(err)
+			}
+			got, ourFWs := names(ours)
+			want, upFWs := names(upEnv)
+			if !slices.Equal(got, want) {
+				t.Errorf("names\n%s\nupstream's\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if !slices.Equal(got, tc.golden) {
+				t.Errorf("names\n%s\ngolden\n%s", strings.Join(got, "\n"), strings.Join(tc.golden, "\n"))
+			}
+			// The rules admit what upstream's admit, to the same tags.
+			for name, up := range upFWs {
+				fw := ourFWs[name]
+				if fw == nil || !slices.Equal(sorted(fw.GetSourceRanges()), sorted(up.GetSourceRanges())) || !slices.Equal(fw.GetTargetTags(), up.GetTargetTags()) ||
+					!slices.Equal(allowedSpans(fw), allowedSpans(up)) || len(fw.GetDestinationRanges()) > len(up.GetDestinationRanges()) {
+					t.Errorf("firewall rule %s:\n%v\nupstream's\n%v", name, fw, up)
+				}
+				if len(fw.GetDestinationRanges()) != len(up.GetDestinationRanges()) {
+					t.Logf("firewall rule %s: destinations %v, upstream's %v", name, fw.GetDestinationRanges(), up.GetDestinationRanges())
+				}
+			}
+		})
+	}
+}
