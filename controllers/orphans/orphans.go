@@ -47,13 +47,17 @@ type Orphan struct {
 // Find says which of a cloud's resources are orphans, given the cluster's
 // Services (by namespace/name) and the cloud each Service's load balancer
 // is served by. Parts several Services share (neither Service nor UID
-// recorded) are never orphans by themselves.
+// recorded) are orphans only when the backend lists them Unneeded.
 func Find(cloud string, owned []inventory.Owned, services map[types.NamespacedName]*v1.Service, servingCloud func(*v1.Service) (string, error)) []Orphan {
 	var byUID map[types.UID]*v1.Service
 	var out []Orphan
 	for _, o := range owned {
 		svc := services[o.Service]
 		if o.Service == (types.NamespacedName{}) {
+			if o.UID == "" && o.Unneeded {
+				out = append(out, Orphan{Cloud: cloud, Owned: o, Reason: "no load balancer needs this shared part any more"})
+				continue
+			}
 			if o.UID == "" {
 				continue // shared
 			}

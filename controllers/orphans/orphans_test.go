@@ -91,6 +91,7 @@ func TestFind(t *testing.T) {
 		{Kind: "lb", ID: "6", Service: key("classed")},
 		{Kind: "lb", ID: "7", Service: key("deleting")},
 		{Kind: "health check", ID: "shared"},
+		{Kind: "rule", ID: "unneeded", Unneeded: true}, // shared, and no load balancer needs it
 		{Kind: "lb", ID: "8", Service: key("live")}, // no UID recorded: owned by name
 		{Kind: "frontend", ID: "9", UID: "u-live"},  // only the UID recorded: owned
 		{Kind: "frontend", ID: "10", UID: "u-gone"}, // only the UID recorded: no such Service
@@ -106,6 +107,7 @@ func TestFind(t *testing.T) {
 		"lb 4: its Service was made again (UID u-new, the cloud recorded u-old)",
 		"lb 5: its Service's load balancer is in cloud b",
 		"lb 6: its Service has loadBalancerClass example.com/lb",
+		"rule unneeded: no load balancer needs this shared part any more",
 		"listener 2a: its Service does not exist",
 		"lb 2: its Service does not exist",
 	}

@@ -591,6 +591,15 @@ func (inv *lbInventory) ruleParts(s *scan) []inventory.Owned {
 				cidr(aws.ToString(r.CidrIpv6), aws.ToString(r.Description))
 			}
 		}
+		// The MTU rule the adopted NLBs share (Service zero) is an orphan
+		// once no client rule in the group needs it: two of them deleted
+		// at once by an older version, or by hand, left it behind.
+		for _, r := range unneededMTURules(sg) {
+			out = append(out, inventory.Owned{
+				Kind: partRule, ID: ruleID(aws.ToString(sg.GroupId), r), Name: aws.ToString(sg.GroupName), Unneeded: true, Order: orderFirst,
+				Detail: fmt.Sprintf("%s from %s into %s (%s, which no NLB client rule needs)", ruleText(r), r.cidr, aws.ToString(sg.GroupId), upstreamNLBMTURule),
+			})
+		}
 	}
 	return out
 }
@@ -945,6 +954,19 @@ func (inv *lbInventory) revokeRule(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if r.cidr != "" {
+		// An adopted NLB's CIDR rule, or the MTU rule they share: the MTU
+		// rule is decided under the group's lock, from a read after the
+		// other workers' writes, like the ensures' (syncGroupUpstreamRules).
+		defer l.groupLocks.Lock(holder)()
+	}
+	if isMTURule(r) {
+		// Listed as no longer needed; a client rule added since needs it.
+		sg, err := l.describeGroup(ctx, holder)
+		if err != nil || sg == nil || !slices.Contains(unneededMTURules(sg), r) {
+			return err
+		}
+	}
 	perm := ec2types.IpPermission{IpProtocol: aws.String(r.proto), FromPort: aws.Int32(r.from), ToPort: aws.Int32(r.to)}
 	if r.proto == "-1" {
 		perm.FromPort, perm.ToPort = nil, nil
@@ -964,26 +986,12 @@ func (inv *lbInventory) revokeRule(ctx context.Context, id string) error {
 	if err != nil && !isAPIError(err, "InvalidPermission.NotFound") {
 		return err
 	}
-	if r.cidr == "" {
+	if r.cidr == "" || isMTURule(r) {
 		return nil
 	}
-	out, err := l.api.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: []string{holder}})
-	if isAPIError(err, "InvalidGroup.NotFound") {
-		return nil
-	}
-	if err != nil || len(out.SecurityGroups) == 0 {
+	sg, err := l.describeGroup(ctx, holder)
+	if err != nil || sg == nil {
 		return err
 	}
-	perms := out.SecurityGroups[0].IpPermissions
-	clients := map[string]bool{}
-	for c := range describedCIDRRules(perms, upstreamNLBClientRule+"=", true) {
-		clients[c.cidr] = true
-	}
-	var stale []sgRule
-	for m := range describedCIDRRules(perms, upstreamNLBMTURule, false) {
-		if !clients[m.cidr] {
-			stale = append(stale, m)
-		}
-	}
-	return l.changeNodeRules(ctx, holder, nil, stale, upstreamNLBMTURule)
+	return l.changeNodeRules(ctx, holder, nil, unneededMTURules(sg), upstreamNLBMTURule)
 }

@@ -735,28 +735,8 @@ func TestInventoryAdoptedUpstreamNLB(t *testing.T) {
 	e := newInvEnv(t)
 	svc := nlbService("old", nil, tcpPort(80, 30080))
 	svc.Spec.LoadBalancerSourceRanges = []string{"192.0.2.0/24"}
-	name := upstreamNLBName(svc)
-	tags := []elbv2types.Tag{{Key: aws.String(clusterTagKey(lbTestCluster)), Value: aws.String(clusterTagOwned)}, {Key: aws.String(serviceNameTagKey), Value: aws.String("default/old")}}
-	lb, err := e.api.elbv2.CreateLoadBalancer(e.ctx, &elbv2.CreateLoadBalancerInput{
-		Name: aws.String(name), Type: elbv2types.LoadBalancerTypeEnumNetwork, Subnets: slices.Collect(maps.Values(e.fx.PublicSubnets)), Tags: tags,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tgName := "k8s-default-old-0123456789"
-	tg, err := e.api.elbv2.CreateTargetGroup(e.ctx, &elbv2.CreateTargetGroupInput{
-		Name: aws.String(tgName), Protocol: "TCP", Port: aws.Int32(30080), VpcId: aws.String(e.fx.VPCID), Tags: tags,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.api.elbv2.CreateListener(e.ctx, &elbv2.CreateListenerInput{
-		LoadBalancerArn: lb.LoadBalancers[0].LoadBalancerArn, Port: aws.Int32(80), Protocol: "TCP",
-		DefaultActions: []elbv2types.Action{{Type: elbv2types.ActionTypeEnumForward, TargetGroupArn: tg.TargetGroups[0].TargetGroupArn}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	svc.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{Hostname: aws.ToString(lb.LoadBalancers[0].DNSName)}}
+	name, tgName := upstreamNLBName(svc), "k8s-default-old-0123456789"
+	e.makeUpstreamNLB(svc, tgName)
 	e.ensure(svc, e.nodes)
 
 	items := of(e.owned(), svc)
@@ -801,6 +781,35 @@ func TestInventoryAdoptedUpstreamNLB(t *testing.T) {
 	if left := of(e.owned(), svc); len(left) != 0 {
 		t.Errorf("left after deletion: %+v", left)
 	}
+}
+
+// makeUpstreamNLB makes the NLB the upstream CCM makes for svc (its name
+// and tags, no security group, one target group named tgName for the
+// first port), and gives svc the address upstream wrote, so the next
+// ensure adopts it.
+func (e *invEnv) makeUpstreamNLB(svc *v1.Service, tgName string) {
+	e.t.Helper()
+	tags := []elbv2types.Tag{{Key: aws.String(clusterTagKey(lbTestCluster)), Value: aws.String(clusterTagOwned)}, {Key: aws.String(serviceNameTagKey), Value: aws.String(key(svc).String())}}
+	lb, err := e.api.elbv2.CreateLoadBalancer(e.ctx, &elbv2.CreateLoadBalancerInput{
+		Name: aws.String(upstreamNLBName(svc)), Type: elbv2types.LoadBalancerTypeEnumNetwork, Subnets: slices.Collect(maps.Values(e.fx.PublicSubnets)), Tags: tags,
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p := svc.Spec.Ports[0]
+	tg, err := e.api.elbv2.CreateTargetGroup(e.ctx, &elbv2.CreateTargetGroupInput{
+		Name: aws.String(tgName), Protocol: elbv2types.ProtocolEnum(p.Protocol), Port: aws.Int32(p.NodePort), VpcId: aws.String(e.fx.VPCID), Tags: tags,
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.api.elbv2.CreateListener(e.ctx, &elbv2.CreateListenerInput{
+		LoadBalancerArn: lb.LoadBalancers[0].LoadBalancerArn, Port: aws.Int32(p.Port), Protocol: elbv2types.ProtocolEnum(p.Protocol),
+		DefaultActions: []elbv2types.Action{{Type: elbv2types.ActionTypeEnumForward, TargetGroupArn: tg.TargetGroups[0].TargetGroupArn}},
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	svc.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{Hostname: aws.ToString(lb.LoadBalancers[0].DNSName)}}
 }
 
 // The Cloud's parts carry the inventory.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/keylock"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbrecords"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/ttlcache"
 )
@@ -77,6 +78,10 @@ type loadBalancers struct {
 	// Keyed by target group ARN, those cannot be dropped by Service
 	// before the ensure has found the target groups.
 	forgotten sync.Map
+	// groupLocks serializes, per node security group, the read-decide-write
+	// of rules several load balancers share there (upstream's NLB MTU
+	// rule), so concurrent workers decide from each other's writes.
+	groupLocks keylock.Locks
 }
 
 var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -235,6 +236,12 @@ func (l *loadBalancers) clusterTaggedGroups(ctx context.Context, vpc string) ([]
 // keeps the shared MTU rule in step with the client rules left. With be
 // nil (deletion) every group loses them. It reads groups only when its
 // inputs changed since it last succeeded.
+//
+// The MTU rule is shared by every upstream-shaped NLB whose clients the
+// group admits, so it is decided under the group's lock from a read made
+// after the other workers' writes (syncGroupUpstreamRules): decided from
+// the first read, two NLBs deleted at once each saw the other's client
+// rule and kept the MTU rule, which was then left behind.
 func (l *loadBalancers) ensureUpstreamNodeRules(ctx context.Context, svc *v1.Service, u upstreamRules, vpc string, be *backendSet) error {
 	key := serviceKey(svc)
 	sig := u.signature(be)
@@ -269,45 +276,12 @@ func (l *loadBalancers) ensureUpstreamNodeRules(ctx context.Context, svc *v1.Ser
 		if sg == nil {
 			continue
 		}
-		var wantClient, wantHealth map[sgRule]bool
-		if targets[id] {
-			wantClient, wantHealth = u.client, u.health
-		}
-		addC, remC := diffRules(wantClient, describedCIDRRules(sg.IpPermissions, u.clientDesc(), false))
-		addH, remH := diffRules(wantHealth, describedCIDRRules(sg.IpPermissions, u.healthDesc(), false))
-		if err := l.changeNodeRules(ctx, id, nil, remH, u.healthDesc()); err != nil {
-			return err
-		}
-		if err := l.changeNodeRules(ctx, id, nil, remC, u.clientDesc()); err != nil {
-			return err
-		}
-		if err := l.changeNodeRules(ctx, id, addH, nil, u.healthDesc()); err != nil {
-			return err
-		}
-		if err := l.changeNodeRules(ctx, id, addC, nil, u.clientDesc()); err != nil {
-			return err
-		}
-		if len(addC)+len(remC) == 0 {
+		// A crash between a client rule's revocation and the MTU rule's
+		// left an MTU rule nothing needs: it is decided again too.
+		if len(upstreamRuleChanges(sg, u, targets[id]).all()) == 0 && len(unneededMTURules(sg)) == 0 {
 			continue
 		}
-		// The MTU rule follows the client CIDRs of every upstream-shaped
-		// NLB in the group (aws_loadbalancer.go updateInstanceSecurityGroupForNLBMTU).
-		clients := describedCIDRRules(sg.IpPermissions, upstreamNLBClientRule+"=", true)
-		for _, r := range remC {
-			delete(clients, r)
-		}
-		for _, r := range addC {
-			clients[r] = true
-		}
-		wantMTU := map[sgRule]bool{}
-		for r := range clients {
-			if strings.Contains(r.cidr, ":") {
-				continue // upstream's MTU rule is IPv4 ICMP only
-			}
-			wantMTU[sgRule{proto: "icmp", from: 3, to: 4, cidr: r.cidr}] = true
-		}
-		addM, remM := diffRules(wantMTU, describedCIDRRules(sg.IpPermissions, upstreamNLBMTURule, false))
-		if err := l.changeNodeRules(ctx, id, addM, remM, upstreamNLBMTURule); err != nil {
+		if err := l.syncGroupUpstreamRules(ctx, id, u, targets[id]); err != nil {
 			return err
 		}
 	}
@@ -315,6 +289,101 @@ func (l *loadBalancers) ensureUpstreamNodeRules(ctx context.Context, svc *v1.Ser
 		l.nodeRules.Set(key, sig)
 	}
 	return nil
+}
+
+// upstreamChanges are the rule changes that make one group hold an NLB's
+// upstream-shaped rules (or none of them).
+type upstreamChanges struct {
+	addClient, remClient, addHealth, remHealth []sgRule
+}
+
+func (c upstreamChanges) all() []sgRule {
+	return slices.Concat(c.addClient, c.remClient, c.addHealth, c.remHealth)
+}
+
+// upstreamRuleChanges compares sg with u's rules, wanted there or not.
+func upstreamRuleChanges(sg *ec2types.SecurityGroup, u upstreamRules, target bool) upstreamChanges {
+	var wantClient, wantHealth map[sgRule]bool
+	if target {
+		wantClient, wantHealth = u.client, u.health
+	}
+	var c upstreamChanges
+	c.addClient, c.remClient = diffRules(wantClient, describedCIDRRules(sg.IpPermissions, u.clientDesc(), false))
+	c.addHealth, c.remHealth = diffRules(wantHealth, describedCIDRRules(sg.IpPermissions, u.healthDesc(), false))
+	return c
+}
+
+// mtuRules are the MTU rules a group needs for the client rules of every
+// upstream-shaped NLB in it: ICMP "fragmentation needed" from each IPv4
+// client range (aws_loadbalancer.go updateInstanceSecurityGroupForNLBMTU;
+// upstream's MTU rule is IPv4 ICMP only).
+func mtuRules(clients map[sgRule]bool) map[sgRule]bool {
+	want := map[sgRule]bool{}
+	for r := range clients {
+		if !strings.Contains(r.cidr, ":") {
+			want[sgRule{proto: "icmp", from: 3, to: 4, cidr: r.cidr}] = true
+		}
+	}
+	return want
+}
+
+// isMTURule says r has the shape of upstream's MTU rule.
+func isMTURule(r sgRule) bool { return r.proto == "icmp" && r.from == 3 && r.to == 4 && r.cidr != "" }
+
+// unneededMTURules are the MTU rules in sg that no upstream-shaped NLB's
+// client rule needs any more.
+func unneededMTURules(sg *ec2types.SecurityGroup) []sgRule {
+	_, rem := diffRules(mtuRules(describedCIDRRules(sg.IpPermissions, upstreamNLBClientRule+"=", true)),
+		describedCIDRRules(sg.IpPermissions, upstreamNLBMTURule, false))
+	return rem
+}
+
+// syncGroupUpstreamRules makes group hold u's rules (none unless target),
+// and the MTU rule follow every client rule left, from a read of the group
+// made under its lock: every other worker's change to it is seen.
+func (l *loadBalancers) syncGroupUpstreamRules(ctx context.Context, group string, u upstreamRules, target bool) error {
+	defer l.groupLocks.Lock(group)()
+	sg, err := l.describeGroup(ctx, group)
+	if err != nil || sg == nil {
+		return err // gone: no rule left to change
+	}
+	c := upstreamRuleChanges(sg, u, target)
+	if err := l.changeNodeRules(ctx, group, nil, c.remHealth, u.healthDesc()); err != nil {
+		return err
+	}
+	if err := l.changeNodeRules(ctx, group, nil, c.remClient, u.clientDesc()); err != nil {
+		return err
+	}
+	if err := l.changeNodeRules(ctx, group, c.addHealth, nil, u.healthDesc()); err != nil {
+		return err
+	}
+	if err := l.changeNodeRules(ctx, group, c.addClient, nil, u.clientDesc()); err != nil {
+		return err
+	}
+	clients := describedCIDRRules(sg.IpPermissions, upstreamNLBClientRule+"=", true)
+	for _, r := range c.remClient {
+		delete(clients, r)
+	}
+	for _, r := range c.addClient {
+		clients[r] = true
+	}
+	addM, remM := diffRules(mtuRules(clients), describedCIDRRules(sg.IpPermissions, upstreamNLBMTURule, false))
+	return l.changeNodeRules(ctx, group, addM, remM, upstreamNLBMTURule)
+}
+
+// describeGroup reads one security group; nil when it is gone.
+func (l *loadBalancers) describeGroup(ctx context.Context, id string) (*ec2types.SecurityGroup, error) {
+	out, err := l.api.ec2.DescribeSecurityGroups(ctx, &ec2.DescribeSecurityGroupsInput{GroupIds: []string{id}})
+	if isAPIError(err, "InvalidGroup.NotFound") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("describe node security group %s: %w", id, err)
+	}
+	if len(out.SecurityGroups) == 0 {
+		return nil, nil
+	}
+	return &out.SecurityGroups[0], nil
 }
 
 // syncUpstreamRules keeps the node rules of st's load balancer, which has

@@ -31,6 +31,11 @@ type Owned struct {
 	// balancer of many frontends): never an orphan by itself, and not part
 	// of any Service's drift check.
 	Service types.NamespacedName
+	// Unneeded marks a shared part (Service zero) that no load balancer
+	// of the cluster needs any more, as the listing shows: an orphan by
+	// itself (AWS's NLB MTU rule once no client rule of an NLB needs it).
+	// The backend's DeleteOrphan checks again before it deletes.
+	Unneeded bool
 	// UID is the Service's UID where the cloud records it; empty where it
 	// does not.
 	UID types.UID
