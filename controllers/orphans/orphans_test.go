@@ -92,9 +92,9 @@ func TestFind(t *testing.T) {
 		{Kind: "lb", ID: "7", Service: key("deleting")},
 		{Kind: "health check", ID: "shared"},
 		{Kind: "rule", ID: "unneeded", Unneeded: true}, // shared, and no load balancer needs it
-		{Kind: "lb", ID: "8", Service: key("live")}, // no UID recorded: owned by name
-		{Kind: "frontend", ID: "9", UID: "u-live"},  // only the UID recorded: owned
-		{Kind: "frontend", ID: "10", UID: "u-gone"}, // only the UID recorded: no such Service
+		{Kind: "lb", ID: "8", Service: key("live")},    // no UID recorded: owned by name
+		{Kind: "frontend", ID: "9", UID: "u-live"},     // only the UID recorded: owned
+		{Kind: "frontend", ID: "10", UID: "u-gone"},    // only the UID recorded: no such Service
 	}
 	got := Find("a", owned, services, source{}.ServingCloud)
 	var lines []string
