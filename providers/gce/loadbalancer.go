@@ -26,13 +26,14 @@ import (
 
 // loadBalancers implements cloudprovider.LoadBalancer with passthrough
 // network load balancers, as upstream builds them:
-//   - external (the default, loadbalancer_external.go): a regional
-//     address (or the user's spec.loadBalancerIP), a target pool of the
-//     nodes' instances with a legacy HTTP health check and a regional
-//     forwarding rule per protocol;
+//   - external (the default, loadbalancer_external.go): a regional IP
+//     (reserved while its rules are made, or the user's
+//     spec.loadBalancerIP), a target pool of the nodes' instances with a
+//     legacy HTTP health check and a regional forwarding rule per
+//     protocol;
 //   - internal (networking.gke.io/load-balancer-type: Internal,
 //     loadbalancer_internal.go): the cluster's per-zone instance groups, a
-//     regional health check and backend service, and an internal
+//     global health check, a regional backend service and an internal
 //     forwarding rule per protocol in the subnetwork;
 //
 // both with firewall rules admitting the clients and Google's health
