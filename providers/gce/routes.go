@@ -113,7 +113,9 @@ func (r *routes) ListRoutes(ctx context.Context, _ string) ([]*cloudprovider.Rou
 // again by its name's prefix.
 func (r *routes) newRouteName(nameHint string, node types.NodeName, cidr string) string {
 	up := r.upstreamRoutePrefix()
-	if up == "" || nameHint == "" {
+	// A cluster name GCE refuses in a route name (upper case, "_") gave
+	// upstream no route either: nothing to be found again, ours stands.
+	if up == "" || nameHint == "" || !routeNamePrefixRE.MatchString(up) {
 		return r.routeName(node, cidr)
 	}
 	if p, err := netip.ParsePrefix(cidr); err == nil && p.Addr().Is6() {
@@ -121,6 +123,10 @@ func (r *routes) newRouteName(nameHint string, node types.NodeName, cidr string)
 	}
 	return up + nameHint
 }
+
+// routeNamePrefixRE is the start of a name GCE accepts
+// ([a-z]([-a-z0-9]*[a-z0-9])?) ending in "-".
+var routeNamePrefixRE = regexp.MustCompile(`^[a-z][-a-z0-9]*-$`)
 
 // CreateRoute routes the pod CIDR to the Node's instance.
 func (r *routes) CreateRoute(ctx context.Context, _ string, nameHint string, route *cloudprovider.Route) error {

@@ -194,4 +194,9 @@ func TestSwitchedRouteNames(t *testing.T) {
 	if left, _ := rt.ListRoutes(ctx, "kubernetes"); len(left) != 0 {
 		t.Errorf("left %v", left)
 	}
+	// A cluster name GCE refuses in a name gave upstream no routes: ours.
+	env.s.UpstreamClusterName = "Prod_EU"
+	if got := rt.newRouteName(uid, "sw-1", "10.244.1.0/24"); got != rt.routeName("sw-1", "10.244.1.0/24") {
+		t.Errorf("route name %s for an invalid cluster name", got)
+	}
 }
