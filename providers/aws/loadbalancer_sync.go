@@ -35,6 +35,23 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	return lb, err
 }
 
+// targetGroupsChange says an ensure will create or remove a target group
+// of st's: one want names is not there, or one there (attached or
+// recorded) is not wanted.
+func targetGroupsChange(st *lbState, want map[string]bool, prefix string) bool {
+	for suffix := range want {
+		if _, ok := st.tgs[prefix+suffix]; !ok {
+			return true
+		}
+	}
+	for name := range st.tgs {
+		if !want[strings.TrimPrefix(name, prefix)] {
+			return true
+		}
+	}
+	return false
+}
+
 // ensureFull is ensure's every step. It returns the record of what it
 // established, or nil when it can't describe it exactly.
 func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *lbOptions, nodes []*v1.Node) (*elbv2types.LoadBalancer, *lbRecord, error) {
@@ -104,6 +121,7 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 
 	fresh := st.lb == nil
 	want := desiredRecord(opts)
+	recordTouched := false
 	if fresh {
 		if err := l.createLoadBalancer(ctx, svc, opts, st, mappings, groups, want); err != nil {
 			return nil, nil, err
@@ -122,9 +140,14 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		if err := l.resolveRecorded(ctx, svc, st); err != nil {
 			return nil, nil, err
 		}
-		// Record what we are about to create before creating it.
-		if err := l.writeRecord(ctx, st, union(st.record, want)); err != nil {
-			return nil, nil, err
+		// Record what we are about to create before creating it. With no
+		// target group to create or remove, the record is not written: an
+		// adopted NLB (upstream's, which has none) keeps its tags as
+		// upstream made them, its target groups found by its listeners.
+		if recordTouched = targetGroupsChange(st, want, targetGroupPrefix(l.clusterID, svc)); recordTouched {
+			if err := l.writeRecord(ctx, st, union(st.record, want)); err != nil {
+				return nil, nil, err
+			}
 		}
 		if err := l.ensureExtraTags(ctx, st, opts); err != nil {
 			return nil, nil, err
@@ -152,8 +175,10 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 	if err := l.deleteTargetGroups(ctx, st, stale); err != nil {
 		return nil, nil, err
 	}
-	if err := l.writeRecord(ctx, st, want); err != nil {
-		return nil, nil, err
+	if fresh || recordTouched || len(created) > 0 {
+		if err := l.writeRecord(ctx, st, want); err != nil {
+			return nil, nil, err
+		}
 	}
 
 	// The nodes must accept the load balancer's traffic before targets

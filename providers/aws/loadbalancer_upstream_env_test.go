@@ -3,6 +3,7 @@ package aws
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -138,4 +139,39 @@ func TestUnneededMTURuleIsAnOrphan(t *testing.T) {
 	if left := e.nodeGroupCIDRRules(); len(left) != 0 {
 		t.Errorf("rules left in the node group: %v", left)
 	}
+}
+
+// TestAdoptedNLBKeepsItsTags: adopting an NLB the upstream CCM made, and
+// syncing it again, writes no tag on it (the switch writes only what
+// serving needs: its target groups are found by its listeners, so no
+// record of them is kept), and a port change that makes a target group
+// records it first, as for every NLB of ours.
+func TestAdoptedNLBKeepsItsTags(t *testing.T) {
+	e := newInvEnv(t)
+	svc := nlbService("up", nil, tcpPort(80, 30080))
+	e.makeUpstreamNLB(svc, "k8s-default-up-0123456789")
+	tagsOf := func() map[string]string {
+		t.Helper()
+		st, err := e.lb.load(e.ctx, svc, true)
+		if err != nil || st.lb == nil {
+			t.Fatalf("load: %v", err)
+		}
+		return st.lbTags
+	}
+	before := tagsOf()
+	e.srv.ResetCalls()
+	e.ensure(svc, e.nodes)
+	e.ensure(svc, e.nodes)
+	if n := e.srv.CallCount("elbv2:AddTags"); n != 0 {
+		t.Errorf("adoption wrote tags %d times", n)
+	}
+	if got := tagsOf(); !maps.Equal(got, before) {
+		t.Errorf("tags after adoption %v, were %v", got, before)
+	}
+	svc.Spec.Ports = []v1.ServicePort{tcpPort(8080, 30081)}
+	e.ensure(svc, e.nodes)
+	if rec := parseRecord(tagsOf()); len(rec) != 1 {
+		t.Errorf("after a port change the record is %v, want the new target group", rec)
+	}
+	e.deleteAll(svc)
 }
