@@ -47,15 +47,39 @@ func newInstances(api *clients, s *Section, zones []string, lister *nodes.Lister
 		// Any number of keys is one listing per zone (chunked by name
 		// inside): one lookup per batch.
 		MaxKeys: 5000,
-		Watch:   func() []string { return lister.NotReadyInstanceIDs(in.CachedKeyForName) },
+		Watch:   func() []string { return watchedKeys(lister, in.CachedKeyForName) },
 		Clock:   clk,
 	})
 	return in
 }
 
+// InstanceExists implements cloudprovider.InstancesV2: a Node labelled
+// unmanaged exists without a cloud call, so it is never deleted
+// (instances_unmanaged.go); any other is the resolver's answer.
+func (in *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
+	if unmanagedNode(node) {
+		return true, nil
+	}
+	return in.Resolver.InstanceExists(ctx, node)
+}
+
+// InstanceShutdown implements cloudprovider.InstancesV2: a Node labelled
+// unmanaged is running without a cloud call, so it is never tainted shut
+// down.
+func (in *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
+	if unmanagedNode(node) {
+		return false, nil
+	}
+	return in.Resolver.InstanceShutdown(ctx, node)
+}
+
 // InstanceMetadata describes the instance for the Node: upstream's
-// providerID, addresses, machine type, zone and region.
+// providerID, addresses, machine type, zone and region. A Node labelled
+// unmanaged gets none, without a cloud call (unmanagedMetadata).
 func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
+	if unmanagedNode(node) {
+		return unmanagedMetadata(ctx, node), nil
+	}
 	i, err := in.Lookup(ctx, node)
 	if err != nil {
 		return nil, err
