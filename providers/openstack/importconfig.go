@@ -394,9 +394,11 @@ func (im *importer) loadBalancer() {
 		}
 	}
 	if isTrue(u.ManageSecurityGroups) {
-		// upstream: kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer_sg.go:42
+		// upstream: kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer_sg.go:42-50
+		// (name), :53-103 (attached to member ports); taken over in
+		// loadbalancer_upstreamgroups.go.
 		im.note(sect+"manage-security-groups", "made one security group per Service (lb-sg-<Service UID>-<namespace>-<name>) and added it to every member port",
-			"one cluster-owned group (k8s-lb-members-<clusterID>) holds every Service's rules; the upstream per-Service groups are not removed: detach and delete them after the switch")
+			"one cluster-owned group (k8s-lb-members-<clusterID>) holds every Service's rules and goes with the last Service; each upstream per-Service group is detached from the node ports and deleted once the cluster group admits its Service's traffic (or at the Service's deletion): nothing to remove by hand")
 	}
 	if u.FloatingNetworkID == nil && !isTrue(u.InternalLB) && !isFalse(u.Enabled) {
 		// upstream: kubernetes/cloud-provider-openstack pkg/openstack/loadbalancer.go:1486-1493, :759-762

@@ -57,6 +57,9 @@ type loadBalancers struct {
 	// groups is the cluster's member security group, when
 	// manageSecurityGroups is on.
 	groups *memberGroup
+	// upstreamGroups remembers the Services whose upstream CCM security
+	// group is gone (loadbalancer_upstreamgroups.go).
+	upstreamGroups upstreamGroups
 	// locks serialise the work of Services sharing a load balancer.
 	locks lbLocks
 	// services writes the load-balancer-id annotation on Services; set at
@@ -217,8 +220,9 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 }
 
 // EnsureLoadBalancerDeleted removes the load balancer (cascade), the
-// floating IPs we allocated for it unless kept, and the Service's
-// security group rules; of a load balancer other Services use, or that a
+// floating IPs we allocated for it unless kept, the Service's security
+// group rules (and the member group with the last of them) and the
+// upstream CCM's security group of the Service; of a load balancer other Services use, or that a
 // person made, only the Service's listeners and tag. Anything already
 // gone is fine.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {

@@ -398,7 +398,7 @@ func (e *lbEnv) memberRuleSources(t *testing.T, svc *v1.Service) []string {
 // TestVIPNetworkAnnotation: network-id places the VIP in that network
 // (in the subnet Octavia picks, or subnet-id's), members stay on the
 // nodes' subnet, and the member security group admits the VIP subnet
-// Octavia chose. A subnet outside the network is refused before any
+// Octavia chose and the members' subnet. A subnet outside the network is refused before any
 // call.
 func TestVIPNetworkAnnotation(t *testing.T) {
 	e := newLBEnv(t, 2, func(s *Section) { s.LoadBalancer.ManageSecurityGroups = true })
@@ -425,8 +425,10 @@ func TestVIPNetworkAnnotation(t *testing.T) {
 			t.Errorf("member %s on subnet %q, want the nodes' %s", m.Address, m.SubnetID, e.fx.SubnetID)
 		}
 	}
-	if got := e.memberRuleSources(t, svc); !slices.Equal(got, []string{vips.CIDR}) {
-		t.Errorf("member rules admit %v, want the VIP subnet %s", got, vips.CIDR)
+	// The member subnet too: an amphora sends to members from its port
+	// there, and upstream admits it (loadbalancer_sg.go:240-251).
+	if got, want := e.memberRuleSources(t, svc), slices.Sorted(slices.Values([]string{vips.CIDR, e.fx.SubnetCIDR})); !slices.Equal(got, want) {
+		t.Errorf("member rules admit %v, want the VIP subnet and the member subnet %v", got, want)
 	}
 	e.srv.ResetCalls()
 	e.ensure(t, svc)

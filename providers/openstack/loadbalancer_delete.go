@@ -18,7 +18,9 @@ import (
 // that converges after a crash at any point: the floating IPs we allocated
 // first (found by description, so one whose load balancer is already gone
 // is found too), then the load balancer with everything under it
-// (cascade), then the Service's security group rules. A floating IP we did
+// (cascade), then the Service's security group rules (the member group
+// with the last Service's) and the upstream CCM's group of the Service
+// (loadbalancer_upstreamgroups.go). A floating IP we did
 // not allocate is only disassociated, and Neutron does that itself when
 // the VIP port goes.
 //
@@ -94,10 +96,17 @@ func (l *loadBalancers) delete(ctx context.Context, svc *v1.Service) error {
 		}
 	}
 	if l.groups != nil {
-		if err := l.groups.deleteRules(ctx, svc); err != nil {
+		if err := l.groups.release(ctx, svc); err != nil {
 			return err
 		}
 	}
+	// Whatever manageSecurityGroups says, as upstream deletes it
+	// (loadbalancer.go:2177-2181, v1.36.0): a Service adopted and
+	// deleted with no ensure in between loses it too.
+	if err := l.takeOverUpstreamGroup(ctx, svc, nil, true); err != nil {
+		return err
+	}
+	l.upstreamGroups.setGone(svc.UID, false)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/keylock"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/ttlcache"
 )
 
@@ -29,7 +31,15 @@ import (
 // the port's revision_number as If-Match, so a concurrent writer's change
 // is never lost); each Service's rules live in it, marked with the
 // Service in their description. A Service change costs rule writes, never
-// port writes.
+// port writes. When the last Service with rules in it goes, the group is
+// detached from the node ports and deleted (release).
+//
+// Every decision on the group (make it, attach it, write a Service's
+// rules, delete it) is taken under its lock from a read made under it:
+// the service controller runs several workers, and a deletion deciding
+// "no Service needs the group" from a read older than another worker's
+// rule write would delete a group that Service relies on, or keep one
+// nothing needs.
 
 const (
 	// attachedTTL bounds how long a port is trusted to still carry the
@@ -56,9 +66,14 @@ type memberGroup struct {
 	// forget replaces it).
 	attached *ttlcache.Cache[bool]
 	clock    clock.Clock
-	// attachMu runs one attach pass at a time.
-	attachMu sync.Mutex
+	// locks holds the group's key (its name) around every read-decide-
+	// write of the group: one attach pass, one Service's rules, the
+	// deletion of the group, at a time.
+	locks keylock.Locks
 }
+
+// lock takes the group's lock.
+func (g *memberGroup) lock() (unlock func()) { return g.locks.Lock(memberGroupName(g.clusterID)) }
 
 func newMemberGroup(api *clients, clusterID, provider string, clk clock.Clock) *memberGroup {
 	return &memberGroup{api: api, clusterID: clusterID, provider: provider, attached: ttlcache.New[bool](attachedTTL, clk), clock: clk}
@@ -144,9 +159,26 @@ func (g *memberGroup) attach(ctx context.Context, subnets lbSubnets, members []m
 	if len(todo()) == 0 {
 		return nil
 	}
-	g.attachMu.Lock()
-	defer g.attachMu.Unlock()
-	addrs := todo() // another pass may have done them meanwhile
+	defer g.lock()()
+	// Another pass may have done them meanwhile, or a release deleted
+	// the group (and forgot which ports carried it).
+	attached = g.attachedPorts()
+	addrs := todo()
+	if len(addrs) == 0 {
+		return nil
+	}
+	return g.attachAddresses(ctx, attached, subnets.memberNetworkID, addrs)
+}
+
+// attachLocked is attach for a caller holding the group's lock.
+func (g *memberGroup) attachLocked(ctx context.Context, subnets lbSubnets, members []member) error {
+	attached := g.attachedPorts()
+	var addrs []string
+	for _, m := range members {
+		if _, ok := attached.Get(m.address); !ok {
+			addrs = append(addrs, m.address)
+		}
+	}
 	if len(addrs) == 0 {
 		return nil
 	}
@@ -215,10 +247,18 @@ type rule struct {
 }
 
 // wantedRules admit each NodePort (and the health check port) from the
-// VIP subnet, where amphorae send from; OVN keeps the client's address,
-// so with it the source ranges (default everyone) are admitted too.
+// VIP subnet and the member subnet: an amphora sends to members from its
+// port on the member subnet when that is another subnet (upstream admits
+// the member subnet's CIDR: kubernetes/cloud-provider-openstack
+// pkg/openstack/loadbalancer_sg.go:240-251, v1.36.0), so a switch that
+// takes over upstream's group keeps admitting what it admitted. OVN keeps
+// the client's address, so with it the source ranges (default everyone)
+// are admitted too (upstream: loadbalancer_sg.go:252-257).
 func (g *memberGroup) wantedRules(opts *lbOptions, subnets lbSubnets) []rule {
 	sources := []string{subnets.vipCIDR.String()}
+	if subnets.memberCIDR.IsValid() && subnets.memberCIDR != subnets.vipCIDR {
+		sources = append(sources, subnets.memberCIDR.String())
+	}
 	if g.provider == "ovn" {
 		if len(opts.sourceRanges) == 0 {
 			sources = append(sources, "0.0.0.0/0")
@@ -242,7 +282,11 @@ func (g *memberGroup) wantedRules(opts *lbOptions, subnets lbSubnets) []rule {
 // ensureRules attaches the group to the nodes' ports and makes the
 // group's rules for the Service exactly the wanted ones.
 func (g *memberGroup) ensureRules(ctx context.Context, svc *v1.Service, opts *lbOptions, subnets lbSubnets, members []member) error {
-	if err := g.attach(ctx, subnets, members); err != nil {
+	// Under the lock: a release deciding from its read that no Service
+	// needs the group either ran before (the group is made again here)
+	// or runs after and sees these rules.
+	defer g.lock()()
+	if err := g.attachLocked(ctx, subnets, members); err != nil {
 		return err
 	}
 	sg, err := g.groupID(ctx, true)
@@ -297,20 +341,84 @@ func (g *memberGroup) rules(ctx context.Context, sg string, svc *v1.Service) ([]
 	return rules.ExtractRules(pages)
 }
 
-// deleteRules removes the Service's rules from the group.
-func (g *memberGroup) deleteRules(ctx context.Context, svc *v1.Service) error {
+// release removes the Service's rules from the group and, when no rule
+// of another Service is left in it, detaches the group from every port
+// and deletes it. Under the group's lock, from one listing of its rules
+// read under it: every other worker's rule write is in that read, so
+// any number of Services deleted at once leave no group, and a Service
+// being ensured keeps it.
+func (g *memberGroup) release(ctx context.Context, svc *v1.Service) error {
+	defer g.lock()()
 	sg, err := g.groupID(ctx, false)
 	if err != nil || sg == "" {
 		return err
 	}
-	have, err := g.rules(ctx, sg, svc)
+	pages, err := rules.List(g.api.network, rules.ListOpts{SecGroupID: sg}).AllPages(ctx)
+	if isNotFound(err) {
+		g.forget()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list rules of security group %s: %w", sg, err)
+	}
+	all, err := rules.ExtractRules(pages)
 	if err != nil {
 		return err
 	}
-	for _, r := range have {
-		if err := ignoreNotFound(rules.Delete(ctx, g.api.network, r.ID).Err); err != nil {
-			return fmt.Errorf("delete security group rule %s: %w", r.ID, err)
+	var others []string
+	for _, r := range all {
+		switch {
+		case r.Description == ruleDescription(svc):
+			if err := ignoreNotFound(rules.Delete(ctx, g.api.network, r.ID).Err); err != nil {
+				return fmt.Errorf("delete security group rule %s: %w", r.ID, err)
+			}
+		case strings.HasPrefix(r.Description, "kube_service="):
+			others = append(others, strings.TrimPrefix(r.Description, "kube_service="))
 		}
+	}
+	if len(others) > 0 {
+		slices.Sort(others)
+		klog.FromContext(ctx).V(2).Info("The member security group stays for other Services", "id", sg, "services", slices.Compact(others))
+		return nil
+	}
+	if err := detachAndDelete(ctx, g.api.network, sg); err != nil {
+		return err
+	}
+	g.forget()
+	klog.FromContext(ctx).Info("Deleted the cluster's member security group: no Service needs it", "id", sg, "name", memberGroupName(g.clusterID))
+	return nil
+}
+
+// detachAndDelete removes a security group from every port that carries
+// it (one listing, then one write per port, with If-Match so a
+// concurrent change to the port's groups is never lost), then deletes
+// it. Neutron refuses to delete a group a port still carries
+// (409 SecurityGroupInUse): one attached meanwhile by someone else makes
+// this an error, and the caller retries. Gone already is success.
+func detachAndDelete(ctx context.Context, network *gophercloud.ServiceClient, sg string) error {
+	pages, err := ports.List(network, ports.ListOpts{SecurityGroups: []string{sg}}).AllPages(ctx)
+	if err != nil {
+		return fmt.Errorf("list ports with security group %s: %w", sg, err)
+	}
+	list, err := ports.ExtractPorts(pages)
+	if err != nil {
+		return err
+	}
+	for i := range list {
+		p := &list[i]
+		_, err := updatePort(ctx, network, p, func(p *ports.Port) (ports.UpdateOpts, bool) {
+			if !slices.Contains(p.SecurityGroups, sg) {
+				return ports.UpdateOpts{}, false
+			}
+			rest := slices.DeleteFunc(slices.Clone(p.SecurityGroups), func(id string) bool { return id == sg })
+			return ports.UpdateOpts{SecurityGroups: &rest}, true
+		})
+		if err := ignoreNotFound(err); err != nil {
+			return fmt.Errorf("remove security group %s from port %s: %w", sg, p.ID, err)
+		}
+	}
+	if err := ignoreNotFound(groups.Delete(ctx, network, sg).Err); err != nil {
+		return fmt.Errorf("delete security group %s: %w", sg, err)
 	}
 	return nil
 }

@@ -136,6 +136,13 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 		if err := l.groups.ensureRules(ctx, svc, opts, subnets, members); err != nil {
 			return nil, nil, id, err
 		}
+		// Now that the manager's rules admit the Service's traffic, the
+		// upstream CCM's group of the Service can go. Without
+		// manageSecurityGroups it stays till the Service's deletion:
+		// nothing else would admit the traffic it admits.
+		if err := l.takeOverUpstreamGroup(ctx, svc, l.groups.wantedRules(opts, subnets), false); err != nil {
+			return nil, nil, id, err
+		}
 	}
 	active, err := l.waitActive(ctx, lb.ID)
 	if err != nil {

@@ -24,9 +24,11 @@ const (
 	// member security group's rules carry it as their description.
 	serviceTagPrefix = "kube_service="
 	// memberGroupPrefix names the cluster's member security group
-	// ("k8s-lb-members-<clusterID>"): cluster infrastructure made with
-	// the first Service and kept for the cluster's life, like a node
-	// security group, so whole-cloud leak checks leave it out.
+	// ("k8s-lb-members-<clusterID>"): shared by every Service, made
+	// with the first and deleted with the last, so a whole-cloud leak
+	// check taken while another Service still exists would see it come
+	// or go with no Service's fault; such checks leave it out (the
+	// provider's own tests prove it goes with the last Service).
 	memberGroupPrefix = "k8s-lb-members-"
 )
 
