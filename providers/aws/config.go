@@ -67,6 +67,18 @@ type LoadBalancerConfig struct {
 	// annotation names any type other than nlb, external or nlb-ip gets a
 	// Classic ELB whatever this says, as upstream.
 	DefaultType string `yaml:"defaultType"`
+	// UpstreamShape makes new load balancers exactly as the upstream AWS
+	// CCM makes them, so a cluster that switched from it can switch back:
+	// upstream started again with its original cloud.conf finds, serves
+	// and deletes them. An NLB is named cloudprovider.DefaultLoadBalancerName
+	// ("a" + the Service UID), has no security group (its clients and
+	// health checks are admitted by CIDR on the nodes' security groups,
+	// described kubernetes.io/rule/nlb/...), its target groups are named
+	// k8s-<namespace>-<name>-<hash> and tagged as upstream names and tags
+	// them. Classic ELBs have upstream's names either way. Load balancers
+	// made before keep their names and are still served. import-config
+	// sets it. Default: false.
+	UpstreamShape bool `yaml:"upstreamShape"`
 }
 
 // RouteTableSelection chooses route tables for pod-CIDR routes.

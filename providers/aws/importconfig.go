@@ -93,8 +93,10 @@ func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
 	}
 	// Upstream gives a Service without a type annotation a Classic ELB
 	// (pkg/providers/v1/aws.go:2359-2540: only nlb is an NLB); so does
-	// every imported cluster.
-	imp := &importer{up: &up, sec: &Section{LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic}}, noted: map[string]bool{}}
+	// every imported cluster. And every load balancer it makes is made as
+	// upstream makes it, so the upstream CCM started again with this file
+	// finds and serves it: the way back stays open.
+	imp := &importer{up: &up, sec: &Section{LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic, UpstreamShape: true}}, noted: map[string]bool{}}
 	imp.importRegion()
 	imp.importClusterID()
 	imp.importNetwork()
@@ -105,7 +107,7 @@ func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
 	imp.reportUnknown(unknown)
 	imp.note(keyDefaultLBType,
 		"a Service without service.beta.kubernetes.io/aws-load-balancer-type got a Classic ELB",
-		"it still does: loadBalancer.defaultType is classic, and the Classic ELB keeps upstream's name, so the existing one is found again; set defaultType to nlb (or annotate Services with aws-load-balancer-type: nlb) for Network Load Balancers")
+		"it still does: loadBalancer.defaultType is classic, and the Classic ELB keeps upstream's name, so the existing one is found again; set defaultType to nlb (or annotate Services with aws-load-balancer-type: nlb) for Network Load Balancers. loadBalancer.upstreamShape makes new load balancers as upstream makes them (names, tags, no NLB security group), so upstream started again with this file finds them")
 	return &importcfg.Result{Section: imp.sec, ClusterID: imp.clusterID, Notes: imp.notes}, nil
 }
 
@@ -239,12 +241,12 @@ func (imp *importer) importLoadBalancing() {
 	if g.DisableSecurityGroupIngress {
 		// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws_loadbalancer.go:978
 		imp.note(keyDisableSGIngress, "stopped the CCM from adding rules for each load balancer to the nodes' security groups; a rule made by hand let load balancers reach the NodePorts",
-			"each NLB's own security group is always admitted to its NodePorts on the nodes' security groups; the nodes' groups need room for those rules")
+			"the nodes' security groups always get each load balancer's rules (an NLB's clients and health checks by CIDR, as upstream without this key); the nodes' groups need room for those rules")
 	}
 	if strings.TrimSpace(g.ElbSecurityGroup) != "" {
 		// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:2004
 		imp.note(keyElbSecurityGroup, "was attached to every Classic ELB instead of a new security group per load balancer",
-			"every NLB gets its own security group, built from loadBalancerSourceRanges; nothing to set, but mind the VPC's security group quota")
+			"every Classic ELB gets its own security group k8s-elb-<name>, as upstream without this key; nothing to set, but mind the VPC's security group quota")
 	}
 	const ownHealthCheck = "target groups of externalTrafficPolicy Cluster Services check TCP on the traffic port (Local ones HTTP /healthz on healthCheckNodePort); there is no shared health check here"
 	// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:2213-2235
@@ -263,14 +265,14 @@ func (imp *importer) importLoadBalancing() {
 	// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/config/config.go:228-239
 	switch mode := strings.TrimSpace(g.NLBSecurityGroupMode); mode {
 	case "":
-		// Upstream NLBs then have no security group; ours always have
-		// one, which only matters to NLBs this backend makes anew.
+		// Upstream NLBs then have no security group; with upstreamShape
+		// new ones here have none either.
 	case "Managed":
 		imp.note(keyNLBSecurityGroupMode, "Managed gave each NLB its own security group, admitted to the NodePorts on the nodes' security groups",
-			"every NLB always gets its own security group; nothing to set")
+			"existing NLBs keep their security groups; new ones are made as upstream makes them without this key, with no security group (their clients admitted by CIDR on the nodes' groups), which upstream started again still serves; nothing to set")
 	default:
 		imp.note(keyNLBSecurityGroupMode, "accepted only Managed (any other value failed load balancer creation)",
-			"every NLB always gets its own security group, as with Managed; nothing to set")
+			"new NLBs get no security group, as upstream without this key; nothing to set")
 	}
 }
 

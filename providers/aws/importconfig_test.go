@@ -195,7 +195,7 @@ func TestImportConfigSamples(t *testing.T) {
 		{
 			file:      "typical.conf",
 			clusterID: "shop-prod",
-			section: Section{Region: "us-east-2", LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic},
+			section: Section{Region: "us-east-2", LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic, UpstreamShape: true},
 				// No RouteTableID: the cluster-tagged table, as upstream.
 				RouteTables: RouteTableSelection{Discover: true}},
 			// DisableSecurityGroupIngress = false and NodeIPFamilies = ipv4
@@ -205,7 +205,7 @@ func TestImportConfigSamples(t *testing.T) {
 		{
 			file:      "unknown.conf",
 			clusterID: "shop-prod",
-			section: Section{Region: "eu-west-1", Endpoints: Endpoints{EC2: "https://ec2.example.com"}, LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic},
+			section: Section{Region: "eu-west-1", Endpoints: Endpoints{EC2: "https://ec2.example.com"}, LoadBalancer: LoadBalancerConfig{DefaultType: defaultTypeClassic, UpstreamShape: true},
 				RouteTables: RouteTableSelection{Discover: true}},
 			notes: []string{
 				"(default load balancer type)", "[Global] Regoin", "[Global] VPCID",

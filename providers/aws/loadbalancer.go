@@ -114,8 +114,9 @@ func (l *loadBalancers) setClock(clk clock.Clock) {
 
 // GetLoadBalancerName ignores clusterName (the --cluster-name flag): the
 // cloud-config's clusterID is what tags and names every resource we own.
+// It is the name a new NLB gets: upstream's with loadBalancer.upstreamShape.
 func (l *loadBalancers) GetLoadBalancerName(_ context.Context, _ string, svc *v1.Service) string {
-	return loadBalancerName(l.clusterID, svc)
+	return l.newState(svc).name
 }
 
 // GetLoadBalancer reports whether anything of the Service's load balancer
@@ -164,7 +165,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	if elsewhere, _ := implementedElsewhere(svc); elsewhere {
 		if err := l.delete(l.logContext(ctx, svc), svc); err != nil {
 			return nil, fmt.Errorf("remove NLB %s left from before service %s moved to the AWS Load Balancer Controller: %w",
-				loadBalancerName(l.clusterID, svc), serviceKey(svc), err)
+				l.newState(svc).name, serviceKey(svc), err)
 		}
 		return nil, cloudprovider.ImplementedElsewhere
 	}
@@ -178,7 +179,7 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 	ctx = l.logContext(ctx, svc)
 	lb, err := l.ensure(ctx, svc, opts, nodes)
 	if err != nil {
-		return nil, fmt.Errorf("ensure NLB %s for service %s: %w", loadBalancerName(l.clusterID, svc), serviceKey(svc), err)
+		return nil, fmt.Errorf("ensure NLB %s for service %s: %w", l.newState(svc).name, serviceKey(svc), err)
 	}
 	return lbStatus(lb), nil
 }
@@ -195,7 +196,7 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	}
 	ctx = l.logContext(ctx, svc)
 	if err := l.update(ctx, svc, opts, nodes); err != nil {
-		return fmt.Errorf("update NLB %s targets for service %s: %w", loadBalancerName(l.clusterID, svc), serviceKey(svc), err)
+		return fmt.Errorf("update NLB %s targets for service %s: %w", l.newState(svc).name, serviceKey(svc), err)
 	}
 	return nil
 }
@@ -208,13 +209,13 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string, svc *v1.Service) error {
 	ctx = l.logContext(ctx, svc)
 	if err := l.delete(ctx, svc); err != nil {
-		return fmt.Errorf("delete NLB %s of service %s: %w", loadBalancerName(l.clusterID, svc), serviceKey(svc), err)
+		return fmt.Errorf("delete NLB %s of service %s: %w", l.newState(svc).name, serviceKey(svc), err)
 	}
 	return nil
 }
 
 func (l *loadBalancers) logContext(ctx context.Context, svc *v1.Service) context.Context {
-	logger := klog.FromContext(ctx).WithValues("service", klog.KObj(svc), "loadBalancer", loadBalancerName(l.clusterID, svc))
+	logger := klog.FromContext(ctx).WithValues("service", klog.KObj(svc), "loadBalancer", l.newState(svc).name)
 	return klog.NewContext(ctx, logger)
 }
 

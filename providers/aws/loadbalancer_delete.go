@@ -81,7 +81,7 @@ func (l *loadBalancers) deleteELB(ctx context.Context, svc *v1.Service, st *lbSt
 	}
 	// Attached target groups are normally recorded already; make sure,
 	// since deleting the listeners detaches them.
-	prefix := targetGroupPrefix(l.clusterID, svc)
+	prefix := st.tgPrefix
 	rec := union(st.record, nil)
 	var names []string
 	for name := range st.tgs {

@@ -32,8 +32,17 @@ type lbState struct {
 	tgs map[string]elbv2types.TargetGroup
 	// record is the set of target group name suffixes recorded on lb.
 	record map[string]bool
-	// upstream says lb is one the upstream CCM made, under its name.
+	// upstream says lb has upstream's name: one the upstream CCM made,
+	// or (loadBalancer.upstreamShape) one made here as upstream makes it.
 	upstream bool
+	// upstreamTGs says the target groups made for lb get upstream's names
+	// (upstreamTGNaming): lb has upstream's name and the config asks for
+	// upstream's shape. Otherwise they get ours (ourTGNaming), and those
+	// upstream named are taken over under ours (takeOverTargetGroups).
+	upstreamTGs bool
+	// tgPrefix is what the names of the target groups made for lb start
+	// with; the record holds the rest of each name.
+	tgPrefix string
 }
 
 // sgless says the load balancer has no security group: one upstream made
@@ -42,15 +51,45 @@ func (st *lbState) sgless() bool { return st.lb != nil && len(st.lb.SecurityGrou
 
 func (st *lbState) lbARN() string { return aws.ToString(st.lb.LoadBalancerArn) }
 
+// newState is the state of a Service's load balancer before it is read:
+// named as a new one is named, ours or (loadBalancer.upstreamShape)
+// upstream's.
+func (l *loadBalancers) newState(svc *v1.Service) *lbState {
+	return l.namedState(svc, l.upstreamShape())
+}
+
+// namedState is the state of the load balancer with our name, or with
+// upstream's.
+func (l *loadBalancers) namedState(svc *v1.Service, upstream bool) *lbState {
+	st := &lbState{name: loadBalancerName(l.clusterID, svc), tgPrefix: targetGroupPrefix(l.clusterID, svc), tgs: map[string]elbv2types.TargetGroup{}}
+	if upstream {
+		st.name, st.upstream = upstreamNLBName(svc), true
+		if l.upstreamShape() {
+			st.upstreamTGs, st.tgPrefix = true, upstreamTargetGroupPrefix(svc)
+		}
+	}
+	return st
+}
+
+// upstreamShape says new load balancers are made as upstream makes them
+// (loadBalancer.upstreamShape).
+func (l *loadBalancers) upstreamShape() bool {
+	return l.cfg != nil && l.cfg.LoadBalancer.UpstreamShape
+}
+
 // load reads the Service's load balancer, with withTGs its attached target
 // groups, and their tags, and checks that what carries our names is ours.
+// It looks for the name a new one gets first; the other name is looked for
+// only when the Service may have a load balancer under it: it has an
+// address (upstream made it, or ours before the config asked for
+// upstream's shape), or is being deleted. A new Service costs one read.
 func (l *loadBalancers) load(ctx context.Context, svc *v1.Service, withTGs bool) (*lbState, error) {
-	st := &lbState{name: loadBalancerName(l.clusterID, svc), tgs: map[string]elbv2types.TargetGroup{}}
+	st := l.newState(svc)
 	lb, err := l.describeLoadBalancer(ctx, st.name)
 	if err == nil && lb == nil && (mayHaveUpstreamNLB(svc) || !svc.DeletionTimestamp.IsZero()) {
-		// Not ours by name: one the upstream CCM made, if any.
-		if lb, err = l.describeLoadBalancer(ctx, upstreamNLBName(svc)); lb != nil {
-			st.name, st.upstream = upstreamNLBName(svc), true
+		other := l.namedState(svc, !st.upstream)
+		if lb, err = l.describeLoadBalancer(ctx, other.name); lb != nil {
+			st = other
 		}
 	}
 	if err != nil || lb == nil {
@@ -84,7 +123,9 @@ func (l *loadBalancers) load(ctx context.Context, svc *v1.Service, withTGs bool)
 		}
 		st.tgs[name] = tg
 	}
-	takeOverTargetGroups(l.clusterID, svc, st)
+	if !st.upstreamTGs {
+		takeOverTargetGroups(l.clusterID, svc, st)
+	}
 	return st, nil
 }
 
@@ -93,7 +134,7 @@ func (l *loadBalancers) load(ctx context.Context, svc *v1.Service, withTGs bool)
 // up by name, which only happens after such an interruption.
 func (l *loadBalancers) resolveRecorded(ctx context.Context, svc *v1.Service, st *lbState) error {
 	var missing []string
-	prefix := targetGroupPrefix(l.clusterID, svc)
+	prefix := st.tgPrefix
 	for suffix := range st.record {
 		if _, ok := st.tgs[prefix+suffix]; !ok {
 			missing = append(missing, prefix+suffix)
@@ -337,6 +378,30 @@ func (l *loadBalancers) writeRecord(ctx context.Context, st *lbState, rec map[st
 		}
 	}
 	st.record = rec
+	return nil
+}
+
+// clearRecord removes the record from the load balancer's tags, in one
+// call and none when there is none. Only when every target group it
+// named is attached or deleted.
+func (l *loadBalancers) clearRecord(ctx context.Context, st *lbState) error {
+	var keys []string
+	for k := range st.lbTags {
+		if k == recordTagKey || strings.HasPrefix(k, recordTagKey+"-") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if len(keys) == 0 {
+		return nil
+	}
+	if _, err := l.api.elbv2.RemoveTags(ctx, &elbv2.RemoveTagsInput{ResourceArns: []string{st.lbARN()}, TagKeys: keys}); err != nil {
+		return fmt.Errorf("remove target group record from %s: %w", st.name, err)
+	}
+	for _, k := range keys {
+		delete(st.lbTags, k)
+	}
+	st.record = map[string]bool{}
 	return nil
 }
 

@@ -74,9 +74,9 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		if err := l.deleteELB(ctx, svc, st); err != nil {
 			return nil, nil, err
 		}
-		// The new one is ours in name and shape, even if upstream made
-		// the old one.
-		st = &lbState{name: loadBalancerName(l.clusterID, svc), tgs: map[string]elbv2types.TargetGroup{}}
+		// The new one is named and shaped as every new one, whoever
+		// made the old one.
+		st = l.newState(svc)
 	}
 	if st.lb != nil && !pins.matches(st.lb) {
 		return nil, nil, fmt.Errorf("the addresses in annotations %s / %s differ from those of load balancer %s, and an NLB's addresses are fixed when it is created; restore them, or delete and re-create the Service to move to the new ones",
@@ -103,8 +103,9 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		}
 	}
 	// An NLB upstream made without a security group can never get one;
-	// its node rules admit clients by CIDR (loadbalancer_upstream.go).
-	sgless := st.sgless()
+	// its node rules admit clients by CIDR (loadbalancer_upstream.go). A
+	// new one made in upstream's shape has none either.
+	sgless := st.sgless() || (st.lb == nil && st.upstreamTGs)
 	if err := l.checkUserGroups(ctx, opts.userSGs, vpc); err != nil {
 		return nil, nil, err
 	}
@@ -118,11 +119,21 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 	}
 	groups := opts.userSGs.groups(sgID)
 	ruleSrc := opts.userSGs.ruleSource(sgID)
+	if sgless {
+		// Upstream's default NLB security group mode makes none and
+		// takes none from annotations (aws.go:2284-2294).
+		groups = nil
+	}
 
 	fresh := st.lb == nil
-	want := desiredRecord(opts)
+	naming := l.tgNaming(svc, opts, st)
+	takeOverByNodePort(st, naming, opts)
+	want := desiredRecord(naming, opts)
 	recordTouched := false
 	if fresh {
+		if sgless && opts.userSGs.any() {
+			logger.Info("Load balancer is made as upstream makes it, without security groups, so it can never have any; the security group annotations do not apply to it", "annotations", []string{string(annotationSecurityGroups), string(annotationExtraSecurityGroups)})
+		}
 		if err := l.createLoadBalancer(ctx, svc, opts, st, mappings, groups, want); err != nil {
 			return nil, nil, err
 		}
@@ -144,7 +155,7 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		// target group to create or remove, the record is not written: an
 		// adopted NLB (upstream's, which has none) keeps its tags as
 		// upstream made them, its target groups found by its listeners.
-		if recordTouched = targetGroupsChange(st, want, targetGroupPrefix(l.clusterID, svc)); recordTouched {
+		if recordTouched = targetGroupsChange(st, want, st.tgPrefix); recordTouched {
 			if err := l.writeRecord(ctx, st, union(st.record, want)); err != nil {
 				return nil, nil, err
 			}
@@ -157,7 +168,7 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 	if err := l.ensureNLBAttributes(ctx, st, opts.lbAttributes, fresh); err != nil {
 		return nil, nil, err
 	}
-	tgs, created, err := l.ensureTargetGroups(ctx, svc, opts, st, vpc)
+	tgs, created, err := l.ensureTargetGroups(ctx, svc, opts, st, naming, vpc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -165,7 +176,7 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		return nil, nil, err
 	}
 	var stale []string
-	prefix := targetGroupPrefix(l.clusterID, svc)
+	prefix := st.tgPrefix
 	for name := range st.tgs {
 		if !want[strings.TrimPrefix(name, prefix)] {
 			stale = append(stale, name)
@@ -175,7 +186,15 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 	if err := l.deleteTargetGroups(ctx, st, stale); err != nil {
 		return nil, nil, err
 	}
-	if fresh || recordTouched || len(created) > 0 {
+	switch {
+	case st.upstreamTGs:
+		// Every target group is attached or deleted now, so the record
+		// has nothing left to find: it goes, and the load balancer keeps
+		// exactly upstream's tags.
+		if err := l.clearRecord(ctx, st); err != nil {
+			return nil, nil, err
+		}
+	case fresh || recordTouched || len(created) > 0:
 		if err := l.writeRecord(ctx, st, want); err != nil {
 			return nil, nil, err
 		}
@@ -395,8 +414,10 @@ func (l *loadBalancers) updateFull(ctx context.Context, svc *v1.Service, opts *l
 		rec.nodeRuleSig = nodeRuleSignature(lbSG, nodePortRules(opts, lbSG), be)
 	}
 	complete := true
+	naming := l.tgNaming(svc, opts, st)
+	takeOverByNodePort(st, naming, opts)
 	for _, p := range opts.ports {
-		name := targetGroupName(l.clusterID, svc, p.key())
+		name := naming.name(p)
 		tg, ok := st.tgs[name]
 		if !ok {
 			klog.FromContext(ctx).Info("Target group missing; EnsureLoadBalancer will create it", "targetGroup", name)

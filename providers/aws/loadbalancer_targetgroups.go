@@ -194,23 +194,69 @@ func (h healthCheckSpec) matches(tg elbv2types.TargetGroup) bool {
 }
 
 // desiredRecord is the record of target group suffixes opts asks for.
-func desiredRecord(opts *lbOptions) map[string]bool {
+func desiredRecord(naming tgNaming, opts *lbOptions) map[string]bool {
 	rec := make(map[string]bool, len(opts.ports))
 	for _, p := range opts.ports {
-		rec[p.key().suffix()] = true
+		rec[naming.suffix(p)] = true
 	}
 	return rec
+}
+
+// tgNaming is how st's target groups are named: upstream's way when st
+// says so (upstreamTGs), else ours.
+func (l *loadBalancers) tgNaming(svc *v1.Service, opts *lbOptions, st *lbState) tgNaming {
+	if st.upstreamTGs {
+		return upstreamTGNaming(l.clusterID, svc, opts.healthCheck)
+	}
+	return ourTGNaming(l.clusterID, svc)
+}
+
+// takeOverByNodePort keys, in st.tgs, each attached target group of a
+// load balancer whose target groups get upstream's names, but whose name
+// is not the one wanted for any port (upstream made it for other hash
+// inputs, or ours under our names before the config asked for upstream's
+// shape), under the wanted name of the port it serves (same node port and
+// protocol), so it keeps serving instead of being replaced. Like
+// takeOverTargetGroups does for our names.
+func takeOverByNodePort(st *lbState, naming tgNaming, opts *lbOptions) {
+	if !st.upstreamTGs {
+		return
+	}
+	wanted := map[string]bool{}
+	for _, p := range opts.ports {
+		wanted[naming.name(p)] = true
+	}
+	var foreign []string
+	for name := range st.tgs {
+		if !wanted[name] {
+			foreign = append(foreign, name)
+		}
+	}
+	slices.Sort(foreign)
+	for _, name := range foreign {
+		tg := st.tgs[name]
+		for _, p := range opts.ports {
+			if p.nodePort != aws.ToInt32(tg.Port) || p.protocol() != tg.Protocol {
+				continue
+			}
+			if _, taken := st.tgs[naming.name(p)]; !taken {
+				delete(st.tgs, name)
+				st.tgs[naming.name(p)] = tg
+			}
+			break
+		}
+	}
 }
 
 // ensureTargetGroups creates the missing target groups and fixes changed
 // health checks. It returns the target groups by port key, and which ones
 // it created (they have no targets yet).
-func (l *loadBalancers) ensureTargetGroups(ctx context.Context, svc *v1.Service, opts *lbOptions, st *lbState, vpc string) (map[portKey]elbv2types.TargetGroup, map[portKey]bool, error) {
+func (l *loadBalancers) ensureTargetGroups(ctx context.Context, svc *v1.Service, opts *lbOptions, st *lbState, naming tgNaming, vpc string) (map[portKey]elbv2types.TargetGroup, map[portKey]bool, error) {
 	out := make(map[portKey]elbv2types.TargetGroup, len(opts.ports))
 	created := map[portKey]bool{}
 	for _, p := range opts.ports {
 		k := p.key()
-		name := targetGroupName(l.clusterID, svc, k)
+		name := naming.name(p)
 		tg, ok := st.tgs[name]
 		if !ok {
 			var err error

@@ -1,8 +1,13 @@
 package aws
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
+	"regexp"
+	"strconv"
 
+	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/naming"
@@ -64,4 +69,62 @@ func securityGroupName(clusterID string, svc *v1.Service) string {
 // so revoking never touches a rule someone else added. MUST NOT change.
 func nodeRuleDescription(clusterID string, svc *v1.Service) string {
 	return fmt.Sprintf("multicloud-ccm %s: NLB of Service %s", clusterID, serviceKey(svc))
+}
+
+// upstreamTargetGroupPrefix is what every target group the upstream AWS
+// CCM names for the Service starts with: "k8s-<ns[:8]>-<name[:8]>-", each
+// part stripped of everything but letters and digits.
+// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws_loadbalancer.go:686-706
+// (buildTargetGroupName, commit 63ec440c). MUST NOT change: upstream
+// started again finds nothing by these names, but they are what it
+// would make, and what ours finds its own again by.
+func upstreamTargetGroupPrefix(svc *v1.Service) string {
+	trim := func(s string) string {
+		s = nonAlnumRE.ReplaceAllString(s, "")
+		return s[:min(len(s), 8)]
+	}
+	return fmt.Sprintf("k8s-%s-%s-", trim(svc.Namespace), trim(svc.Name))
+}
+
+var nonAlnumRE = regexp.MustCompile("[^[:alnum:]]")
+
+// upstreamTargetGroupHash is the 10 hex digits ending upstream's name of
+// the target group of listener p: a SHA-1 over exactly what upstream
+// feeds it, in its order: the cluster ID, namespace, name, the listener
+// port, the node port, the target protocol, the target type (always
+// instance), the health check's protocol and its interval
+// (aws_loadbalancer.go:689-698). A change to any of them is a new target
+// group, upstream and here alike.
+func upstreamTargetGroupHash(clusterID string, svc *v1.Service, p listenerSpec, hc healthCheckSpec) string {
+	h := sha1.New()
+	for _, part := range []string{
+		clusterID, svc.Namespace, svc.Name,
+		strconv.Itoa(int(p.port)), strconv.Itoa(int(p.nodePort)),
+		string(p.protocol()), string(elbv2types.TargetTypeEnumInstance),
+		string(hc.protocol), strconv.Itoa(int(hc.interval)),
+	} {
+		h.Write([]byte(part))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:10]
+}
+
+// tgNaming names a load balancer's target groups: prefix is shared by all
+// of them, suffix tells one from another, and the target group record
+// (loadBalancerRecords) holds the suffixes.
+type tgNaming struct {
+	prefix string
+	suffix func(p listenerSpec) string
+}
+
+func (n tgNaming) name(p listenerSpec) string { return n.prefix + n.suffix(p) }
+
+// ourTGNaming is "k8s-<hash>-<port>-<protocol>" (targetGroupName).
+func ourTGNaming(clusterID string, svc *v1.Service) tgNaming {
+	return tgNaming{prefix: targetGroupPrefix(clusterID, svc), suffix: func(p listenerSpec) string { return p.key().suffix() }}
+}
+
+// upstreamTGNaming is upstream's buildTargetGroupName for the Service's
+// health check hc.
+func upstreamTGNaming(clusterID string, svc *v1.Service, hc healthCheckSpec) tgNaming {
+	return tgNaming{prefix: upstreamTargetGroupPrefix(svc), suffix: func(p listenerSpec) string { return upstreamTargetGroupHash(clusterID, svc, p, hc) }}
 }

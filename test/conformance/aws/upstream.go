@@ -146,7 +146,8 @@ func (c *Cloud) publicSubnets() []string {
 //     targets, upstream's health check (TCP, traffic port, every 30 s,
 //     10 s timeout, 3 either way, aws_loadbalancer.go:65-77), tagged like
 //     the load balancer, with the instances registered, and a TCP listener
-//     forwarding to it;
+//     forwarding to it, tagged like the load balancer too
+//     (createListenerV2, aws_loadbalancer.go:707-736);
 //   - on the node security group, the client rule from 0.0.0.0/0 on each
 //     NodePort described "kubernetes.io/rule/nlb/client=<name>" and the
 //     MTU rule (ICMP 3-4) described "kubernetes.io/rule/nlb/mtu"; no
@@ -193,7 +194,7 @@ func (c *Cloud) makeUpstreamNLB(ctx context.Context, clusterName string, svc *co
 		}
 		if _, err := elbv2c.CreateListener(ctx, &elbv2.CreateListenerInput{
 			LoadBalancerArn: lb.LoadBalancerArn, Port: aws.Int32(p.Port), Protocol: elbv2types.ProtocolEnumTcp,
-			DefaultActions: []elbv2types.Action{{Type: elbv2types.ActionTypeEnumForward, TargetGroupArn: arn}},
+			DefaultActions: []elbv2types.Action{{Type: elbv2types.ActionTypeEnumForward, TargetGroupArn: arn}}, Tags: tags,
 		}); err != nil {
 			return conformance.UpstreamLoadBalancer{}, fmt.Errorf("create listener on port %d: %w", p.Port, err)
 		}
