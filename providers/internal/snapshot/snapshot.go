@@ -170,8 +170,11 @@ type listing[T any] struct {
 }
 
 type recentEntry[T any] struct {
-	// at is when the lookup that produced it began.
-	at    time.Time
+	// at is when the refresh that produced it ended.
+	at time.Time
+	// from is when that refresh began: an ID asked no later than this
+	// had its ask answered by it.
+	from  time.Time
 	inst  T
 	known bool
 }
@@ -417,8 +420,10 @@ func (s *Snapshot[T]) ByName(ctx context.Context, name string) (inst T, found bo
 // at most RecentAge ago, in a direct lookup by ID. exists is false only
 // when that lookup answered "not found" or "gone" for this very ID.
 //
-// A refresh fetches every ID asked through Recent in the last minutes plus
-// Options.Watch in batches of MaxKeys, shared by all callers: the
+// A refresh fetches every ID asked through Recent in the last minutes
+// (but one the cloud answered "not found" or gone for and nobody asked
+// about since) plus Options.Watch in batches of MaxKeys, shared by all
+// callers: the
 // node-lifecycle controller asks about its NotReady Nodes one after the
 // other, and only the first of them in each period waits for the cloud.
 func (s *Snapshot[T]) Recent(ctx context.Context, id string) (inst T, exists bool, err error) {
@@ -480,6 +485,17 @@ func (s *Snapshot[T]) refreshRecent(ctx context.Context) (struct{}, error) {
 			delete(s.asked, id)
 			continue
 		}
+		// The cloud said "not found" (or gone) for it, and nobody has
+		// asked about it since the lookup that said so began: its Node
+		// is gone (the lifecycle controller deletes it on that answer),
+		// and asking again each pass would only fetch the same 404.
+		// A Node still there asks again next pass (or is in Watch,
+		// NotReady) and is fetched again; an ask after this drop puts
+		// the ID back. The answer stays in recent for later asks.
+		if e, ok := s.recent[id]; ok && !at.After(e.from) && (!e.known || s.gone(e.inst)) {
+			delete(s.asked, id)
+			continue
+		}
 		ids = append(ids, id)
 	}
 	for id, e := range s.recent {
@@ -510,7 +526,7 @@ func (s *Snapshot[T]) refreshRecent(ctx context.Context) (struct{}, error) {
 		answered := clk.Now()
 		for _, id := range chunk {
 			inst, ok := found[id]
-			s.recent[id] = recentEntry[T]{at: answered, inst: inst, known: ok}
+			s.recent[id] = recentEntry[T]{at: answered, from: start, inst: inst, known: ok}
 			if ok && !s.gone(inst) {
 				live = append(live, inst)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -421,5 +422,79 @@ func TestRecentHoldsAFailureBriefly(t *testing.T) {
 	}
 	if n := c.idCalls.Load() + c.lists.Load() - before; n != 1 {
 		t.Errorf("%d calls, want just the listing", n)
+	}
+}
+
+// A server deleted while its Node was NotReady is answered "not found"
+// once; its Node is then deleted, so nobody asks about it any more, and
+// the lifecycle passes that follow (other Nodes still NotReady) no longer
+// ask the cloud about it. A Node still there keeps asking, and gets the
+// cloud's fresh word each pass.
+func TestRecentStopsAskingAboutGoneIDsNobodyAsks(t *testing.T) {
+	c := newCloud(3)
+	asked := map[string]int{}
+	var mu sync.Mutex
+	src := c.source()
+	lookup := src.LookupIDs
+	src.LookupIDs = func(ctx context.Context, ids []string) (map[string]inst, error) {
+		mu.Lock()
+		for _, id := range ids {
+			asked[id]++
+		}
+		mu.Unlock()
+		return lookup(ctx, ids)
+	}
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	notReady := []string{"i-0000", "i-0001", "i-0002"}
+	var watchMu sync.Mutex
+	s := New(src, Options{Clock: clk, Watch: func() []string {
+		watchMu.Lock()
+		defer watchMu.Unlock()
+		return slices.Clone(notReady)
+	}})
+	pass := func() map[string]bool {
+		watchMu.Lock()
+		ids := slices.Clone(notReady)
+		watchMu.Unlock()
+		exists := map[string]bool{}
+		for _, id := range ids {
+			_, ok, err := s.Recent(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exists[id] = ok
+		}
+		return exists
+	}
+	pass()
+	// i-0000's server is deleted: the next pass says it is gone and the
+	// lifecycle controller deletes its Node. i-0001's server is deleted
+	// too, but its Node stays a while (a slow deletion).
+	delete(c.insts, "i-0000")
+	delete(c.insts, "i-0001")
+	clk.SetTime(clk.Now().Add(5 * time.Second))
+	if got := pass(); got["i-0000"] || got["i-0001"] || !got["i-0002"] {
+		t.Fatalf("exists %v, want only i-0002", got)
+	}
+	watchMu.Lock()
+	notReady = []string{"i-0001", "i-0002"}
+	watchMu.Unlock()
+	// Two minutes of 5 s passes over the Nodes still NotReady.
+	for range 24 {
+		clk.SetTime(clk.Now().Add(5 * time.Second))
+		if got := pass(); got["i-0001"] || !got["i-0002"] {
+			t.Fatalf("exists %v", got)
+		}
+	}
+	if n := c.idCalls.Load(); n != 26 {
+		t.Errorf("%d lookup calls in 26 passes, want 26 (one per pass)", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked["i-0000"] != 2 {
+		t.Errorf("the cloud was asked about the server of a deleted Node %d times, want 2 (before and at its deletion)", asked["i-0000"])
+	}
+	if asked["i-0001"] != 26 || asked["i-0002"] != 26 {
+		t.Errorf("asked about the Nodes still there %d and %d times, want once per pass (26)", asked["i-0001"], asked["i-0002"])
 	}
 }
