@@ -17,7 +17,7 @@ import (
 // upstream CCM"). The backends read their upstream's format; this command
 // chooses the clusterID, renders and validates.
 func newImportConfigCommand(registry *providers.Registry) *cobra.Command {
-	var from, clusterName string
+	var from, clusterName, environmentFile string
 	cmd := &cobra.Command{
 		Use:   "import-config --from aws|azure|gce|openstack FILE",
 		Short: "Convert an upstream CCM's config file into a cloud-config",
@@ -36,7 +36,13 @@ follow the notes and the exit status is 1.
 "kubernetes"): it names load balancers on Azure, GCE and OpenStack, so the
 clusterID must equal it for the switched manager to find them. An AWS
 cloud.conf that names its cluster (KubernetesClusterTag/ID) sets the
-clusterID itself.`,
+clusterID itself.
+
+--environment-file takes, for an azure.json with cloud AzureStackCloud,
+the JSON file of the cloud's endpoints that the upstream Azure CCM read
+from AZURE_ENVIRONMENT_FILEPATH (default: the file that variable names);
+its resourceManagerEndpoint, tokenAudience and activeDirectoryEndpoint
+are carried over.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			b, ok := registry.Lookup(from)
@@ -49,12 +55,14 @@ clusterID itself.`,
 				return fmt.Errorf("--from %q: want one of %v", from, config.KnownProviders)
 			case b.ImportConfig == nil:
 				return fmt.Errorf("--from %s: this backend has no importer", from)
+			case environmentFile != "" && from != "azure":
+				return fmt.Errorf("--environment-file is read only with --from azure (the file AZURE_ENVIRONMENT_FILEPATH names for the upstream Azure CCM), not --from %s", from)
 			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
 				return fmt.Errorf("reading upstream config: %w", err)
 			}
-			res, err := b.ImportConfig(data, providers.ImportOptions{ClusterName: clusterName})
+			res, err := b.ImportConfig(data, providers.ImportOptions{ClusterName: clusterName, EnvironmentFile: environmentFile})
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
@@ -92,5 +100,6 @@ clusterID itself.`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "the cloud of the upstream CCM whose config FILE is: aws, azure, gce or openstack")
 	cmd.Flags().StringVar(&clusterName, "cluster-name", providers.DefaultClusterName, "the upstream manager's --cluster-name; becomes clusterID")
+	cmd.Flags().StringVar(&environmentFile, "environment-file", "", "azure only: the endpoints file of an AzureStackCloud (default: the file AZURE_ENVIRONMENT_FILEPATH names)")
 	return cmd
 }

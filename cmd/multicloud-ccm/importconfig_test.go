@@ -101,3 +101,50 @@ func TestImportConfigErrors(t *testing.T) {
 		t.Errorf("an import that does not validate should exit 1 after reporting: %v", err)
 	}
 }
+
+// TestImportConfigAzureStack: an azure.json with cloud AzureStackCloud
+// imports, with the environment file upstream read from
+// AZURE_ENVIRONMENT_FILEPATH given by --environment-file (or by that
+// variable), to a cloud-config that validates; without either it exits 1
+// and names the flag to add. The flag is refused for other clouds.
+func TestImportConfigAzureStack(t *testing.T) {
+	const (
+		stack   = "../../providers/azure/testdata/import/azurestack.json"
+		envFile = "../../providers/azure/testdata/import/azurestack-environment.json"
+	)
+	t.Setenv("AZURE_ENVIRONMENT_FILEPATH", "")
+	stdout, stderr, err := run(t, providers.Default, "import-config", "--from", "azure", "--environment-file", envFile, stack)
+	if err != nil {
+		t.Fatalf("import-config --environment-file: %v\nstderr:\n%s", err, stderr)
+	}
+	for _, w := range []string{"cloud: AzureStackCloud\n", "resourceManagerEndpoint: https://management.local.azurestack.external/\n",
+		"activeDirectoryAuthorityHost: https://adfs.local.azurestack.external/adfs/\n"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, stdout)
+		}
+	}
+	if strings.Contains(stderr, "STACK-SAMPLE-CLIENT-SECRET-VALUE") {
+		t.Error("the secret is on stderr")
+	}
+
+	t.Setenv("AZURE_ENVIRONMENT_FILEPATH", envFile)
+	byVar, stderr, err := run(t, providers.Default, "import-config", "--from", "azure", stack)
+	if err != nil || byVar != stdout {
+		t.Errorf("with AZURE_ENVIRONMENT_FILEPATH instead of the flag: %v\n%s\nstderr:\n%s", err, byVar, stderr)
+	}
+
+	t.Setenv("AZURE_ENVIRONMENT_FILEPATH", "")
+	_, stderr, err = run(t, providers.Default, "import-config", "--from", "azure", stack)
+	if !errors.Is(err, errReported) || !strings.Contains(stderr, "--environment-file") || !strings.Contains(stderr, "azure.resourceManagerEndpoint") {
+		t.Errorf("AzureStackCloud without endpoints: %v; want exit 1 naming --environment-file and the missing fields:\n%s", err, stderr)
+	}
+
+	_, _, err = run(t, providers.Default, "import-config", "--from", "gce", "--environment-file", envFile, "../../providers/gce/testdata/import/typical.conf")
+	if err == nil || !strings.Contains(err.Error(), "--environment-file is read only with --from azure") {
+		t.Errorf("--environment-file with --from gce: %v", err)
+	}
+	_, _, err = run(t, providers.Default, "import-config", "--from", "azure", "--environment-file", "nope.json", stack)
+	if err == nil || !strings.Contains(err.Error(), "nope.json (--environment-file)") {
+		t.Errorf("a missing environment file: %v; want its name and the flag", err)
+	}
+}

@@ -34,13 +34,15 @@ import (
 // A key whose value is what this backend always does (loadBalancerSku
 // standard, disableOutboundSNAT false, ...) needs nothing written and no
 // Note. Nothing is defaulted: what the file leaves out stays out.
-func ImportConfig(data []byte, _ importcfg.Options) (*importcfg.Result, error) {
+func ImportConfig(data []byte, opts importcfg.Options) (*importcfg.Result, error) {
 	doc, err := decodeAzureJSON(data)
 	if err != nil {
 		return nil, err
 	}
 	im := &importer{up: &doc.cfg, keys: doc.keys, raw: doc.raw, s: &Section{}}
-	im.cloud()
+	if err := im.cloud(opts.EnvironmentFile); err != nil {
+		return nil, err
+	}
 	im.placement()
 	im.credentials()
 	im.vmType()
@@ -322,11 +324,23 @@ var upstreamClouds = map[string]string{
 // cloud maps cloud and resourceManagerEndpoint. Upstream found a custom
 // cloud's other endpoints itself (upstream: pkg/azclient/cloud.go:42-150):
 // from the endpoint's metadata document, or for AzureStackCloud from the
-// file AZURE_ENVIRONMENT_FILEPATH names. Here they are part of the config,
-// so the Notes say where to copy them from.
-func (im *importer) cloud() {
+// environment file AZURE_ENVIRONMENT_FILEPATH names. Here they are part of
+// the config: the environment file's are carried over when the import is
+// given it (envFlag, else the variable; importconfig_environment.go),
+// and otherwise the Notes say where to copy them from.
+func (im *importer) cloud(envFlag string) error {
 	name := strings.ToUpper(strings.TrimSpace(im.up.Cloud))
 	stack := name == strings.ToUpper(CloudStack)
+	src, haveEnv := environmentFileSource(envFlag)
+	switch {
+	case haveEnv && stack:
+		return im.stackEnvironment(src)
+	case haveEnv && !src.fromVar:
+		return fmt.Errorf("--environment-file: the upstream Azure CCM reads an environment file only for cloud AzureStackCloud (upstream: pkg/azclient/cloud.go:107-109), and this file's cloud is %q: set cloud to AzureStackCloud, or leave the flag out", im.up.Cloud)
+	case haveEnv:
+		im.note(environmentFileVar, "named an environment file, which the upstream CCM reads only for cloud AzureStackCloud",
+			"ignored, as upstream did")
+	}
 	switch {
 	case im.up.ResourceManagerEndpoint != "":
 		im.s.ResourceManagerEndpoint = im.up.ResourceManagerEndpoint
@@ -341,17 +355,42 @@ func (im *importer) cloud() {
 	case stack:
 		im.s.Cloud = CloudStack
 		im.note("cloud", "took Azure Stack Hub's endpoints from the JSON file the environment variable AZURE_ENVIRONMENT_FILEPATH names",
-			"carried over; also set resourceManagerEndpoint, activeDirectoryAuthorityHost (that file's activeDirectoryEndpoint) and resourceManagerAudience (its tokenAudience), and caFile if the certificates come from a private CA")
+			"carried over, without the endpoints: give that file with --environment-file (or set resourceManagerEndpoint, activeDirectoryAuthorityHost (that file's activeDirectoryEndpoint) and resourceManagerAudience (its tokenAudience) yourself), and set caFile if the certificates come from a private CA")
 	case name == "":
 	default:
 		if c, ok := upstreamClouds[name]; ok {
 			im.s.Cloud = c
-			return
+			return nil
 		}
 		im.s.Cloud = CloudPublic
 		im.note("cloud", "used AzurePublicCloud for a cloud name it did not know",
 			"set to AzurePublicCloud, as upstream did; for Azure Stack Hub or another custom cloud give its endpoints instead")
 	}
+	return nil
+}
+
+// stackEnvironment carries an AzureStackCloud's endpoints over from its
+// environment file, as upstream took them: over whatever the metadata
+// document of azure.json's resourceManagerEndpoint gave (upstream:
+// pkg/azclient/cloud.go:144-148), so the file's resourceManagerEndpoint
+// wins where the two differ.
+func (im *importer) stackEnvironment(src environmentSource) error {
+	env, err := readEnvironmentFile(src)
+	if err != nil {
+		return err
+	}
+	s := im.s
+	s.Cloud = CloudStack
+	s.ResourceManagerEndpoint = env.ResourceManagerEndpoint
+	s.ResourceManagerAudience = env.TokenAudience
+	s.ActiveDirectoryAuthorityHost = env.ActiveDirectoryEndpoint
+	if own := im.up.ResourceManagerEndpoint; own != "" && !strings.EqualFold(strings.TrimSuffix(own, "/"), strings.TrimSuffix(env.ResourceManagerEndpoint, "/")) {
+		im.note("resourceManagerEndpoint", "was replaced by the environment file's resourceManagerEndpoint, which upstream read after this one's metadata document",
+			"the environment file's is carried over; this one is not used")
+	}
+	im.note("cloud", "took Azure Stack Hub's endpoints from the JSON file the environment variable AZURE_ENVIRONMENT_FILEPATH names",
+		fmt.Sprintf("carried over from the %s: resourceManagerEndpoint, resourceManagerAudience (its tokenAudience) and activeDirectoryAuthorityHost (its activeDirectoryEndpoint); set caFile if their certificates come from a private CA", src))
+	return nil
 }
 
 // placement carries over where the cluster and its network resources are,

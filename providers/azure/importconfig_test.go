@@ -159,6 +159,7 @@ var sampleSecrets = []string{
 
 func importSample(t *testing.T, name string) *importcfg.Result {
 	t.Helper()
+	t.Setenv(environmentFileVar, "")
 	data, err := os.ReadFile(filepath.Join("testdata", "import", name))
 	if err != nil {
 		t.Fatal(err)
@@ -546,6 +547,7 @@ func TestImportConfigCases(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(environmentFileVar, "")
 			in := maps.Clone(importCaseBase)
 			for k, v := range tc.set {
 				if v == nil {

@@ -25,6 +25,13 @@ const DefaultClusterName = "kubernetes"
 type Options struct {
 	// ClusterName is the upstream manager's --cluster-name.
 	ClusterName string
+	// EnvironmentFile is the path of the file of a custom cloud's
+	// endpoints that the upstream manager read beside its config file
+	// (--environment-file): the Azure CCM's AZURE_ENVIRONMENT_FILEPATH
+	// file, read for cloud AzureStackCloud. Empty: the Azure importer
+	// takes the one that variable names, as upstream did. Only the Azure
+	// importer reads it.
+	EnvironmentFile string
 }
 
 // Note is one upstream key the importer could not carry over unchanged,
