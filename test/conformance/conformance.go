@@ -277,6 +277,15 @@ type DriftMaker interface {
 	DeletePart(svc types.NamespacedName) (string, error)
 }
 
+// Sharer is what a Cloud may also implement when Services can share one
+// load balancer by asking for it (OpenStack's load-balancer-id): the
+// shared-parts scenario makes a Service share the first one's.
+type Sharer interface {
+	// ShareAnnotations are the annotations that make a Service share the
+	// load balancer of first, a Service the manager serves.
+	ShareAnnotations(first *corev1.Service) map[string]string
+}
+
 // UserAddresser is what a Cloud may also implement: an address the user
 // reserves in the cloud themselves (a console click or CLI call, tagged
 // for no cluster) and names on a Service. The manager uses it and never

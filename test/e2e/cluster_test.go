@@ -199,16 +199,22 @@ func (cl *cluster) deleteServiceAndWait(t *testing.T, key types.NamespacedName) 
 // kube-apiserver's ClusterIP repair loop may warn about an address it is
 // still committing).
 func (cl *cluster) warnings(ctx context.Context, key types.NamespacedName) ([]string, error) {
-	managerEventSources := map[string]bool{
-		"service-controller": true, // k8s.io/cloud-provider controllers/service
-		"multicloud-ccm":     true, // providers/internal/upstreamann
-	}
 	svc, err := cl.getService(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	evs, err := cl.admin.CoreV1().Events(key.Namespace).List(ctx, metav1.ListOptions{
-		FieldSelector: "involvedObject.kind=Service,involvedObject.uid=" + string(svc.UID),
+	return cl.warningsOf(ctx, key.Namespace, svc.UID)
+}
+
+// warningsOf lists the manager's Warning events on the Service with this
+// UID, which may be gone.
+func (cl *cluster) warningsOf(ctx context.Context, ns string, uid types.UID) ([]string, error) {
+	managerEventSources := map[string]bool{
+		"service-controller": true, // k8s.io/cloud-provider controllers/service
+		"multicloud-ccm":     true, // providers/internal/upstreamann
+	}
+	evs, err := cl.admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Service,involvedObject.uid=" + string(uid),
 	})
 	if err != nil {
 		return nil, err

@@ -200,6 +200,10 @@ func (s *suiteCloud) startCCM(t *testing.T, name string) *ccmProcess {
 		"--load-balancer-repair-period=" + repairPeriod.String(),
 		"--orphan-scan-period=" + orphanScanPeriod.String(),
 		"--orphan-grace-period=" + orphanGrace.String(),
+		// Services are synced by several workers at once, as a production
+		// manager with many Services runs: shared cloud parts must come out
+		// right whatever the order of the workers' writes.
+		fmt.Sprintf("--concurrent-service-syncs=%d", serviceWorkers),
 	}
 	return s.cluster.startCCM(t, "ccm-"+s.adapter.Name()+"-"+name, release(t), path, append(args, s.cloud.ExtraArgs()...)...)
 }
@@ -214,6 +218,7 @@ func runConformance(t *testing.T, cl *cluster, a conformance.Adapter) {
 		{"stopped instance gets the shutdown taint and loses it when started", (*suiteCloud).stoppedInstance},
 		{"terminated instance's node is deleted", (*suiteCloud).terminatedInstance},
 		{"a load balancer changed outside the manager is repaired", (*suiteCloud).driftRepair},
+		{"services sharing cloud parts deleted at once leave nothing and no warning", (*suiteCloud).sharedPartsDeletedAtOnce},
 		{"throttled reads never delete a node", func(s *suiteCloud, t *testing.T) { s.faultyReads(t, "throttled") }},
 		{"failing reads never delete a node", func(s *suiteCloud, t *testing.T) { s.faultyReads(t, "5xx") }},
 	}
@@ -906,6 +911,106 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 	})
 }
 
+// ---- shared parts ----
+
+// serviceWorkers is the suite managers' --concurrent-service-syncs.
+const serviceWorkers = 4
+
+// sharedPartsDeletedAtOnce: two Services of every kind of load balancer
+// the cloud makes (its AdoptionShapes), which share that kind's cloud
+// parts (a load balancer and its backend pool, a health check and its
+// firewall rule, an instance group, a node security group's rules), and,
+// where Services can ask to share one load balancer (conformance.Sharer),
+// one sharing the first's, are served, then deleted at once, so that the
+// manager's workers delete them side by side. Every shared part must be
+// decided from what the cloud holds after the other workers' writes: the
+// cloud's inventory goes back to what it was before them, and no Service
+// gets a Warning on the way.
+func (s *suiteCloud) sharedPartsDeletedAtOnce(t *testing.T) {
+	ctx := context.Background()
+	zones := s.cloud.Zones()
+	var insts []conformance.Instance
+	for i := range 2 {
+		inst := s.launch(t, zones[i%len(zones)], fmt.Sprintf("share-%d", i))
+		s.registerNode(t, inst.NodeName, "", "")
+		s.waitInitialized(t, inst.NodeName)
+		insts = append(insts, inst)
+	}
+	before := s.cloud.Inventory()
+
+	shapes := s.adapter.Features().AdoptionShapes
+	if shapes == nil {
+		shapes = map[string]map[string]string{"": nil}
+	}
+	var keys []types.NamespacedName
+	port := int32(80)
+	for _, shape := range slices.Sorted(maps.Keys(shapes)) {
+		for i := range 2 {
+			spec := s.lbService(fmt.Sprintf("conf-share%s-%d", shape, i), port)
+			for k, v := range shapes[shape] {
+				metav1.SetMetaDataAnnotation(&spec.ObjectMeta, k, v)
+			}
+			keys = append(keys, s.createService(t, spec))
+			port++
+		}
+	}
+	for _, k := range keys {
+		s.waitService(t, k, "an address", hasAddress)
+	}
+	if sh, ok := s.cloud.(conformance.Sharer); ok {
+		first, err := s.getService(ctx, keys[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := s.lbService("conf-share-sharing", port)
+		for k, v := range sh.ShareAnnotations(first) {
+			metav1.SetMetaDataAnnotation(&spec.ObjectMeta, k, v)
+		}
+		k := s.createService(t, spec)
+		s.waitService(t, k, "the shared address", func(svc *corev1.Service) (bool, string) {
+			return ingressAddrs(svc.Status.LoadBalancer) == ingressAddrs(first.Status.LoadBalancer), ingressAddrs(svc.Status.LoadBalancer)
+		})
+		keys = append(keys, k)
+	}
+	var uids []types.UID
+	for _, k := range keys {
+		svc, err := s.getService(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uids = append(uids, svc.UID)
+	}
+
+	slowWrites(t, s.cloud)
+	for _, k := range keys {
+		s.deleteService(t, k)
+	}
+	for _, k := range keys {
+		s.deleteServiceAndWait(t, k)
+	}
+	waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the Services")
+	for i, k := range keys {
+		ws, err := s.warningsOf(ctx, k.Namespace, uids[i])
+		if err != nil || len(ws) != 0 {
+			t.Errorf("warnings on %s: %v %v", k, ws, err)
+		}
+	}
+	for _, inst := range insts {
+		s.deleteNode(t, inst.NodeName)
+	}
+}
+
+// slowWrites makes every write to the cloud take 100 ms until the test
+// ends.
+func slowWrites(t *testing.T, c conformance.Cloud) {
+	t.Helper()
+	spec := cloudsim.FaultSpec{Op: cloudsim.MutatingOps, Latency: 100 * time.Millisecond}
+	if err := c.Server().SetFault(spec); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Server().ClearFault(spec.Op) })
+}
+
 // ---- drift repair ----
 
 // driftRepair: one part of a Service's load balancer deleted behind the
@@ -1404,39 +1509,48 @@ func adoption(t *testing.T, cl *cluster, a conformance.Adapter) {
 		wantStatus string
 	}
 	var svcs []adopted
+	// Two of each shape, so that the parts upstream shares between
+	// Services of a shape (AWS's NLB MTU rule, Azure's load balancer and
+	// its NIC pool, GCE's node health check and instance groups) are
+	// adopted and, at the end, deleted by several workers at once.
 	for _, shape := range slices.Sorted(maps.Keys(shapes)) {
-		name := "conf-adopted"
-		if shape != "" {
-			name += "-" + shape
+		for copy := range 2 {
+			name := "conf-adopted"
+			if shape != "" {
+				name += "-" + shape
+			}
+			if copy > 0 {
+				name += fmt.Sprint("-", copy)
+			}
+			spec := lbService(name, 80)
+			for k, v := range shapes[shape] {
+				metav1.SetMetaDataAnnotation(&spec.ObjectMeta, k, v)
+			}
+			key := s.createService(t, spec)
+			svc, err := s.getService(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			up, err := s.cloud.MakeUpstreamLoadBalancer(svc, s.cfg.ClusterID, []conformance.Instance{n1, n2})
+			if err != nil {
+				t.Fatalf("%s: %v", shape, err)
+			}
+			// What the upstream CCM leaves on the Service: its annotations, the
+			// cleanup finalizer and the status.
+			for k, v := range up.Annotations {
+				metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
+			}
+			svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
+			svc.Finalizers = append(svc.Finalizers, up.Finalizers...)
+			if svc, err = s.admin.CoreV1().Services(key.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			svc.Status.LoadBalancer = up.Status
+			if _, err = s.admin.CoreV1().Services(key.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			svcs = append(svcs, adopted{key: key, up: up, wantStatus: ingressAddrs(up.Status)})
 		}
-		spec := lbService(name, 80)
-		for k, v := range shapes[shape] {
-			metav1.SetMetaDataAnnotation(&spec.ObjectMeta, k, v)
-		}
-		key := s.createService(t, spec)
-		svc, err := s.getService(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		up, err := s.cloud.MakeUpstreamLoadBalancer(svc, s.cfg.ClusterID, []conformance.Instance{n1, n2})
-		if err != nil {
-			t.Fatalf("%s: %v", shape, err)
-		}
-		// What the upstream CCM leaves on the Service: its annotations, the
-		// cleanup finalizer and the status.
-		for k, v := range up.Annotations {
-			metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
-		}
-		svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
-		svc.Finalizers = append(svc.Finalizers, up.Finalizers...)
-		if svc, err = s.admin.CoreV1().Services(key.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		svc.Status.LoadBalancer = up.Status
-		if _, err = s.admin.CoreV1().Services(key.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		svcs = append(svcs, adopted{key: key, up: up, wantStatus: ingressAddrs(up.Status)})
 	}
 	made := s.cloud.Inventory()
 	if st, ok := s.cloud.(conformance.UpstreamClusterState); ok {
@@ -1528,7 +1642,19 @@ func adoption(t *testing.T, cl *cluster, a conformance.Adapter) {
 		s.registerNode(t, n3.NodeName, "", "")
 		sameLB(t, []int32{8080}, n1, n2, n3)
 	})
-	t.Run("deleting the service leaves nothing of either shape", func(t *testing.T) {
+	t.Run("deleting the services at once leaves nothing of any shape and no warning", func(t *testing.T) {
+		var uids []types.UID
+		for _, sv := range svcs {
+			svc, err := s.getService(ctx, sv.key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			uids = append(uids, svc.UID)
+		}
+		// Writes that take a moment, as a real cloud's do, so that the
+		// workers' deletions overlap: each one's read of a shared part
+		// comes before the others' writes.
+		slowWrites(t, s.cloud)
 		for _, sv := range svcs {
 			s.deleteService(t, sv.key)
 		}
@@ -1536,6 +1662,11 @@ func adoption(t *testing.T, cl *cluster, a conformance.Adapter) {
 			s.deleteServiceAndWait(t, sv.key)
 		}
 		waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the upstream load balancers")
+		for i, sv := range svcs {
+			if ws, err := s.warningsOf(ctx, sv.key.Namespace, uids[i]); err != nil || len(ws) != 0 {
+				t.Errorf("warnings on %s: %v %v", sv.key, ws, err)
+			}
+		}
 	})
 	if s.ccm.exited() {
 		t.Fatalf("the switched manager exited: %v", s.ccm.Err())
