@@ -48,9 +48,9 @@ func upstreamGroupDescription(clusterID string, svc *v1.Service) string {
 }
 
 // upstreamGroups remembers the Services whose upstream group is known to
-// be gone (removed, or never there), so a Service's group is looked for
-// once per process lifetime, not on every sync: the manager never makes
-// such a group, so once gone it stays gone.
+// be gone (removed, or never there), so an ensure looks for a Service's
+// group once per process lifetime, not on every sync: the manager never
+// makes such a group, so once gone it stays gone.
 type upstreamGroups struct {
 	mu   sync.Mutex
 	gone map[types.UID]bool
@@ -85,7 +85,11 @@ func (u *upstreamGroups) setGone(uid types.UID, gone bool) {
 // the Service no longer has (an old NodePort, a health check port no
 // monitor probes) need no cover.
 func (l *loadBalancers) takeOverUpstreamGroup(ctx context.Context, svc *v1.Service, want []rule, deleting bool) error {
-	if svc.UID == "" || l.upstreamGroups.isGone(svc.UID) {
+	// A deletion looks anyway (one listing per deleted Service): an
+	// upstream CCM still running beside this one during a switch may
+	// have made the group again since, and it must not outlive the
+	// Service.
+	if svc.UID == "" || (!deleting && l.upstreamGroups.isGone(svc.UID)) {
 		return nil
 	}
 	logger := klog.FromContext(ctx)
