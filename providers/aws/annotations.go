@@ -256,6 +256,12 @@ type lbOptions struct {
 	userSGs userGroups
 	// lbAttributes are an NLB's attributes (loadbalancer_attributes.go).
 	lbAttributes nlbAttributes
+	// allTrafficNodeRule makes the nodes admit the load balancer's group
+	// with one rule for all traffic, without a description, as upstream
+	// admits a Classic ELB's group (aws.go:3062-3080), instead of ours per
+	// NodePort: set for Classic ELBs with their own group on a config
+	// asking for upstream's shape.
+	allTrafficNodeRule bool
 }
 
 // implementedElsewhere reports whether the Service asks for a load balancer

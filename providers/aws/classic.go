@@ -226,6 +226,7 @@ func (c *classicLoadBalancers) ensure(ctx context.Context, svc *v1.Service, opts
 	}
 	// The nodes must admit the load balancer before instances are
 	// registered, or the first health checks fail.
+	opts.allTrafficNodeRule = c.allTrafficNodeRule(opts)
 	if err := l.ensureNodeRules(ctx, svc, opts.lbOptions, opts.userSGs.ruleSource(sgID), sgNew && fresh, be); err != nil {
 		return nil, err
 	}
@@ -334,11 +335,22 @@ func (c *classicLoadBalancers) update(ctx context.Context, svc *v1.Service, opts
 		return err
 	}
 	if sgID := c.ruleSource(st.lb, opts); sgID != "" {
+		opts.allTrafficNodeRule = c.allTrafficNodeRule(opts)
 		if err := l.ensureNodeRules(ctx, svc, opts.lbOptions, sgID, false, be); err != nil {
 			return err
 		}
 	}
 	return c.ensureInstances(ctx, st, be)
+}
+
+// allTrafficNodeRule says the nodes admit the load balancer's own group
+// as upstream admits it, with one rule for all traffic: on a config asking
+// for upstream's shape, so upstream started again finds the rule it looks
+// for (and, deleting the load balancer, revokes every rule that holds its
+// group), unless the user's group replaces ours: the rules admitting a
+// user's group are ours, told by their description.
+func (c *classicLoadBalancers) allTrafficNodeRule(opts *clbOptions) bool {
+	return c.nlb.upstreamShape() && len(opts.userSGs.replace) == 0
 }
 
 // ruleSource is the security group node rules admit: the first of the

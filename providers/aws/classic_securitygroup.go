@@ -67,8 +67,11 @@ func (c *classicLoadBalancers) ensureSecurityGroup(ctx context.Context, svc *v1.
 	}
 	if sg == nil {
 		// upstream: aws.go:2008-2010, name and description
+		// With upstreamShape it is tagged as upstream tags it (the
+		// cluster and the user's tags; ownedSG finds it by its name).
 		sg, isNew, err = l.createOwnedSecurityGroup(ctx, svc, opts.lbOptions, name,
-			fmt.Sprintf("Security group for Kubernetes ELB %s (%s)", classicName(svc), serviceKey(svc)), vpc)
+			fmt.Sprintf("Security group for Kubernetes ELB %s (%s)", classicName(svc), serviceKey(svc)), vpc,
+			l.upstreamShape(), func(sg *ec2types.SecurityGroup) bool { return c.ownedSG(sg, svc) })
 		if err != nil {
 			return "", false, err
 		}

@@ -75,9 +75,12 @@ type LoadBalancerConfig struct {
 	// health checks are admitted by CIDR on the nodes' security groups,
 	// described kubernetes.io/rule/nlb/...), its target groups are named
 	// k8s-<namespace>-<name>-<hash> and tagged as upstream names and tags
-	// them. Classic ELBs have upstream's names either way. Load balancers
-	// made before keep their names and are still served. import-config
-	// sets it. Default: false.
+	// them. Classic ELBs have upstream's names either way; a new one's
+	// security group k8s-elb-<name> is tagged as upstream tags it (the
+	// cluster tag and additional-resource-tags only), and the nodes admit
+	// that group, new or not, with upstream's one rule for all traffic
+	// instead of ours per NodePort. Load balancers made before keep their
+	// names and are still served. import-config sets it. Default: false.
 	UpstreamShape bool `yaml:"upstreamShape"`
 }
 

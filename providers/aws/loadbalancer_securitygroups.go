@@ -246,21 +246,28 @@ func (l *loadBalancers) syncListenerIngress(ctx context.Context, svc *v1.Service
 
 func (l *loadBalancers) createLBSecurityGroup(ctx context.Context, svc *v1.Service, opts *lbOptions, vpc string) (*ec2types.SecurityGroup, bool, error) {
 	return l.createOwnedSecurityGroup(ctx, svc, opts, securityGroupName(l.clusterID, svc),
-		fmt.Sprintf("NLB of Service %s in cluster %s", serviceKey(svc), l.clusterID), vpc)
+		fmt.Sprintf("NLB of Service %s in cluster %s", serviceKey(svc), l.clusterID), vpc, false,
+		func(sg *ec2types.SecurityGroup) bool { return l.ownedSG(sg, svc) })
 }
 
 // createOwnedSecurityGroup creates a load balancer's security group named
-// name, tagged as the Service's with the user's additional tags. A group
-// of that name that is already ours (a create whose answer was lost) is
-// returned as found.
-func (l *loadBalancers) createOwnedSecurityGroup(ctx context.Context, svc *v1.Service, opts *lbOptions, name, description, vpc string) (*ec2types.SecurityGroup, bool, error) {
+// name, tagged as the Service's with the user's additional tags, or with
+// upstreamTags as upstream tags its groups: the cluster tag and the
+// user's tags only (aws.go:1595, buildTags). A group of that name that is
+// already ours by owned (a create whose answer was lost) is returned as
+// found.
+func (l *loadBalancers) createOwnedSecurityGroup(ctx context.Context, svc *v1.Service, opts *lbOptions, name, description, vpc string,
+	upstreamTags bool, owned func(*ec2types.SecurityGroup) bool) (*ec2types.SecurityGroup, bool, error) {
 	tags := []ec2types.Tag{
 		{Key: aws.String(clusterTagKey(l.clusterID)), Value: aws.String(clusterTagOwned)},
 		{Key: aws.String(serviceNameTagKey), Value: aws.String(serviceKey(svc))},
 		{Key: aws.String(nameTagKey), Value: aws.String(name)},
 	}
+	if upstreamTags {
+		tags = tags[:1]
+	}
 	for _, t := range l.elbTags(svc, opts)[2:] {
-		if aws.ToString(t.Key) != nameTagKey {
+		if upstreamTags || aws.ToString(t.Key) != nameTagKey {
 			tags = append(tags, ec2types.Tag{Key: t.Key, Value: t.Value})
 		}
 	}
@@ -277,7 +284,7 @@ func (l *loadBalancers) createOwnedSecurityGroup(ctx context.Context, svc *v1.Se
 	})
 	if isAPIError(err, "InvalidGroup.Duplicate") {
 		sg, ferr := l.findSecurityGroupNamed(ctx, name, vpc)
-		if ferr != nil || sg == nil || !l.ownedSG(sg, svc) {
+		if ferr != nil || sg == nil || !owned(sg) {
 			return nil, false, fmt.Errorf("security group %s exists in %s but is not ours: %w", name, vpc, err)
 		}
 		return sg, false, nil
@@ -296,6 +303,10 @@ func (l *loadBalancers) createOwnedSecurityGroup(ctx context.Context, svc *v1.Se
 // succeeded (or that was long ago); newSG says lbSG was just created.
 func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, opts *lbOptions, lbSG string, newSG bool, be *backendSet) error {
 	want := nodePortRules(opts, lbSG)
+	allTraffic := sgRule{proto: "-1", group: lbSG}
+	if opts.allTrafficNodeRule {
+		want = map[sgRule]bool{allTraffic: true}
+	}
 	sig := nodeRuleSignature(lbSG, want, be)
 	key := serviceKey(svc)
 	if cached, ok := l.nodeRules.Get(key); ok && cached == sig {
@@ -303,6 +314,12 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 	}
 	l.nodeRules.Delete(key)
 	desc := nodeRuleDescription(l.clusterID, svc)
+	// Rules are added with our description, or upstream's all-traffic
+	// rule with none, as upstream adds it.
+	addDesc := desc
+	if opts.allTrafficNodeRule {
+		addDesc = ""
+	}
 	groupsKey := strings.Join(be.distinctGroupSets(), "|")
 	// No rule can reference a group we just created, so with the
 	// backends' cluster groups known, the rules are only added: no read
@@ -310,7 +327,7 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 	if chosen, ok := l.clusterGroups.Get(groupsKey); ok && newSG {
 		add, _ := diffRules(want, nil)
 		for _, id := range chosen {
-			if err := l.changeNodeRules(ctx, id, add, nil, desc); err != nil {
+			if err := l.changeNodeRules(ctx, id, add, nil, addDesc); err != nil {
 				return err
 			}
 		}
@@ -348,6 +365,9 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 		var have map[sgRule]bool
 		if sg != nil {
 			have = groupRules(sg.IpPermissions, lbSG, desc)
+			if opts.allTrafficNodeRule && admitsAll(sg.IpPermissions, lbSG) {
+				have[allTraffic] = true
+			}
 		}
 		var add, remove []sgRule
 		if targets[id] {
@@ -368,7 +388,10 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 			_, stale := diffRules(nil, otherSourceRules(sg.IpPermissions, lbSG, desc))
 			remove = append(remove, stale...)
 		}
-		if err := l.changeNodeRules(ctx, id, add, remove, desc); err != nil {
+		if err := l.changeNodeRules(ctx, id, add, nil, addDesc); err != nil {
+			return err
+		}
+		if err := l.changeNodeRules(ctx, id, nil, remove, desc); err != nil {
 			return err
 		}
 	}

@@ -132,6 +132,24 @@ func nodeGroupRules(e *lbEnv) []string {
 	return rules
 }
 
+// groupDescriptions are the load balancers' own security groups as
+// "<name>: <description>", sorted.
+func groupDescriptions(e *lbEnv) []string {
+	e.t.Helper()
+	out, err := e.api.ec2.DescribeSecurityGroups(e.ctx, &ec2.DescribeSecurityGroupsInput{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var groups []string
+	for _, sg := range out.SecurityGroups {
+		if name := aws.ToString(sg.GroupName); strings.HasPrefix(name, "k8s-") {
+			groups = append(groups, name+": "+aws.ToString(sg.Description))
+		}
+	}
+	slices.Sort(groups)
+	return groups
+}
+
 // TestSwitchedAsUpstream: on a config as import-config writes it
 // (loadBalancer.upstreamShape), what the backend makes for a Service is
 // what the upstream AWS CCM makes for it (the conformance adapter's
@@ -139,7 +157,10 @@ func nodeGroupRules(e *lbEnv) []string {
 // tags, node rules and their descriptions, so upstream started again
 // finds and serves it. The golden lists pin upstream's names: the NLB
 // cloudprovider.DefaultLoadBalancerName (aws.go:2848-2851), target
-// groups k8s-<ns8>-<name8>-<sha1[:10]> (aws_loadbalancer.go:689-705).
+// groups k8s-<ns8>-<name8>-<sha1[:10]> (aws_loadbalancer.go:689-705), no
+// security group; a Classic ELB's group k8s-elb-<name> (aws.go:2008-2010)
+// tagged with the cluster only (aws.go:1595) and admitted on the nodes
+// by one all-traffic rule (aws.go:3062-3080).
 func TestSwitchedAsUpstream(t *testing.T) {
 	nlb := map[string]string{string(annotationLBType): lbTypeNLB}
 	for _, tc := range []struct {
@@ -153,6 +174,9 @@ func TestSwitchedAsUpstream(t *testing.T) {
 		{"nlb two ports", func() *v1.Service {
 			return switchService("a-long-service-name", "2234abcd-0000-1111-2222-333344445555", nlb, tcpPort(80, 30080), tcpPort(443, 30443))
 		}, []string{"a2234abcd00001111222233334444555", "k8s-default-alongser-c1cefd1794", "k8s-default-alongser-d8c1d5dc84"}},
+		{"classic", func() *v1.Service {
+			return switchService("shop", "3234abcd-0000-1111-2222-333344445555", nil, tcpPort(80, 30080), tcpPort(443, 30443))
+		}, []string{"a3234abcd00001111222233334444555", "k8s-elb-a3234abcd00001111222233334444555"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ours, oursCloud, _, ns := switchEnv(t)
@@ -172,9 +196,13 @@ func TestSwitchedAsUpstream(t *testing.T) {
 			if g, w := nodeGroupRules(ours.lbEnv), nodeGroupRules(upEnv.lbEnv); !slices.Equal(g, w) {
 				t.Errorf("node rules\n%s\nupstream's\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 			}
+			if g, w := groupDescriptions(ours.lbEnv), groupDescriptions(upEnv.lbEnv); !slices.Equal(g, w) {
+				t.Errorf("security groups %q, upstream's %q", g, w)
+			}
 			var names []string
 			for _, r := range oursCloud.Server().Resources() {
-				if r.Kind == cloudsimaws.KindLoadBalancer || r.Kind == cloudsimaws.KindClassicLoadBalancer || r.Kind == cloudsimaws.KindTargetGroup {
+				if r.Kind == cloudsimaws.KindLoadBalancer || r.Kind == cloudsimaws.KindClassicLoadBalancer || r.Kind == cloudsimaws.KindTargetGroup ||
+					(r.Kind == cloudsimaws.KindSecurityGroup && strings.HasPrefix(r.Name, "k8s-")) {
 					names = append(names, r.Name)
 				}
 			}
@@ -203,7 +231,8 @@ func lbTagsOf(t *testing.T, srv *cloudsim.Server, name string) map[string]string
 
 // TestSwitchedLifecycle: on a switched config an NLB made before the
 // config asked for upstream's shape (our name, our security group) is
-// still found and served, and deleted with everything of it; a new one is
+// still found and served, and deleted with everything of it; a Classic
+// ELB made before gets upstream's node rule instead of ours; a new NLB is
 // made in upstream's shape, follows a port change (a target group under
 // upstream's name, the record gone again afterwards, so the load balancer
 // keeps exactly upstream's tags) and a node change, and leaves nothing
@@ -288,7 +317,30 @@ func TestSwitchedLifecycle(t *testing.T) {
 		t.Errorf("targets after the node change %v, want %s in each target group", targets, id)
 	}
 
-	for _, s := range []*v1.Service{old, svc} {
+	// A Classic ELB made before: upstream's node rule replaces ours.
+	shop := switchService("shop", "6234abcd-0000-1111-2222-333344445555", nil, tcpPort(80, 30082))
+	if _, err := newTypedLoadBalancers(plain, defaultTypeClassic).EnsureLoadBalancer(e.ctx, "kubernetes", shop, ns); err != nil {
+		t.Fatal(err)
+	}
+	elbGroup := clbSecurityGroupName(shop)
+	ruleOf := func() []string {
+		var out []string
+		for _, r := range nodeGroupRules(e.lbEnv) {
+			if strings.Contains(r, elbGroup) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	if got := ruleOf(); len(got) != 1 || !strings.HasPrefix(got[0], "tcp 30082-30082") {
+		t.Fatalf("node rules of the Classic ELB made before: %q", got)
+	}
+	e.ensure(shop, ns)
+	if got, want := ruleOf(), []string{"-1 0-0 " + elbGroup + ` ""`}; !slices.Equal(got, want) {
+		t.Errorf("node rules of the Classic ELB %q, want upstream's %q", got, want)
+	}
+
+	for _, s := range []*v1.Service{old, svc, shop} {
 		now := metav1.Now()
 		s.DeletionTimestamp = &now
 		e.deleteAll(s)
