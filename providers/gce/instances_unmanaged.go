@@ -6,9 +6,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
-	cloudproviderapi "k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodeinstance"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 )
 
@@ -39,25 +39,14 @@ func unmanagedNode(node *v1.Node) bool {
 }
 
 // unmanagedMetadata is the metadata of an unmanaged Node, which the
-// cloud-node controller must leave as it is (k8s.io/cloud-provider v0.37.2
-// controllers/node/node_controller.go). A Node still tainted
-// uninitialized gets nil: syncNode then skips it without retrying and
-// keeps the taint (:436-443, "Skip sync node ... nil metadata"), as
-// upstream's controller, which never sees it, would. Any other Node gets
-// empty metadata: the periodic address update (UpdateNodeStatus,
-// :266-296) dereferences what it gets (:370), and no addresses leave the
-// Node's as they are (:371-374). An error instead would be retried with
-// backoff for as long as the Node is tainted and logged at every address
-// update of an initialized one.
+// cloud-node controller must leave as it is (nodeinstance.NotOursMetadata).
 func unmanagedMetadata(ctx context.Context, node *v1.Node) *cloudprovider.InstanceMetadata {
-	for _, t := range node.Spec.Taints {
-		if t.Key == cloudproviderapi.TaintExternalCloudProvider {
-			klog.FromContext(ctx).Info("Leaving the Node uninitialized: it is labelled unmanaged, as GKE's CCM would",
-				"node", klog.KObj(node), "label", labelUnmanagedNode+"="+unmanagedNodeValue)
-			return nil
-		}
+	md := nodeinstance.NotOursMetadata(node)
+	if md == nil {
+		klog.FromContext(ctx).Info("Leaving the Node uninitialized: it is labelled unmanaged, as GKE's CCM would",
+			"node", klog.KObj(node), "label", labelUnmanagedNode+"="+unmanagedNodeValue)
 	}
-	return &cloudprovider.InstanceMetadata{}
+	return md
 }
 
 // watchedKeys are the instance keys of the NotReady Nodes the lifecycle

@@ -7,7 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
-	cloudproviderapi "k8s.io/cloud-provider/api"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodeinstance"
 )
 
 // instances routes the node controllers' questions to the Node's cloud.
@@ -15,7 +16,7 @@ import (
 // lifecycle controller can tell, so it is never deleted or tainted shut
 // down, and nothing is logged for it at every check (the Node informer
 // counts it and says so once: unowned.go); the node controller gets no
-// metadata for it (foreignMetadata), so it never initializes it.
+// metadata for it (nodeinstance.NotOursMetadata), so it never initializes it.
 type instances struct{ h *Composite }
 
 var _ cloudprovider.InstancesV2 = (*instances)(nil)
@@ -55,7 +56,7 @@ func (i *instances) lifecycle(ctx context.Context, node *v1.Node, foreign bool,
 func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
 	m, err := i.h.owner(ctx, node)
 	if errors.Is(err, errForeign) {
-		return foreignMetadata(node), nil
+		return nodeinstance.NotOursMetadata(node), nil
 	}
 	if err != nil {
 		return nil, err
@@ -78,21 +79,3 @@ func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 	return &out, nil
 }
 
-// foreignMetadata is the metadata of a Node of no configured cloud: none.
-// An error would be retried by the node controller with backoff for as
-// long as the Node exists, logged at every retry. For a Node still tainted
-// uninitialized, nil makes the node controller skip it without retrying
-// and keep the taint (k8s.io/cloud-provider v0.37.2
-// controllers/node/node_controller.go:438-442, "Skip sync node ... nil
-// metadata"). A Node another manager initialized is untainted, and its
-// periodic address update dereferences what it gets (:286-292, :370), so
-// it gets empty metadata: no addresses, which that update leaves as they
-// are.
-func foreignMetadata(node *v1.Node) *cloudprovider.InstanceMetadata {
-	for _, t := range node.Spec.Taints {
-		if t.Key == cloudproviderapi.TaintExternalCloudProvider {
-			return nil
-		}
-	}
-	return &cloudprovider.InstanceMetadata{}
-}

@@ -13,6 +13,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	cloudproviderapi "k8s.io/cloud-provider/api"
 	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
@@ -143,4 +144,24 @@ func (r *Resolver[T]) recent(ctx context.Context, node *v1.Node) (key string, i 
 		return key, i, false, fmt.Errorf("look up %s %s of node %s: %w", r.Noun, key, node.Name, err)
 	}
 	return key, i, exists, nil
+}
+
+// NotOursMetadata is the InstanceMetadata answer for a Node this manager
+// must leave as it is (a Node of no configured cloud, a Node its cloud
+// marks as managed elsewhere): the answer the cloud-node controller does
+// nothing with. An error would be retried with backoff for as long as the
+// Node exists, logged at every retry. For a Node still tainted
+// uninitialized, nil makes the controller skip it without retrying and
+// keep the taint (k8s.io/cloud-provider v0.37.2
+// controllers/node/node_controller.go:436-443, "Skip sync node ... nil
+// metadata"). An initialized Node's periodic address update dereferences
+// what it gets (:266-296, :370), so it gets empty metadata: no addresses,
+// which that update leaves as they are (:371-374).
+func NotOursMetadata(node *v1.Node) *cloudprovider.InstanceMetadata {
+	for _, t := range node.Spec.Taints {
+		if t.Key == cloudproviderapi.TaintExternalCloudProvider {
+			return nil
+		}
+	}
+	return &cloudprovider.InstanceMetadata{}
 }
