@@ -78,4 +78,3 @@ func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 	out.AdditionalLabels[LabelProvider] = m.name
 	return &out, nil
 }
-
