@@ -95,8 +95,9 @@ func (c *Cloud) Config() conformance.CloudConfig {
 	}
 	fmt.Fprintf(&b, "  endpoints: {ec2: %q, elbv2: %q, elb: %q}\n", c.srv.URL(), c.srv.URL(), c.srv.URL())
 	if c.opts.Switched {
-		// What import-config writes: upstream's default kind.
-		b.WriteString("  loadBalancer: {defaultType: classic}\n")
+		// What import-config writes: upstream's default kind, and new
+		// load balancers made as upstream makes them.
+		b.WriteString("  loadBalancer: {defaultType: classic, upstreamShape: true}\n")
 	}
 	fmt.Fprintf(&b, "  credentials: {accessKeyID: %s, secretAccessKey: %s}\n", accessKeyID, SecretAccessKey)
 	if c.opts.QuickErrors {
