@@ -531,3 +531,62 @@ func TestSwitchedCrashAnywhereConverges(t *testing.T) {
 		})
 	}
 }
+
+// TestSwitchedInventory: the inventory lists what an upstream-shaped NLB
+// and Classic ELB are made of as the Service's, and an ensure after drift
+// repair's Forget neither writes nor changes that listing.
+func TestSwitchedInventory(t *testing.T) {
+	e, _, _, ns := switchEnv(t)
+	inv := newInventory(e.lb)
+	svcs := []*v1.Service{
+		switchService("web", "9234abcd-0000-1111-2222-333344445555", map[string]string{string(annotationLBType): lbTypeNLB}, tcpPort(80, 30080)),
+		switchService("shop", "a234abcd-0000-1111-2222-333344445555", nil, tcpPort(80, 30081)),
+	}
+	for _, svc := range svcs {
+		e.ensure(svc, ns)
+	}
+	list := func() []string {
+		owned, err := inv.Owned(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range owned {
+			out = append(out, fmt.Sprintf("%s %s %s %s", o.Service, o.Kind, o.Name, o.Detail))
+		}
+		slices.Sort(out)
+		return out
+	}
+	before := list()
+	kinds := map[string]map[string]bool{}
+	for _, line := range before {
+		f := strings.SplitN(line, " ", 2)
+		if kinds[f[0]] == nil {
+			kinds[f[0]] = map[string]bool{}
+		}
+		// "security group rule" before "security group", which it starts with.
+		for _, k := range []string{partNLB, partTargetGroup, partListener, partClassic, partRule, partSecurityGroup} {
+			if strings.HasPrefix(f[1], k+" ") {
+				kinds[f[0]][k] = true
+				break
+			}
+		}
+	}
+	if k := kinds["default/web"]; !k[partNLB] || !k[partTargetGroup] || !k[partListener] || !k[partRule] || k[partSecurityGroup] {
+		t.Errorf("the NLB's parts: %v\n%s", k, strings.Join(before, "\n"))
+	}
+	if k := kinds["default/shop"]; !k[partClassic] || !k[partSecurityGroup] || !k[partRule] {
+		t.Errorf("the Classic ELB's parts: %v\n%s", k, strings.Join(before, "\n"))
+	}
+	e.srv.ResetCalls()
+	for _, svc := range svcs {
+		inv.Forget(key(svc))
+		e.ensure(svc, ns)
+	}
+	if m := e.mutations(); len(m) != 0 {
+		t.Errorf("ensure after Forget wrote %v", m)
+	}
+	if after := list(); !slices.Equal(after, before) {
+		t.Errorf("listing changed\n%s\nwas\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
+	}
+}
