@@ -445,15 +445,9 @@ func (e *lbEnv) switchedShape(svc *v1.Service) string {
 			parts = append(parts, byID[r.Parent]+"->"+r.Name)
 		}
 	}
-	for _, r := range nodeGroupRules(e) {
-		// The shared MTU rule is left out: after a crash between the
-		// client rules' authorization and its own, ensureUpstreamNodeRules
-		// (loadbalancer_upstream.go) finds the NLB's rules in place and
-		// never adds it.
-		if !strings.Contains(r, upstreamNLBMTURule) {
-			parts = append(parts, r)
-		}
-	}
+	// The shared MTU rule too: after a crash between the client rules'
+	// authorization and its own, the next ensure finds it out of step.
+	parts = append(parts, nodeGroupRules(e)...)
 	slices.Sort(parts)
 	return strings.Join(parts, "\n")
 }

@@ -276,9 +276,10 @@ func (l *loadBalancers) ensureUpstreamNodeRules(ctx context.Context, svc *v1.Ser
 		if sg == nil {
 			continue
 		}
-		// A crash between a client rule's revocation and the MTU rule's
-		// left an MTU rule nothing needs: it is decided again too.
-		if len(upstreamRuleChanges(sg, u, targets[id]).all()) == 0 && len(unneededMTURules(sg)) == 0 {
+		// A crash between a client rule's change and the MTU rule's left
+		// the MTU rule out of step (missing, or needed by nothing): it is
+		// decided again too.
+		if len(upstreamRuleChanges(sg, u, targets[id]).all()) == 0 && !mtuOutOfStep(sg) {
 			continue
 		}
 		if err := l.syncGroupUpstreamRules(ctx, id, u, targets[id]); err != nil {
@@ -325,6 +326,13 @@ func mtuRules(clients map[sgRule]bool) map[sgRule]bool {
 		}
 	}
 	return want
+}
+
+// mtuOutOfStep says sg's MTU rules are not those its client rules need.
+func mtuOutOfStep(sg *ec2types.SecurityGroup) bool {
+	add, rem := diffRules(mtuRules(describedCIDRRules(sg.IpPermissions, upstreamNLBClientRule+"=", true)),
+		describedCIDRRules(sg.IpPermissions, upstreamNLBMTURule, false))
+	return len(add)+len(rem) > 0
 }
 
 // isMTURule says r has the shape of upstream's MTU rule.
