@@ -185,7 +185,7 @@ func startSuiteCloud(t *testing.T, cl *cluster, a conformance.Adapter, name stri
 	return s
 }
 
-func (s *suiteCloud) startCCM(t *testing.T, name string) *ccmProcess {
+func (s *suiteCloud) startCCM(t *testing.T, name string, extra ...string) *ccmProcess {
 	t.Helper()
 	path := writeFile(t, s.adapter.Name()+"-"+name+"-cloud-config.yaml", s.cfg.YAML())
 	args := []string{
@@ -205,7 +205,8 @@ func (s *suiteCloud) startCCM(t *testing.T, name string) *ccmProcess {
 		// right whatever the order of the workers' writes.
 		fmt.Sprintf("--concurrent-service-syncs=%d", serviceWorkers),
 	}
-	return s.cluster.startCCM(t, "ccm-"+s.adapter.Name()+"-"+name, release(t), path, append(args, s.cloud.ExtraArgs()...)...)
+	args = append(append(args, s.cloud.ExtraArgs()...), extra...)
+	return s.cluster.startCCM(t, "ccm-"+s.adapter.Name()+"-"+name, release(t), path, args...)
 }
 
 func runConformance(t *testing.T, cl *cluster, a conformance.Adapter) {
