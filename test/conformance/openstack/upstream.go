@@ -163,6 +163,13 @@ func (c *Cloud) makeUpstream(svc *corev1.Service, name, svcRef, clusterName stri
 	if err != nil {
 		return conformance.UpstreamLoadBalancer{}, fmt.Errorf("floating IP for %s: %w", name, err)
 	}
+	if c.opts.Switched {
+		// The switched config manages security groups, as the upstream
+		// CCM it was imported from did.
+		if err := c.makeUpstreamGroup(ctx, netc, svc, clusterName, backends); err != nil {
+			return conformance.UpstreamLoadBalancer{}, err
+		}
+	}
 	ipMode := corev1.LoadBalancerIPModeVIP
 	return conformance.UpstreamLoadBalancer{
 		ID:          lb.ID,
