@@ -6,6 +6,8 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +26,8 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/lbrepair"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/orphans"
+	"github.com/multicloud-ccm/multicloud-ccm/controllers/tagging"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/instancetags"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
@@ -33,6 +37,8 @@ const (
 	LoadBalancerRepair = "load-balancer-repair"
 	// LoadBalancerOrphans is the orphan controller (orphans).
 	LoadBalancerOrphans = "load-balancer-orphans"
+	// Tagging is upstream AWS's opt-in tagging controller (tagging).
+	Tagging = tagging.ControllerName
 )
 
 // Options are the settings of this project's own controllers: flags, and
@@ -49,11 +55,13 @@ type Options struct {
 	OrphanGracePeriod time.Duration
 	// DeleteOrphans is the cloud-config's orphans: delete.
 	DeleteOrphans bool
+	// Tagging are upstream AWS's tagging controller flags.
+	Tagging *tagging.Options
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
-	return &Options{LoadBalancerRepairPeriod: 5 * time.Minute, OrphanScanPeriod: 30 * time.Minute, OrphanGracePeriod: time.Hour}
+	return &Options{LoadBalancerRepairPeriod: 5 * time.Minute, OrphanScanPeriod: 30 * time.Minute, OrphanGracePeriod: time.Hour, Tagging: tagging.NewOptions()}
 }
 
 // AddFlags adds the options' flags to fs.
@@ -64,13 +72,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How often each cloud is searched for resources of this cluster's load balancers that no Service owns (counted on /metrics, logged once; deleted with orphans: delete in the cloud-config). 0 turns it off, as does --controllers=-"+LoadBalancerOrphans+".")
 	fs.DurationVar(&o.OrphanGracePeriod, "orphan-grace-period", o.OrphanGracePeriod,
 		"How long a resource must have been an orphan at every scan before orphans: delete deletes it.")
+	o.Tagging.AddFlags(fs)
 }
 
 // InitFuncConstructors returns the controllers to run, keyed by name. It is
 // a fresh copy each call: app.DefaultInitFuncConstructors is package-global
 // and must never be mutated.
 func InitFuncConstructors(o *Options) map[string]app.ControllerInitFuncConstructor {
-	out := make(map[string]app.ControllerInitFuncConstructor, len(app.DefaultInitFuncConstructors)+2)
+	out := make(map[string]app.ControllerInitFuncConstructor, len(app.DefaultInitFuncConstructors)+3)
 	for name, c := range app.DefaultInitFuncConstructors {
 		out[name] = c
 	}
@@ -94,7 +103,64 @@ func InitFuncConstructors(o *Options) map[string]app.ControllerInitFuncConstruct
 			}
 		},
 	}
+	out[Tagging] = app.ControllerInitFuncConstructor{
+		InitContext: app.ControllerInitContext{ClientName: tagging.ClientName},
+		Constructor: func(initCtx app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
+			return func(ctx context.Context, _ genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
+				return startTagging(ctx, o, initCtx, completed, cloud)
+			}
+		},
+	}
 	return out
+}
+
+// startTagging starts upstream AWS's tagging controller when --controllers
+// names it. It is off by default, as upstream registers it
+// (cmd/aws-cloud-controller-manager/main.go:76), so "*" alone does not
+// start it; that is checked here rather than in
+// app.ControllersDisabledByDefault, a package-global set. Asked for
+// without an AWS cloud or with bad flags, the manager stops with the
+// reason (upstream logs a warning and runs without it,
+// tagging_controller_wrapper.go:132-135).
+func startTagging(ctx context.Context, o *Options, initCtx app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) (controller.Interface, bool, error) {
+	if !namedInControllers(completed.ComponentConfig.Generic.Controllers, Tagging) {
+		klog.FromContext(ctx).V(2).Info("Not starting the tagging controller: it is off unless --controllers names it, e.g. --controllers=*,tagging")
+		return nil, false, nil
+	}
+	if err := o.Tagging.Validate(); err != nil {
+		return nil, false, fmt.Errorf("tagging controller: %w", err)
+	}
+	tagger, ok := awsTagger(cloud)
+	if !ok {
+		return nil, false, fmt.Errorf("tagging controller: it tags EC2 instances, and no configured cloud is AWS (provider %q); drop %q from --controllers", cloud.ProviderName(), Tagging)
+	}
+	c, err := tagging.New(*o.Tagging, tagger, completed.ClientBuilder.ClientOrDie(initCtx.ClientName), completed.SharedInformers.Core().V1().Nodes())
+	if err != nil {
+		return nil, false, fmt.Errorf("tagging controller: %w", err)
+	}
+	go c.Run(ctx, o.Tagging.Workers)
+	return nil, true, nil
+}
+
+// namedInControllers says --controllers turns name on by name, as
+// k8s.io/controller-manager's IsControllerEnabled reads a
+// disabled-by-default controller: the first of "name" and "-name" wins.
+func namedInControllers(controllers []string, name string) bool {
+	i := slices.IndexFunc(controllers, func(c string) bool { return c == name || c == "-"+name })
+	return i >= 0 && controllers[i] == name
+}
+
+// awsTagger is the AWS cloud's instance tagger, when AWS is configured.
+func awsTagger(cloud cloudprovider.Interface) (instancetags.Tagger, bool) {
+	in, ok := cloud.InstancesV2()
+	if !ok {
+		return nil, false
+	}
+	src, ok := in.(instancetags.Source)
+	if !ok {
+		return nil, false
+	}
+	return src.InstanceTagger("aws")
 }
 
 // inventorySource is the cloud's inventory source when some configured

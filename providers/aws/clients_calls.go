@@ -29,8 +29,10 @@ type ec2Calls struct {
 	AuthorizeSecurityGroupIngress op[ec2.AuthorizeSecurityGroupIngressInput, ec2.AuthorizeSecurityGroupIngressOutput, ec2.Options]
 	CreateRoute                   op[ec2.CreateRouteInput, ec2.CreateRouteOutput, ec2.Options]
 	CreateSecurityGroup           op[ec2.CreateSecurityGroupInput, ec2.CreateSecurityGroupOutput, ec2.Options]
+	CreateTags                    op[ec2.CreateTagsInput, ec2.CreateTagsOutput, ec2.Options]
 	DeleteRoute                   op[ec2.DeleteRouteInput, ec2.DeleteRouteOutput, ec2.Options]
 	DeleteSecurityGroup           op[ec2.DeleteSecurityGroupInput, ec2.DeleteSecurityGroupOutput, ec2.Options]
+	DeleteTags                    op[ec2.DeleteTagsInput, ec2.DeleteTagsOutput, ec2.Options]
 	DescribeAvailabilityZones     op[ec2.DescribeAvailabilityZonesInput, ec2.DescribeAvailabilityZonesOutput, ec2.Options]
 	DescribeInstances             describeInstances
 	DescribeRouteTables           describeRouteTables
@@ -45,8 +47,10 @@ func newEC2Calls(c *ec2.Client) *ec2Calls {
 		AuthorizeSecurityGroupIngress: c.AuthorizeSecurityGroupIngress,
 		CreateRoute:                   c.CreateRoute,
 		CreateSecurityGroup:           c.CreateSecurityGroup,
+		CreateTags:                    c.CreateTags,
 		DeleteRoute:                   c.DeleteRoute,
 		DeleteSecurityGroup:           c.DeleteSecurityGroup,
+		DeleteTags:                    c.DeleteTags,
 		DescribeAvailabilityZones:     c.DescribeAvailabilityZones,
 		DescribeInstances:             c.DescribeInstances,
 		DescribeRouteTables:           c.DescribeRouteTables,

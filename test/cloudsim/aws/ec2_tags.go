@@ -23,6 +23,13 @@ func (e *Emulator) ec2TagMap(id string) (map[string]string, error) {
 	prefix, _, _ := strings.Cut(id, "-")
 	switch prefix {
 	case "i":
+		// The tagging actions answer a malformed ID with the generic
+		// InvalidID, where DescribeInstances says
+		// InvalidInstanceID.Malformed; upstream's tagging controller
+		// skips Nodes on InvalidID (aws.go:1098).
+		if !instanceIDPattern.MatchString(id) {
+			return nil, apiErr("InvalidID", "The ID '%s' is not valid", id)
+		}
 		inst, err := e.instanceParam(id)
 		if err != nil {
 			return nil, err
