@@ -200,10 +200,6 @@ func (s *suiteCloud) startCCM(t *testing.T, name string, extra ...string) *ccmPr
 		"--load-balancer-repair-period=" + repairPeriod.String(),
 		"--orphan-scan-period=" + orphanScanPeriod.String(),
 		"--orphan-grace-period=" + orphanGrace.String(),
-		// Services are synced by several workers at once, as a production
-		// manager with many Services runs: shared cloud parts must come out
-		// right whatever the order of the workers' writes.
-		fmt.Sprintf("--concurrent-service-syncs=%d", serviceWorkers),
 	}
 	args = append(append(args, s.cloud.ExtraArgs()...), extra...)
 	return s.cluster.startCCM(t, "ccm-"+s.adapter.Name()+"-"+name, release(t), path, args...)
@@ -914,16 +910,14 @@ func (s *suiteCloud) loadBalancers(t *testing.T) {
 
 // ---- shared parts ----
 
-// serviceWorkers is the suite managers' --concurrent-service-syncs.
-const serviceWorkers = 4
-
 // sharedPartsDeletedAtOnce: two Services of every kind of load balancer
 // the cloud makes (its AdoptionShapes), which share that kind's cloud
 // parts (a load balancer and its backend pool, a health check and its
 // firewall rule, an instance group, a node security group's rules), and,
 // where Services can ask to share one load balancer (conformance.Sharer),
 // one sharing the first's, are served, then deleted at once, so that the
-// manager's workers delete them side by side. Every shared part must be
+// manager's service workers (--concurrent-service-syncs, 10 by default
+// here: cmd/multicloud-ccm) delete them side by side. Every shared part must be
 // decided from what the cloud holds after the other workers' writes: the
 // cloud's inventory goes back to what it was before them, and no Service
 // gets a Warning on the way.
