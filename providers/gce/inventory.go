@@ -127,6 +127,17 @@ func (l *loadBalancers) markFilter() string {
 	return `description eq '.*"kubernetes\.io/(` + strings.Join(alts, "|") + `).*'`
 }
 
+// usersFilter is markFilter widened to every Service's part, upstream's
+// too (its description names the Service, no cluster): the target pools
+// and backend services it lets through are what says whether a shared
+// part is still needed, and an adopted Service's pool keeps upstream's
+// description while it uses the cluster's shared health check. Only
+// markOf's parts are listed.
+func (l *loadBalancers) usersFilter() string {
+	f := l.markFilter()
+	return strings.TrimSuffix(f, `).*'`) + `|service-name":"[^"/]+/[^"]+").*'`
+}
+
 // nextAll drains a paged iterator.
 func nextAll[T any](it interface{ Next() (T, error) }) ([]T, error) {
 	var out []T
@@ -209,7 +220,17 @@ func (l *loadBalancers) Owned(ctx context.Context) ([]inventory.Owned, error) {
 			ruleIPs[ip] = o.Service
 		}
 	}
-	listings := []listing{l.listRules, l.listPools, l.listBackendServices, l.listHTTPHealthChecks,
+	// used are the parts (by ID) the cluster's target pools and backend
+	// services reference: a shared part none references is unneeded.
+	used := map[string]bool{}
+	use := func(links ...string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, link := range links {
+			used[partID(link)] = true
+		}
+	}
+	listings := []listing{l.listRules, l.listPools(use), l.listBackendServices(use), l.listHTTPHealthChecks,
 		l.listHealthChecks(l.markFilter()), l.listRegionHealthChecks, l.listFirewalls(l.markFilter()), l.listGroups,
 		func(ctx context.Context, _ func(inventory.Owned, string)) error {
 			it := l.api.addresses.List(ctx, &computepb.ListAddressesRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region}, l.api.retry)
@@ -248,6 +269,7 @@ func (l *loadBalancers) Owned(ctx context.Context) ([]inventory.Owned, error) {
 		}
 		add(o, "")
 	}
+	l.markUnneeded(out, used)
 	slices.SortFunc(out, func(a, b inventory.Owned) int {
 		if c := a.Order - b.Order; c != 0 {
 			return c
@@ -280,53 +302,108 @@ func (l *loadBalancers) listRules(ctx context.Context, add func(inventory.Owned,
 	return nil
 }
 
-func (l *loadBalancers) listPools(ctx context.Context, add func(inventory.Owned, string)) error {
-	it := l.api.targetPools.List(ctx, &computepb.ListTargetPoolsRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Filter: proto.String(l.markFilter())}, l.api.retry)
-	all, err := nextAll[*computepb.TargetPool](it)
-	if err != nil {
-		return fmt.Errorf("list target pools: %w", err)
+// markUnneeded marks the cluster's shared parts that no listed target
+// pool or backend service references (used, by ID): the node health
+// checks and instance groups none uses, and a check's firewall rule once
+// the checks it admits the checkers to are unneeded or gone. What it
+// marks, DeleteOrphan checks again from fresh reads (deleteShared).
+func (l *loadBalancers) markUnneeded(out []inventory.Owned, used map[string]bool) {
+	// neededChecks are the names of the shared checks of each kind still
+	// needed.
+	neededChecks := map[namedPart]bool{}
+	for i, o := range out {
+		if o.Service != (types.NamespacedName{}) || o.UID != "" {
+			continue
+		}
+		switch o.Kind {
+		case kindHTTPHealthCheck, kindHealthCheck, kindRegionHealthCheck, kindInstanceGroup:
+			out[i].Unneeded = !used[o.ID]
+			if !out[i].Unneeded && o.Kind != kindInstanceGroup {
+				neededChecks[namedPart{o.Kind, o.Name}] = true
+			}
+		}
 	}
-	for _, p := range all {
-		var members, checks []string
-		for _, i := range p.GetInstances() {
-			members = append(members, instanceShort(i))
+	for i, o := range out {
+		if o.Service != (types.NamespacedName{}) || o.UID != "" || o.Kind != kindFirewall {
+			continue
 		}
-		for _, h := range p.GetHealthChecks() {
-			checks = append(checks, shortLink(h))
-		}
-		detail := fmt.Sprintf("instances %s; health check %s; affinity %s", sortedJoin(members), sortedJoin(checks), p.GetSessionAffinity())
-		if o, ok := l.owned(kindTargetPool, p.GetSelfLink(), p.GetName(), p.GetDescription(), orderBackend, detail); ok {
-			add(o, "")
+		if checks, ok := sharedFirewallChecks(o.Name); ok {
+			out[i].Unneeded = !slices.ContainsFunc(checks, func(c namedPart) bool { return neededChecks[c] })
 		}
 	}
-	return nil
 }
 
-func (l *loadBalancers) listBackendServices(ctx context.Context, add func(inventory.Owned, string)) error {
-	it := l.api.regionBackendServices.List(ctx, &computepb.ListRegionBackendServicesRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Filter: proto.String(l.markFilter())}, l.api.retry)
-	all, err := nextAll[*computepb.BackendService](it)
-	if err != nil {
-		return fmt.Errorf("list backend services: %w", err)
+// namedPart is a part by kind and name.
+type namedPart struct{ kind, name string }
+
+// sharedFirewallChecks are the shared health checks a shared firewall
+// rule admits Google's checkers to, by its name (healthCheckFirewallName,
+// internalHealthCheckFirewallName): the legacy HTTP check's rule also
+// served the regional check of before. False for a name of neither form.
+func sharedFirewallChecks(name string) ([]namedPart, bool) {
+	if hc, ok := strings.CutSuffix(name, "-http-hc"); ok {
+		return []namedPart{{kindHTTPHealthCheck, hc}, {kindRegionHealthCheck, hc}}, true
 	}
-	for _, bs := range all {
-		var groups, checks []string
-		for _, b := range bs.GetBackends() {
-			parts := strings.Split(b.GetGroup(), "/")
-			g := b.GetGroup()
-			if len(parts) >= 3 {
-				g = parts[len(parts)-3] + "/" + parts[len(parts)-1]
+	if hc, ok := strings.CutSuffix(name, "-hc"); ok {
+		return []namedPart{{kindHealthCheck, hc}}, true
+	}
+	return nil, false
+}
+
+func (l *loadBalancers) listPools(use func(...string)) listing {
+	return func(ctx context.Context, add func(inventory.Owned, string)) error {
+		it := l.api.targetPools.List(ctx, &computepb.ListTargetPoolsRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Filter: proto.String(l.usersFilter())}, l.api.retry)
+		all, err := nextAll[*computepb.TargetPool](it)
+		if err != nil {
+			return fmt.Errorf("list target pools: %w", err)
+		}
+		for _, p := range all {
+			use(p.GetHealthChecks()...)
+			var members, checks []string
+			for _, i := range p.GetInstances() {
+				members = append(members, instanceShort(i))
 			}
-			groups = append(groups, g)
+			for _, h := range p.GetHealthChecks() {
+				checks = append(checks, shortLink(h))
+			}
+			detail := fmt.Sprintf("instances %s; health check %s; affinity %s", sortedJoin(members), sortedJoin(checks), p.GetSessionAffinity())
+			if o, ok := l.owned(kindTargetPool, p.GetSelfLink(), p.GetName(), p.GetDescription(), orderBackend, detail); ok {
+				add(o, "")
+			}
 		}
-		for _, h := range bs.GetHealthChecks() {
-			checks = append(checks, shortLink(h))
-		}
-		detail := fmt.Sprintf("%s %s; groups %s; health check %s; affinity %s", bs.GetLoadBalancingScheme(), bs.GetProtocol(), sortedJoin(groups), sortedJoin(checks), bs.GetSessionAffinity())
-		if o, ok := l.owned(kindBackendService, bs.GetSelfLink(), bs.GetName(), bs.GetDescription(), orderBackend, detail); ok {
-			add(o, "")
-		}
+		return nil
 	}
-	return nil
+}
+
+func (l *loadBalancers) listBackendServices(use func(...string)) listing {
+	return func(ctx context.Context, add func(inventory.Owned, string)) error {
+		it := l.api.regionBackendServices.List(ctx, &computepb.ListRegionBackendServicesRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, Filter: proto.String(l.usersFilter())}, l.api.retry)
+		all, err := nextAll[*computepb.BackendService](it)
+		if err != nil {
+			return fmt.Errorf("list backend services: %w", err)
+		}
+		for _, bs := range all {
+			use(bs.GetHealthChecks()...)
+			var groups, checks []string
+			for _, b := range bs.GetBackends() {
+				use(b.GetGroup())
+				parts := strings.Split(b.GetGroup(), "/")
+				g := b.GetGroup()
+				if len(parts) >= 3 {
+					g = parts[len(parts)-3] + "/" + parts[len(parts)-1]
+				}
+				groups = append(groups, g)
+			}
+			for _, h := range bs.GetHealthChecks() {
+				checks = append(checks, shortLink(h))
+			}
+			detail := fmt.Sprintf("%s %s; groups %s; health check %s; affinity %s", bs.GetLoadBalancingScheme(), bs.GetProtocol(), sortedJoin(groups), sortedJoin(checks), bs.GetSessionAffinity())
+			if o, ok := l.owned(kindBackendService, bs.GetSelfLink(), bs.GetName(), bs.GetDescription(), orderBackend, detail); ok {
+				add(o, "")
+			}
+		}
+		return nil
+	}
 }
 
 func (l *loadBalancers) listHTTPHealthChecks(ctx context.Context, add func(inventory.Owned, string)) error {
@@ -478,10 +555,9 @@ func (l *loadBalancers) Forget(svc types.NamespacedName) {
 // part that is gone is success; one that is no longer the cluster's
 // part of that Service (and UID, where recorded) is refused. A part
 // another still uses (GCE's resourceInUseByAnotherResource) fails: its
-// dependents, earlier in Order, go first. A shared part goes only with
-// the last load balancer that uses it: asked for one, the cluster's
-// shared parts no load balancer uses are deleted (releaseShared), and it
-// fails if that one is still in use.
+// dependents, earlier in Order, go first. A shared part (one listed
+// Unneeded) goes only once no load balancer uses it, as deleteShared
+// decides again.
 func (l *loadBalancers) DeleteOrphan(ctx context.Context, o inventory.Owned) error {
 	if o.Kept {
 		return fmt.Errorf("%s %s is the user's: it is never deleted", o.Kind, o.Name)
@@ -499,13 +575,7 @@ func (l *loadBalancers) DeleteOrphan(ctx context.Context, o inventory.Owned) err
 		if !m.ok || !m.shared {
 			return fmt.Errorf("%s %s is not the cluster's shared part (description %q): not deleted", o.Kind, o.Name, desc)
 		}
-		if err := l.releaseShared(ctx); err != nil {
-			return err
-		}
-		if _, found, err := l.readPart(ctx, o.Kind, o.Name, zone); err != nil || !found {
-			return err
-		}
-		return fmt.Errorf("%s %s is still in use by a load balancer: not deleted", o.Kind, o.Name)
+		return l.deleteShared(ctx, o, zone)
 	}
 	switch {
 	case !m.ok || m.shared || m.svc != o.Service:
@@ -523,6 +593,52 @@ func (l *loadBalancers) DeleteOrphan(ctx context.Context, o inventory.Owned) err
 		return fmt.Errorf("delete %s %s: %w", o.Kind, o.Name, err)
 	}
 	return nil
+}
+
+// deleteShared deletes one of the cluster's shared parts if no load
+// balancer uses it now, under the lock Services ensure on them with
+// (loadBalancers.shared), so none starts using it meanwhile: a health
+// check or instance group GCE refuses to delete while a target pool or
+// backend service references it (resourceInUseByAnotherResource, the
+// cloud's own check at the moment of deletion, which also sees pools no
+// listing of ours would), a firewall rule only when the checks it serves
+// are gone (read again). Groups go with their instances, as at the last
+// internal Service's deletion (instanceGroups.deleteUnused).
+func (l *loadBalancers) deleteShared(ctx context.Context, o inventory.Owned, zone string) error {
+	l.shared.Lock()
+	defer l.shared.Unlock()
+	gone := true
+	var err error
+	switch o.Kind {
+	case kindHTTPHealthCheck:
+		gone, err = l.deleteHealthCheck(ctx, o.Name, "")
+	case kindRegionHealthCheck:
+		gone, err = l.deleteRegionHealthCheck(ctx, o.Name, "")
+	case kindHealthCheck:
+		gone, err = l.deleteGlobalHealthCheck(ctx, o.Name, "")
+	case kindInstanceGroup:
+		gone, err = l.groups.deleteOne(ctx, zone, o.Name)
+	case kindFirewall:
+		checks, ok := sharedFirewallChecks(o.Name)
+		if !ok {
+			return fmt.Errorf("firewall rule %s serves no shared health check: not deleted", o.Name)
+		}
+		for _, c := range checks {
+			if _, found, err := l.readPart(ctx, c.kind, c.name, ""); err != nil || found {
+				if err == nil {
+					err = fmt.Errorf("firewall rule %s: its %s %s is still there: not deleted", o.Name, c.kind, c.name)
+				}
+				return err
+			}
+		}
+		err = l.deleteFirewall(ctx, o.Name, "")
+	default:
+		return fmt.Errorf("%s %s is no shared part kind: not deleted", o.Kind, o.Name)
+	}
+	if err == nil && !gone {
+		err = fmt.Errorf("%s %s is still in use by a load balancer: not deleted", o.Kind, o.Name)
+	}
+	return err
 }
 
 // partZone is an instance group's zone, from its ID
@@ -604,4 +720,21 @@ func (l *loadBalancers) deletePart(ctx context.Context, kind, name, zone string)
 		return waitOp(ctx)(l.api.instanceGroups.Delete(ctx, &computepb.DeleteInstanceGroupRequest{Project: p, Zone: zone, InstanceGroup: name}, l.api.retry))
 	}
 	return fmt.Errorf("unknown kind %q", kind)
+}
+
+// deleteOne deletes zone's group name, the cluster's, unless a backend
+// service uses it (GCE refuses: gone is false). The caller holds
+// loadBalancers.shared.
+func (g *instanceGroups) deleteOne(ctx context.Context, zone, name string) (gone bool, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.synced = nil
+	err = ignoreNotFound(waitOp(ctx)(g.api.instanceGroups.Delete(ctx, &computepb.DeleteInstanceGroupRequest{Project: g.cfg.ProjectID, Zone: zone, InstanceGroup: name}, g.api.retry)))
+	if inUse(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("delete instance group %s in %s: %w", name, zone, err)
+	}
+	return true, nil
 }
