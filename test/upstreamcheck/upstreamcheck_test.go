@@ -166,7 +166,8 @@ func run(t *testing.T, name string, ccm upstreamCCM) {
 	e.upstream = buildUpstream(t, name)
 	t.Logf("upstream CCM %s (ready in %s)", e.upstream, time.Since(start).Round(time.Second))
 	start = time.Now()
-	e.ours = filepath.Join(logs, "multicloud-ccm")
+	// Built into the test's own temp dir: the logs directory outlives the run.
+	e.ours = filepath.Join(t.TempDir(), "multicloud-ccm")
 	if err := ccmproc.Build(e.ours, "", os.Stderr); err != nil {
 		t.Fatal(err)
 	}
