@@ -68,8 +68,9 @@ const (
 // apart by the load balancer's rules and frontends), then rules, the
 // probes they use, the frontends they use (IPv6 ones before IPv4 ones:
 // ARM refuses a load balancer with an IPv6 frontend and no IPv4 one),
-// and the public IPs the frontends use. Shared parts are never deleted
-// as orphans.
+// and the public IPs the frontends use. Shared parts are deleted as
+// orphans only once unneeded: a load balancer with no frontend left,
+// its pools with it.
 const (
 	orderSecurityRule = iota
 	orderRule
@@ -140,7 +141,11 @@ func (l *loadBalancers) Forget(svc types.NamespacedName) {
 // re-applied on 412; with its last frontend the load balancer goes, as
 // with EnsureLoadBalancerDeleted); a security rule loses the Service's
 // destinations (and goes with its last); a public IP shared by several
-// Services loses the Service from its tag (and goes with the last).
+// Services loses the Service from its tag (and goes with the last). A
+// shared part goes only when this listing, too, says no Service needs
+// it (Unneeded): a load balancer (or pool) of the cluster with no
+// frontend left, deleted through its shared writer only if still so
+// (deleteUnneededLB).
 func (l *loadBalancers) DeleteOrphan(ctx context.Context, o inventory.Owned) error {
 	if o.Kept {
 		return fmt.Errorf("%s %s is user-supplied: never deleted", o.Kind, o.ID)
@@ -158,8 +163,8 @@ func (l *loadBalancers) DeleteOrphan(ctx context.Context, o inventory.Owned) err
 			return fmt.Errorf("%s %s is user-supplied: never deleted", p.Kind, p.ID)
 		case p.Service != o.Service || p.UID != o.UID:
 			return fmt.Errorf("%s %s now belongs to Service %q (UID %q), not %q (UID %q): list again", p.Kind, p.ID, p.Service, p.UID, o.Service, o.UID)
-		case p.Service == (types.NamespacedName{}) && p.UID == "", p.del == nil:
-			return fmt.Errorf("%s %s is shared by the cluster's Services: never deleted as an orphan", p.Kind, p.ID)
+		case p.del == nil, p.Service == (types.NamespacedName{}) && p.UID == "" && !p.Unneeded:
+			return fmt.Errorf("%s %s is shared by the cluster's Services: never deleted as an orphan while one needs it", p.Kind, p.ID)
 		}
 		klog.FromContext(ctx).Info("Deleting orphaned load-balancer resource", "kind", p.Kind, "id", p.ID, "service", p.Service, "uid", p.UID)
 		return p.del(ctx)
@@ -577,7 +582,15 @@ func (b *partsBuilder) loadBalancers() {
 		if lb.SKU != nil {
 			sku = string(deref(lb.SKU.Name))
 		}
-		b.add(inventory.Owned{Kind: kindLoadBalancer, ID: lbID, Name: deref(lb.Name), Detail: "sku " + sku, Order: orderShared}, nil)
+		// No frontend left: no Service needs it, nor its pools. One left
+		// so by a crash or by hand (the ensures delete it with its last
+		// frontend) goes as an orphan.
+		unneeded := l.ownLB(lb) && (lb.Properties == nil || len(lb.Properties.FrontendIPConfigurations) == 0)
+		var delLB func(ctx context.Context) error
+		if unneeded {
+			delLB = func(ctx context.Context) error { return l.deleteUnneededLB(ctx, internal) }
+		}
+		b.add(inventory.Owned{Kind: kindLoadBalancer, ID: lbID, Name: deref(lb.Name), Detail: "sku " + sku, Unneeded: unneeded, Order: orderShared}, delLB)
 		if lb.Properties == nil {
 			continue
 		}
@@ -592,8 +605,9 @@ func (b *partsBuilder) loadBalancers() {
 			if pool == nil || !b.ownPool(deref(pool.Name)) {
 				continue
 			}
+			// A pool goes with its load balancer (ARM deletes it with it).
 			b.add(inventory.Owned{Kind: kindBackendPool, ID: idOf(pool.ID, "backendAddressPools", deref(pool.Name)), Name: deref(pool.Name),
-				Detail: poolDetail(pool), Order: orderShared}, nil)
+				Detail: poolDetail(pool), Unneeded: unneeded, Order: orderShared}, delLB)
 		}
 		for _, fe := range p.FrontendIPConfigurations {
 			name := deref(fe.Name)
@@ -777,6 +791,35 @@ func (l *loadBalancers) removeLBPart(ctx context.Context, internal bool, coll, n
 	// A fresh read: the part was seen in a listing, not in the kept copy.
 	w.forget()
 	if _, err := w.submit(ctx, false, edit); err != nil {
+		return fmt.Errorf("load balancer %s: %w", lbName, err)
+	}
+	return nil
+}
+
+// deleteUnneededLB deletes the cluster's load balancer if, as its shared
+// writer reads it, it is still the cluster's (ownLB) and has no frontend:
+// the edit "changes" it only then, and the writer deletes a load balancer
+// so left empty, ETag-checked (a frontend added since fails the delete
+// and the edit, applied again to a fresh read, refuses), its NIC-based
+// pools readied first (beforeDelete), as with the last Service's
+// EnsureLoadBalancerDeleted.
+func (l *loadBalancers) deleteUnneededLB(ctx context.Context, internal bool) error {
+	w := l.public
+	if internal {
+		w = l.internal
+	}
+	lbName := l.lbNameFor(internal)
+	w.forget()
+	_, err := w.submit(ctx, false, func(lb *armnetwork.LoadBalancer) (bool, error) {
+		if !l.ownLB(lb) {
+			return false, fmt.Errorf("tagged for another cluster: not deleted")
+		}
+		if lb.Properties != nil && len(lb.Properties.FrontendIPConfigurations) > 0 {
+			return false, fmt.Errorf("%w: %d frontends, a Service needs it again", errPartInUse, len(lb.Properties.FrontendIPConfigurations))
+		}
+		return true, nil
+	})
+	if err != nil {
 		return fmt.Errorf("load balancer %s: %w", lbName, err)
 	}
 	return nil
