@@ -2,6 +2,7 @@ package openstack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -521,6 +522,7 @@ func (v lbInventory) groupParts(ctx context.Context) ([]inventory.Owned, error) 
 	}
 	var out []inventory.Owned
 	for _, g := range gs {
+		group := len(out)
 		out = append(out, inventory.Owned{Kind: kindGroup, ID: g.ID, Name: g.Name, Detail: "member security group", Order: orderGroup})
 		pages, err := rules.List(l.api.network, rules.ListOpts{SecGroupID: g.ID}).AllPages(ctx)
 		if err != nil {
@@ -541,9 +543,48 @@ func (v lbInventory) groupParts(ctx context.Context) ([]inventory.Owned, error) 
 			}
 			out = append(out, inventory.Owned{Kind: kindRule, ID: r.ID, Service: svc, Detail: ruleDetail(&r), Order: orderRule})
 		}
+		// No Service's rule left: no Service needs it (the last
+		// Service's deletion deletes it, memberGroup.release; one left
+		// by a crash or by hand is an orphan by itself).
+		out[group].Unneeded = !slices.ContainsFunc(rs, func(r rules.SecGroupRule) bool { return strings.HasPrefix(r.Description, "kube_service=") })
 	}
 	return out, nil
 }
+
+// deleteUnneededGroup deletes the cluster's member security group if,
+// read again under the group's lock (which every Service's rule write
+// holds), it is still the cluster's and holds no Service's rule:
+// detached from every port first, as at the last Service's deletion
+// (memberGroup.release).
+func (v lbInventory) deleteUnneededGroup(ctx context.Context, o inventory.Owned) error {
+	g := v.l.groups
+	if g == nil {
+		return fmt.Errorf("security group %s: manageSecurityGroups is off: never deleted", o.ID)
+	}
+	defer g.lock()()
+	cur, err := groups.Get(ctx, v.l.api.network, o.ID).Extract()
+	if err != nil {
+		return ignoreNotFound(err)
+	}
+	if cur.Name != memberGroupName(v.l.clusterID) {
+		return fmt.Errorf("security group %s (%s) is not the cluster's member group: never deleted", cur.ID, cur.Name)
+	}
+	for _, r := range cur.Rules {
+		if strings.HasPrefix(r.Description, "kube_service=") {
+			return fmt.Errorf("security group %s: %w (%s), not deleted", cur.ID, errNeededAgain, r.Description)
+		}
+	}
+	if err := detachAndDelete(ctx, v.l.api.network, cur.ID); err != nil {
+		return err
+	}
+	g.forget()
+	klog.FromContext(ctx).Info("Deleted the cluster's member security group: no Service needs it", "id", cur.ID, "name", cur.Name)
+	return nil
+}
+
+// errNeededAgain is a shared part listed unneeded that a Service needs
+// again when DeleteOrphan reads it.
+var errNeededAgain = errors.New("a Service needs it again")
 
 func listenerDetail(lis *listeners.Listener) string {
 	var b strings.Builder
@@ -702,6 +743,8 @@ func (v lbInventory) DeleteOrphan(ctx context.Context, o inventory.Owned) error 
 			return fmt.Errorf("delete security group rule %s: %w", o.ID, err)
 		}
 		return nil
+	case kindGroup:
+		return v.deleteUnneededGroup(ctx, o)
 	}
 	return fmt.Errorf("%s %s is shared or not the manager's: never deleted as an orphan", o.Kind, o.ID)
 }
