@@ -87,65 +87,84 @@ func TestCrashAnywhereConverges(t *testing.T) {
 		s.Spec.HealthCheckNodePort = 32000
 		return s
 	}
-	type phase struct {
-		name  string
-		setup func(e *lbEnv, nodes []*v1.Node) // brings the env to the phase's start
-		run   func(l *loadBalancers, e *lbEnv, nodes []*v1.Node) error
+	for _, ph := range crashPhases(svc1, svc2) {
+		t.Run(ph.name, func(t *testing.T) {
+			crashAtEachPoint(t, ph, func() *lbEnv { return newLBEnv(t) }, func(e *lbEnv) string { return e.shape(svc1()) }, nil)
+		})
 	}
+}
+
+// crashPhase is one step of a Service's life that a crash may interrupt.
+type crashPhase struct {
+	name  string
+	setup func(e *lbEnv, nodes []*v1.Node) // brings the env to the phase's start
+	run   func(l *loadBalancers, e *lbEnv, nodes []*v1.Node) error
+	// svc is the Service deleted at the end of every run.
+	svc func() *v1.Service
+}
+
+// crashPhases are create (svc1), a change to svc2, and delete.
+func crashPhases(svc1, svc2 func() *v1.Service) []crashPhase {
 	ensure := func(mk func() *v1.Service) func(l *loadBalancers, e *lbEnv, nodes []*v1.Node) error {
 		return func(l *loadBalancers, e *lbEnv, nodes []*v1.Node) error {
 			_, err := l.EnsureLoadBalancer(e.ctx, "kubernetes", mk(), nodes)
 			return err
 		}
 	}
-	phases := []phase{
-		{name: "create", setup: func(*lbEnv, []*v1.Node) {}, run: ensure(svc1)},
-		{name: "ports change", setup: func(e *lbEnv, nodes []*v1.Node) { e.ensure(svc1(), nodes) }, run: ensure(svc2)},
+	return []crashPhase{
+		{name: "create", setup: func(*lbEnv, []*v1.Node) {}, run: ensure(svc1), svc: svc1},
+		{name: "ports change", setup: func(e *lbEnv, nodes []*v1.Node) { e.ensure(svc1(), nodes) }, run: ensure(svc2), svc: svc1},
 		{name: "delete", setup: func(e *lbEnv, nodes []*v1.Node) { e.ensure(svc1(), nodes) }, run: func(l *loadBalancers, e *lbEnv, _ []*v1.Node) error {
 			return l.EnsureLoadBalancerDeleted(e.ctx, "kubernetes", svc1())
-		}},
+		}, svc: svc1},
 	}
-	for _, ph := range phases {
-		t.Run(ph.name, func(t *testing.T) {
-			// The uninterrupted run gives the reference shape and the
-			// number of crash points.
-			ref := newLBEnv(t)
-			nodes := ref.nodes(2)
-			ph.setup(ref, nodes)
-			ref.srv.ResetCalls()
-			if err := ph.run(ref.restarted(ref.api), ref, nodes); err != nil {
-				t.Fatal(err)
-			}
-			points := ref.srv.CallCount(cloudsim.MutatingOps)
-			want := ref.shape(svc1())
-			if points == 0 {
-				t.Fatal("no mutating calls to crash at")
-			}
-			for k := int32(1); k <= int32(points); k++ {
-				e := newLBEnv(t)
-				nodes := e.nodes(2)
-				before := e.srv.Resources()
-				ph.setup(e, nodes)
-				if err := ph.run(e.crashingAt(k), e, nodes); !errors.Is(err, errCrash) {
-					t.Fatalf("crash at mutating call %d: got %v", k, err)
-				}
-				if err := ph.run(e.restarted(e.api), e, nodes); err != nil {
-					t.Fatalf("re-run after crash at mutating call %d: %v", k, err)
-				}
-				if got := e.shape(svc1()); got != want {
-					t.Errorf("after crash at mutating call %d:\n%s\nwant\n%s", k, got, want)
-				}
-				// Whatever happened, deleting leaves nothing behind.
-				if err := e.lb.EnsureLoadBalancerDeleted(e.ctx, "kubernetes", svc1()); err != nil {
-					t.Fatal(err)
-				}
-				if added, _ := cloudsim.DiffResources(before, e.srv.Resources()); len(added) != 0 {
-					t.Errorf("crash at mutating call %d leaked %v", k, added)
-				}
-			}
-			t.Logf("%s: converged after a crash at each of %d mutating calls", ph.name, points)
-		})
+}
+
+// crashAtEachPoint runs ph uninterrupted in an env of newEnv's for the
+// reference shape and the number of crash points (checkRef checks the
+// reference, when given), then, for each mutating call, in a fresh env:
+// crashed before that call, run again by a restarted controller, it must
+// end in the reference shape, and deleting must leave nothing behind.
+func crashAtEachPoint(t *testing.T, ph crashPhase, newEnv func() *lbEnv, shape func(*lbEnv) string, checkRef func(want string)) {
+	t.Helper()
+	ref := newEnv()
+	nodes := ref.nodes(2)
+	ph.setup(ref, nodes)
+	ref.srv.ResetCalls()
+	if err := ph.run(ref.restarted(ref.api), ref, nodes); err != nil {
+		t.Fatal(err)
 	}
+	points := ref.srv.CallCount(cloudsim.MutatingOps)
+	want := shape(ref)
+	if points == 0 {
+		t.Fatal("no mutating calls to crash at")
+	}
+	if checkRef != nil {
+		checkRef(want)
+	}
+	for k := int32(1); k <= int32(points); k++ {
+		e := newEnv()
+		nodes := e.nodes(2)
+		before := e.srv.Resources()
+		ph.setup(e, nodes)
+		if err := ph.run(e.crashingAt(k), e, nodes); !errors.Is(err, errCrash) {
+			t.Fatalf("crash at mutating call %d: got %v", k, err)
+		}
+		if err := ph.run(e.restarted(e.api), e, nodes); err != nil {
+			t.Fatalf("re-run after crash at mutating call %d: %v", k, err)
+		}
+		if got := shape(e); got != want {
+			t.Errorf("after crash at mutating call %d:\n%s\nwant\n%s", k, got, want)
+		}
+		// Whatever happened, deleting leaves nothing behind.
+		if err := e.lb.EnsureLoadBalancerDeleted(e.ctx, "kubernetes", ph.svc()); err != nil {
+			t.Fatal(err)
+		}
+		if added, _ := cloudsim.DiffResources(before, e.srv.Resources()); len(added) != 0 {
+			t.Errorf("crash at mutating call %d leaked %v", k, added)
+		}
+	}
+	t.Logf("%s: converged after a crash at each of %d mutating calls", ph.name, points)
 }
 
 // TestFailedCreateListenerThenRetry is the service controller's own retry

@@ -1,7 +1,6 @@
 package aws
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -470,58 +469,15 @@ func TestSwitchedCrashAnywhereConverges(t *testing.T) {
 		s.Spec.HealthCheckNodePort = 32000
 		return s
 	}
-	ensure := func(mk func() *v1.Service) func(l *loadBalancers, e *lbEnv, nodes []*v1.Node) error {
-		return func(l *loadBalancers, e *lbEnv, nodes []*v1.Node) error {
-			_, err := l.EnsureLoadBalancer(e.ctx, "kubernetes", mk(), nodes)
-			return err
-		}
-	}
-	for _, ph := range []struct {
-		name  string
-		setup func(e *lbEnv, nodes []*v1.Node)
-		run   func(l *loadBalancers, e *lbEnv, nodes []*v1.Node) error
-	}{
-		{"create", func(*lbEnv, []*v1.Node) {}, ensure(svc1)},
-		{"ports change", func(e *lbEnv, nodes []*v1.Node) { e.ensure(svc1(), nodes) }, ensure(svc2)},
-		{"delete", func(e *lbEnv, nodes []*v1.Node) { e.ensure(svc1(), nodes) }, func(l *loadBalancers, e *lbEnv, _ []*v1.Node) error {
-			return l.EnsureLoadBalancerDeleted(e.ctx, "kubernetes", svc1())
-		}},
-	} {
+	for _, ph := range crashPhases(svc1, svc2) {
 		t.Run(ph.name, func(t *testing.T) {
-			ref := newLBEnv(t, upstreamShape)
-			nodes := ref.nodes(2)
-			ph.setup(ref, nodes)
-			ref.srv.ResetCalls()
-			if err := ph.run(ref.restarted(ref.api), ref, nodes); err != nil {
-				t.Fatal(err)
-			}
-			points := ref.srv.CallCount(cloudsim.MutatingOps)
-			want := ref.switchedShape(svc1())
-			if ph.name != "delete" && !strings.Contains(want, "load-balancer=["+upstreamNLBName(svc1())+"]") {
-				t.Fatalf("not upstream's name:\n%s", want)
-			}
-			for k := int32(1); k <= int32(points); k++ {
-				e := newLBEnv(t, upstreamShape)
-				nodes := e.nodes(2)
-				before := e.srv.Resources()
-				ph.setup(e, nodes)
-				if err := ph.run(e.crashingAt(k), e, nodes); !errors.Is(err, errCrash) {
-					t.Fatalf("crash at mutating call %d: got %v", k, err)
-				}
-				if err := ph.run(e.restarted(e.api), e, nodes); err != nil {
-					t.Fatalf("re-run after crash at mutating call %d: %v", k, err)
-				}
-				if got := e.switchedShape(svc1()); got != want {
-					t.Errorf("after crash at mutating call %d:\n%s\nwant\n%s", k, got, want)
-				}
-				if err := e.lb.EnsureLoadBalancerDeleted(e.ctx, "kubernetes", svc1()); err != nil {
-					t.Fatal(err)
-				}
-				if added, _ := cloudsim.DiffResources(before, e.srv.Resources()); len(added) != 0 {
-					t.Errorf("crash at mutating call %d leaked %v", k, added)
-				}
-			}
-			t.Logf("%s: converged after a crash at each of %d mutating calls", ph.name, points)
+			crashAtEachPoint(t, ph, func() *lbEnv { return newLBEnv(t, upstreamShape) },
+				func(e *lbEnv) string { return e.switchedShape(svc1()) },
+				func(want string) {
+					if ph.name != "delete" && !strings.Contains(want, "load-balancer=["+upstreamNLBName(svc1())+"]") {
+						t.Fatalf("not upstream's name:\n%s", want)
+					}
+				})
 		})
 	}
 }
