@@ -373,18 +373,7 @@ func TestManagedSecurityGroupConcurrent(t *testing.T) {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				for attempt := 0; ; attempt++ {
-					err := f(svc)
-					var re *api.RetryError
-					if err == nil {
-						return
-					}
-					if !errors.As(err, &re) || attempt > 20 {
-						t.Errorf("%s: %v", svc.Name, err)
-						return
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+				retryWhileAsked(t, svc, f)
 			}()
 		}
 		wg.Wait()
@@ -531,5 +520,24 @@ func TestLocalTrafficAndSourceRanges(t *testing.T) {
 	}
 	if got := e.lbOf(t, svc).Listeners[0].AllowedCIDRs; len(got) != 0 {
 		t.Errorf("allowed CIDRs %v after the ranges were removed", got)
+	}
+}
+
+// retryWhileAsked calls f for svc until it succeeds, again after each
+// api.RetryError (the backend waiting for Octavia), as the service
+// controller would, up to 20 times; any other error fails the test.
+func retryWhileAsked(t *testing.T, svc *v1.Service, f func(*v1.Service) error) {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		err := f(svc)
+		var re *api.RetryError
+		if err == nil {
+			return
+		}
+		if !errors.As(err, &re) || attempt > 20 {
+			t.Errorf("%s: %v", svc.Name, err)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

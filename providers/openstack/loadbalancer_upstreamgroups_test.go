@@ -1,20 +1,17 @@
 package openstack
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/cloud-provider/api"
 
 	osemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 )
@@ -223,18 +220,7 @@ func TestMemberGroupLastDeletionsConcurrent(t *testing.T) {
 		var wg sync.WaitGroup
 		for _, svc := range svcs {
 			wg.Go(func() {
-				for attempt := 0; ; attempt++ {
-					err := f(svc)
-					var re *api.RetryError
-					if err == nil {
-						return
-					}
-					if !errors.As(err, &re) || attempt > 20 {
-						t.Errorf("%s: %v", svc.Name, err)
-						return
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
+				retryWhileAsked(t, svc, f)
 			})
 		}
 		wg.Wait()

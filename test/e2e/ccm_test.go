@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,27 +23,9 @@ import (
 type ccmProcess struct {
 	*ccmproc.Process
 	name string
-	log  *syncBuffer
+	log  *ccmproc.Output
 	// cluster is the control plane it runs against.
 	cluster *cluster
-}
-
-// syncBuffer collects a process's output for assertions and failure dumps.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // writeFile writes content to a new file in the suite's temp dir.

@@ -274,7 +274,7 @@ func (cl *cluster) ensureNamespace(t *testing.T, ns string) {
 // say otherwise. The process is stopped at test cleanup.
 func (cl *cluster) startCCM(t testing.TB, name, binary, cloudConfig string, extraArgs ...string) *ccmProcess {
 	t.Helper()
-	log := &syncBuffer{}
+	log := &ccmproc.Output{}
 	p, err := ccmproc.Start(ccmproc.Options{
 		Binary: binary, CloudConfig: cloudConfig, Kubeconfig: cl.saKubeconfig,
 		LeaderElect: true, Args: extraArgs, Output: log,

@@ -23,7 +23,6 @@
 package soak
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -33,7 +32,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -439,7 +437,7 @@ func (l *callLog) finish(t *testing.T) {
 // ccmProcess is the running manager with its output captured.
 type ccmProcess struct {
 	*ccmproc.Process
-	log *syncBuffer
+	log *ccmproc.Output
 }
 
 // startCCM runs the release binary as deploy/ runs it: the
@@ -449,7 +447,7 @@ type ccmProcess struct {
 // failure and kept in the temp dir.
 func startCCM(t *testing.T, cloudConfig string, args []string) *ccmProcess {
 	t.Helper()
-	buf := &syncBuffer{}
+	buf := &ccmproc.Output{}
 	f, err := os.Create(filepath.Join(env.tmp, "ccm.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -470,24 +468,6 @@ func startCCM(t *testing.T, cloudConfig string, args []string) *ccmProcess {
 		}
 	})
 	return &ccmProcess{Process: p, log: buf}
-}
-
-// syncBuffer collects the manager's output for the log assertions.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func tail(s string, n int) string {

@@ -44,7 +44,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -389,7 +388,7 @@ func buildUpstream(t *testing.T, cloud string) string {
 type manager struct {
 	name string
 	proc *ccmproc.Process
-	log  *syncBuffer
+	log  *ccmproc.Output
 	file string
 }
 
@@ -413,7 +412,7 @@ var commonArgs = []string{
 
 func (e *env) start(t *testing.T, name, binary, cloudConfig string, args ...string) *manager {
 	t.Helper()
-	log := &syncBuffer{}
+	log := &ccmproc.Output{}
 	p, err := ccmproc.Start(ccmproc.Options{
 		Binary: binary, CloudConfig: cloudConfig, Kubeconfig: e.kubecfg,
 		Args: append(slices.Clone(commonArgs), args...), Output: log, Env: e.setup.env,
@@ -807,22 +806,4 @@ func firstN(s []string, n int) []string {
 		return append(s[:n:n], fmt.Sprintf("... and %d more", len(s)-n))
 	}
 	return s
-}
-
-// syncBuffer collects a process's output from its two pipes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
