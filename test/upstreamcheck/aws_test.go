@@ -58,6 +58,10 @@ func (awsUpstream) shapes() []shape {
 	}
 }
 
+func (awsUpstream) duplicateKinds() []string {
+	return []string{"load-balancer", "classic-load-balancer", "target-group", "security-group"}
+}
+
 // prepare writes upstream's cloud.conf as a cluster on EC2 has it (zone,
 // VPC, cluster ID, and endpoint overrides, here the emulator's), and
 // starts the instance metadata stand-in upstream reads once at start: it

@@ -9,12 +9,9 @@
 #
 # Usage: test/upstreamcheck/build.sh <cloud>   (prints the binary's path)
 #
-# Only aws has a tools module so far. The others, when they plug in (see
-# FACTS.md "The upstream CCMs, built from the Go module proxy"):
-#   azure:     sigs.k8s.io/cloud-provider-azure v1.36.5, cmd/cloud-controller-manager
-#              and cmd/cloud-node-manager
-#   gce:       k8s.io/cloud-provider-gcp pseudo-version plus upstream's replace block
-#   openstack: k8s.io/cloud-provider-openstack v1.36.0 plus its replace block
+# FACTS.md "The upstream CCMs, built from the Go module proxy" has what
+# each needs; openstack's tools module repeats upstream's replace block
+# (its k8s.io/kubernetes dependency names staging modules at v0.0.0).
 set -euo pipefail
 
 cloud=${1:?usage: $0 <cloud>}
@@ -27,8 +24,18 @@ aws)
 	pkg=k8s.io/cloud-provider-aws/cmd/aws-cloud-controller-manager
 	name=aws-cloud-controller-manager
 	;;
+azure)
+	mod=sigs.k8s.io/cloud-provider-azure
+	pkg=sigs.k8s.io/cloud-provider-azure/cmd/cloud-controller-manager
+	name=azure-cloud-controller-manager
+	;;
+openstack)
+	mod=k8s.io/cloud-provider-openstack
+	pkg=k8s.io/cloud-provider-openstack/cmd/openstack-cloud-controller-manager
+	name=openstack-cloud-controller-manager
+	;;
 *)
-	echo "upstream-check: no upstream build for cloud \"$cloud\" yet (only aws); add tools/$cloud/go.mod and a case here" >&2
+	echo "upstream-check: no upstream build for cloud \"$cloud\" yet; add tools/$cloud/go.mod and a case here" >&2
 	exit 2
 	;;
 esac
@@ -49,7 +56,7 @@ out="$bin/$name-$ver"
 progress() { awk -v what="$1" '{n++; if (n % 100 == 0) { printf "  %s: %d packages compiled\n", what, n; fflush() } } END { printf "  %s: done (%d packages)\n", what, n }'; }
 
 if [ ! -x "$out" ]; then
-	echo "building $name $ver from the Go module proxy (first time only: 6-9 minutes on 2 cores)..." >&2
+	echo "building $name $ver from the Go module proxy (first time only: 3-9 minutes on 2 cores)..." >&2
 	# -mod=mod: the scratch module lists upstream's dependencies as
 	# indirect requirements; a module-proxy download may still add go.sum
 	# lines for packages only the build (not `go get -tool`) reaches.

@@ -79,6 +79,10 @@ type upstreamCCM interface {
 	adapter() conformance.Adapter
 	// shapes are the kinds of Service to make in each manager's turn.
 	shapes() []shape
+	// duplicateKinds are the inventory kinds of which a manager taking
+	// over must make none for a Service already served: each new one is a
+	// duplicate (a second load balancer, frontend, pool, group).
+	duplicateKinds() []string
 	// prepare writes upstream's config file for the emulator and starts
 	// whatever else upstream needs (a metadata stand-in).
 	prepare(t *testing.T, c conformance.Cloud, dir string) upstreamSetup
@@ -94,6 +98,9 @@ type upstreamSetup struct {
 	env []string
 	// secrets must appear in neither manager's log.
 	secrets []string
+	// importArgs are import-config's flags beyond --from (the upstream
+	// manager's --cluster-name).
+	importArgs []string
 }
 
 // shape is one kind of LoadBalancer Service.
@@ -109,10 +116,7 @@ var clouds = map[string]struct {
 	skip string
 }{
 	"aws": {ccm: awsUpstream{}},
-	// TODO(issue 32): sigs.k8s.io/cloud-provider-azure v1.36.5 builds
-	// (FACTS.md) but needs four things the Azure emulator lacks (issue 13)
-	// and its cloud-node-manager beside it.
-	"azure": {skip: "the upstream Azure CCM needs what the Azure emulator lacks (issue 13) and a cloud-node-manager; no tools/azure yet"},
+	"azure": {ccm: azureUpstream{}},
 	// TODO(issue 32): no recent k8s.io/cloud-provider-gcp is served by the
 	// module proxy here; the 2024 pseudo-version needs upstream's replace
 	// block (FACTS.md) and the ingress-uid ConfigMap.
@@ -440,7 +444,11 @@ func (e *env) startOurs(t *testing.T, cloudConfig string) *manager {
 func (e *env) importConfig(t *testing.T) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(e.ours, "import-config", "--from", e.name, e.setup.configFile)
+	args := append([]string{"import-config", "--from", e.name}, e.setup.importArgs...)
+	cmd := exec.Command(e.ours, append(args, e.setup.configFile)...)
+	// The environment upstream ran with (Azure Stack's
+	// AZURE_ENVIRONMENT_FILEPATH is read from it).
+	cmd.Env = append(os.Environ(), e.setup.env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("import-config: %v\n%s", err, stderr.String())
@@ -551,8 +559,16 @@ func (e *env) createService(t *testing.T, name string, sh shape) *service {
 	if sh.mutate != nil {
 		sh.mutate(svc)
 	}
-	if _, err := e.admin.CoreV1().Services(namespace).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
+	made, err := e.admin.CoreV1().Services(namespace).Create(context.Background(), svc, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// A cloud that finds some load balancers by the Service's UID (Azure's
+	// internal frontends) is told it.
+	if tr, ok := e.cloud.(interface {
+		TrackUID(types.NamespacedName, types.UID)
+	}); ok {
+		tr.TrackUID(types.NamespacedName{Namespace: namespace, Name: name}, made.UID)
 	}
 	maker := "upstream"
 	if strings.HasPrefix(name, "ours-") {
@@ -696,10 +712,6 @@ func (e *env) updateService(t *testing.T, key types.NamespacedName, change func(
 
 // ---- the inventory ----
 
-// duplicateKinds are the kinds of which a manager taking over must make
-// none for a Service already served: each new one is a duplicate.
-var duplicateKinds = []string{"load-balancer", "classic-load-balancer", "target-group", "security-group"}
-
 // checkNoDuplicate compares two inventories kind by kind: it fails on
 // every load balancer, target group or security group added, and on
 // every resource removed (a switch must keep everything serving), and
@@ -710,7 +722,7 @@ func (e *env) checkNoDuplicate(t *testing.T, before, after []cloudsim.Resource) 
 	dups := 0
 	var other []cloudsim.Resource
 	for _, r := range added {
-		if slices.Contains(duplicateKinds, r.Kind) {
+		if slices.Contains(e.ccm.duplicateKinds(), r.Kind) {
 			dups++
 			t.Errorf("a second %s appeared: %s (%s) tagged %v", r.Kind, r.ID, r.Name, r.Tags)
 		} else {

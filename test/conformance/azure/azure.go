@@ -22,7 +22,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	cloudsimazure "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/azure"
@@ -49,6 +51,10 @@ type Options struct {
 	// DualStack gives the emulator's network and every VM an IPv6
 	// address beside the IPv4 one, for dual-stack Services.
 	DualStack bool
+	// TenantID is the emulator's tenant (default cloudsimazure's). "adfs"
+	// makes it an AD FS authority as on Azure Stack Hub, which the
+	// upstream Azure CCM needs offline (test/upstreamcheck).
+	TenantID string
 }
 
 // Adapter is the Azure adapter.
@@ -77,7 +83,7 @@ func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 	if clusterID == "" {
 		clusterID = "kubernetes"
 	}
-	emu := cloudsimazure.New(cloudsimazure.Config{ClusterID: clusterID, OperationDelay: a.Options.OperationDelay, DualStack: a.Options.DualStack})
+	emu := cloudsimazure.New(cloudsimazure.Config{ClusterID: clusterID, OperationDelay: a.Options.OperationDelay, DualStack: a.Options.DualStack, TenantID: a.Options.TenantID})
 	srv, err := cloudsim.Start(emu)
 	if err != nil {
 		return nil, err
@@ -123,6 +129,9 @@ type Cloud struct {
 	// the Service that names one: tagged for no Service, so a frontend on
 	// one is found by its ID.
 	userPIPs map[types.NamespacedName]string
+	// uids are the UIDs TrackUID was given: a frontend named after one
+	// (internal Services made by a real upstream CCM) is its Service's.
+	uids map[types.NamespacedName]types.UID
 }
 
 var _ conformance.Cloud = (*Cloud)(nil)
@@ -402,21 +411,42 @@ type frontend struct {
 	name string
 }
 
+// TrackUID tells the adapter a Service's UID, so its frontends are found
+// by name (cloudprovider.DefaultLoadBalancerName, what both managers name
+// them) even when no public IP is tagged with it: an internal Service a
+// real upstream CCM made (test/upstreamcheck).
+func (c *Cloud) TrackUID(svc types.NamespacedName, uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.uids == nil {
+		c.uids = map[types.NamespacedName]types.UID{}
+	}
+	c.uids[svc] = uid
+}
+
 // serviceFrontends finds the Service's frontends: those whose public IP
-// is tagged with the Service, and those MakeUpstreamLoadBalancer made
-// for it (the backend names frontends after the Service's UID, which the
-// suite's neutral NamespacedName does not carry; other internal Services
-// are found by Azure-only tests through the UID).
+// is tagged with the Service, those MakeUpstreamLoadBalancer made for it,
+// and those named after a UID TrackUID was given (the backend names
+// frontends after the Service's UID, which the suite's neutral
+// NamespacedName does not carry; other internal Services are found by
+// Azure-only tests through the UID).
 func (c *Cloud) serviceFrontends(v *view, svc types.NamespacedName) (fes []frontend, pips []string) {
 	c.mu.Lock()
 	up, made := c.upstream[svc]
 	user, named := c.userPIPs[svc]
+	uid, tracked := c.uids[svc]
 	c.mu.Unlock()
+	byUID := ""
+	if tracked {
+		byUID = cloudprovider.DefaultLoadBalancerName(&corev1.Service{ObjectMeta: metav1.ObjectMeta{UID: uid}})
+	}
 	pips = v.pips[svc.String()]
 	for i := range v.lbs {
 		l := &v.lbs[i]
 		for _, fe := range l.Properties.FrontendIPConfigurations {
 			mine := made && strings.EqualFold(deref(l.Name), up.lb) && strings.EqualFold(deref(fe.Name), up.frontend)
+			// The IPv6 frontend of a dual-stack Service is "<base>-IPv6".
+			mine = mine || (byUID != "" && (strings.EqualFold(deref(fe.Name), byUID) || strings.EqualFold(deref(fe.Name), byUID+"-IPv6")))
 			if !mine && fe.Properties != nil && fe.Properties.PublicIPAddress != nil {
 				id := deref(fe.Properties.PublicIPAddress.ID)
 				mine = (named && strings.EqualFold(id, user)) || slices.ContainsFunc(pips, func(p string) bool { return strings.EqualFold(p, id) })

@@ -1,0 +1,107 @@
+//go:build upstreamcheck
+
+package upstreamcheck
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+	confazure "github.com/multicloud-ccm/multicloud-ccm/test/conformance/azure"
+)
+
+// The upstream Azure CCM's Service annotation, spelled out: a Service
+// written for upstream carries this exact string.
+const azureAnnInternal = "service.beta.kubernetes.io/azure-load-balancer-internal"
+
+// azureUpstream runs sigs.k8s.io/cloud-provider-azure's
+// cmd/cloud-controller-manager (the version pinned in tools/azure/go.mod)
+// against test/cloudsim/azure, pointed at it as at a disconnected Azure
+// Stack Hub: AD FS (tenant "adfs": any other tenant makes MSAL look up
+// the public cloud's login host), the endpoints from the file
+// AZURE_ENVIRONMENT_FILEPATH names, the emulator's CA in SSL_CERT_FILE.
+type azureUpstream struct{}
+
+func (azureUpstream) adapter() conformance.Adapter {
+	return confazure.Adapter{Options: confazure.Options{TenantID: "adfs"}}
+}
+
+// shapes are the kinds of load balancer upstream makes that our tables
+// (docs/reference/azure.md) serve: a frontend on the cluster's public
+// Standard load balancer (upstream's default) or on its internal one,
+// with the variants that change what upstream writes (source ranges: the
+// security rules' sources; ETP Local: the probe on the health check
+// NodePort).
+func (azureUpstream) shapes() []shape {
+	local := func(s *corev1.Service) {
+		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+	}
+	src := func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{"203.0.113.0/24"} }
+	internal := map[string]string{azureAnnInternal: "true"}
+	return []shape{
+		{name: "public"},
+		{name: "public-src", mutate: src},
+		{name: "public-local", mutate: local},
+		{name: "internal", annotations: internal},
+		{name: "internal-src", annotations: internal, mutate: src},
+	}
+}
+
+// duplicateKinds: the emulator lists a load balancer's parts as kinds of
+// their own (test/cloudsim/azure resources.go).
+func (azureUpstream) duplicateKinds() []string {
+	return []string{
+		"Microsoft.Network/loadBalancers", "Microsoft.Network/loadBalancers/frontendIPConfigurations",
+		"Microsoft.Network/loadBalancers/backendAddressPools", "Microsoft.Network/publicIPAddresses",
+	}
+}
+
+// prepare writes upstream's azure.json as an Azure Stack Hub cluster has
+// it (vmType standard: the emulator's VMs are standalone; upstream's
+// default pool type, nodeIPConfiguration), and the environment file.
+func (azureUpstream) prepare(t *testing.T, c conformance.Cloud, dir string) upstreamSetup {
+	t.Helper()
+	cloud := c.(*confazure.Cloud)
+	fx := cloud.Fixture()
+	url := c.Server().URL() + "/"
+	writeJSON(t, filepath.Join(dir, "environment.json"), map[string]any{
+		"name": "AzureStackCloud", "managementPortalURL": url,
+		"resourceManagerEndpoint": url, "activeDirectoryEndpoint": url,
+		"tokenAudience": url, "serviceManagementEndpoint": url,
+		"resourceManagerVMDNSSuffix": "cloudapp.local", "storageEndpointSuffix": "local",
+	})
+	conf := filepath.Join(dir, "azure.json")
+	writeJSON(t, conf, map[string]any{
+		"cloud": "AzureStackCloud", "tenantId": fx.TenantID, "identitySystem": "adfs",
+		"subscriptionId": fx.SubscriptionID, "aadClientId": fx.ClientID, "aadClientSecret": fx.ClientSecret,
+		"resourceGroup": fx.ResourceGroup, "location": fx.Location,
+		"vnetName": fx.VNetName, "subnetName": fx.SubnetName, "securityGroupName": fx.SecurityGroupName,
+		"loadBalancerSku": "standard", "vmType": "standard", "useInstanceMetadata": false,
+	})
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, cloud.Emulator().CAPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return upstreamSetup{
+		configFile: conf,
+		args:       []string{"--cloud-provider=azure", "--cluster-name=" + clusterID},
+		env:        []string{"AZURE_ENVIRONMENT_FILEPATH=" + filepath.Join(dir, "environment.json"), "SSL_CERT_FILE=" + ca},
+		secrets:    []string{fx.ClientSecret},
+		importArgs: []string{"--cluster-name=" + clusterID},
+	}
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
