@@ -56,6 +56,11 @@ type Options struct {
 	// Env are extra environment variables (KEY=value) on top of this
 	// process's, e.g. the GOMEMLIMIT a container's memory limit implies.
 	Env []string
+	// Argv, when set, is run as it is instead of Binary with the CCM's
+	// flags: a process that runs beside a CCM (the upstream Azure
+	// cloud-node-manager) and takes none of them. Only Env and Output
+	// apply then.
+	Argv []string
 }
 
 // Process is a running CCM.
@@ -87,6 +92,9 @@ func Start(o Options) (*Process, error) {
 		"--v=2",
 	}
 	cmd := exec.Command(o.Binary, append(args, o.Args...)...)
+	if len(o.Argv) > 0 {
+		cmd = exec.Command(o.Argv[0], o.Argv[1:]...)
+	}
 	if len(o.Env) > 0 {
 		cmd.Env = append(os.Environ(), o.Env...)
 	}

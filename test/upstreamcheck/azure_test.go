@@ -86,9 +86,24 @@ func (azureUpstream) prepare(t *testing.T, c conformance.Cloud, dir string) upst
 	if err := os.WriteFile(ca, cloud.Emulator().CAPEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	agent := buildUpstream(t, "azure", "node-manager")
 	return upstreamSetup{
 		configFile: conf,
-		args:       []string{"--cloud-provider=azure", "--cluster-name=" + clusterID},
+		// Upstream's install: the CCM without its cloud-node controller
+		// (its in-manager copy has no workers: the Azure CCM sets no
+		// --concurrent-node-syncs), the cloud-node-manager on every Node
+		// (helm/cloud-provider-azure templates/cloud-provider-azure.yaml).
+		args: []string{"--cloud-provider=azure", "--cluster-name=" + clusterID, "--controllers=cloud-node-lifecycle,service"},
+		nodeAgent: func(node, kubeconfig string) []string {
+			// ARM mode (no IMDS here): upstream reads the Node's zone by
+			// the host name (pkg/provider/azure_zones.go GetZone), so the
+			// agent runs in a UTS namespace named after its Node, as in
+			// the DaemonSet's pod on that Node.
+			return append(unshareUTS(), "sh", "-c", `hostname "$0" && exec "$@"`, node,
+				agent, "--node-name="+node, "--kubeconfig="+kubeconfig, "--cloud-config="+conf,
+				"--use-instance-metadata=false", "--node-status-update-frequency=10s", "--v=2")
+		},
+		widerRBAC: true,
 		env:        []string{"AZURE_ENVIRONMENT_FILEPATH=" + filepath.Join(dir, "environment.json"), "SSL_CERT_FILE=" + ca},
 		secrets:    []string{fx.ClientSecret},
 		importArgs: []string{"--cluster-name=" + clusterID},
@@ -104,4 +119,14 @@ func writeJSON(t *testing.T, path string, v any) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// unshareUTS is the command prefix for a new UTS namespace: root makes
+// one directly, anyone else through a user namespace (where the kernel
+// allows unprivileged ones).
+func unshareUTS() []string {
+	if os.Geteuid() == 0 {
+		return []string{"unshare", "--uts"}
+	}
+	return []string{"unshare", "--user", "--map-root-user", "--uts"}
 }

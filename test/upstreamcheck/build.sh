@@ -7,7 +7,10 @@
 # upstream-check harness in this package runs this script and reads the path
 # it prints.
 #
-# Usage: test/upstreamcheck/build.sh <cloud>   (prints the binary's path)
+# Usage: test/upstreamcheck/build.sh <cloud> [node-manager]   (prints the binary's path)
+#
+# node-manager builds the node agent upstream installs beside its CCM
+# (azure: cmd/cloud-node-manager, the DaemonSet that initializes Nodes).
 #
 # FACTS.md "The upstream CCMs, built from the Go module proxy" has what
 # each needs; openstack's tools module repeats upstream's replace block
@@ -17,6 +20,11 @@ set -euo pipefail
 cloud=${1:?usage: $0 <cloud>}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin="$root/bin"
+
+if [ -n "${2:-}" ] && { [ "$2" != node-manager ] || [ "$cloud" != azure ]; }; then
+	echo "upstream-check: no \"$2\" for cloud \"$cloud\" (only: azure node-manager)" >&2
+	exit 2
+fi
 
 case "$cloud" in
 aws)
@@ -28,6 +36,10 @@ azure)
 	mod=sigs.k8s.io/cloud-provider-azure
 	pkg=sigs.k8s.io/cloud-provider-azure/cmd/cloud-controller-manager
 	name=azure-cloud-controller-manager
+	if [ "${2:-}" = node-manager ]; then
+		pkg=sigs.k8s.io/cloud-provider-azure/cmd/cloud-node-manager
+		name=azure-cloud-node-manager
+	fi
 	;;
 openstack)
 	mod=k8s.io/cloud-provider-openstack

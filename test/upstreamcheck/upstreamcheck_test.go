@@ -101,6 +101,17 @@ type upstreamSetup struct {
 	// importArgs are import-config's flags beyond --from (the upstream
 	// manager's --cluster-name).
 	importArgs []string
+	// nodeAgent, when set, is the command line of the agent upstream's
+	// install runs on every Node beside its CCM (Azure's
+	// cloud-node-manager DaemonSet, which initializes the Nodes): the
+	// check runs one per registered Node while upstream runs, none while
+	// ours does (ours initializes Nodes centrally).
+	nodeAgent func(nodeName, kubeconfig string) []string
+	// widerRBAC runs upstream as a cluster admin: its own install grants
+	// more than this project's ClusterRole (the upstream Azure CCM lists
+	// EndpointSlices, helm/cloud-provider-azure's ClusterRole). Ours
+	// always runs with deploy/'s role.
+	widerRBAC bool
 }
 
 // shape is one kind of LoadBalancer Service.
@@ -146,7 +157,9 @@ type env struct {
 	cloud    conformance.Cloud
 	admin    kubernetes.Interface
 	kubecfg  string
-	upstream string // upstream binary
+	// adminKubecfg is a cluster admin's, for upstreams with widerRBAC.
+	adminKubecfg string
+	upstream     string // upstream binary
 	ours     string // our binary
 	setup    upstreamSetup
 	logs     string // directory kept after the run
@@ -154,6 +167,10 @@ type env struct {
 	// the end of the phase that started them (upstream's second run
 	// serves phases c and d).
 	root *testing.T
+	// nodes are the Nodes registered so far; current is the manager
+	// running now (its node agents run one per Node).
+	nodes   []string
+	current *manager
 }
 
 func run(t *testing.T, name string, ccm upstreamCCM) {
@@ -187,6 +204,9 @@ func run(t *testing.T, name string, ccm upstreamCCM) {
 	t.Cleanup(func() { _ = cp.Stop() })
 	e.admin = cp.AdminClient
 	if e.kubecfg, err = cp.CCMKubeconfig(ctx, 2*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if e.adminKubecfg, err = cp.WriteKubeconfig(cp.Admin, filepath.Join(logs, "admin.kubeconfig")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -371,13 +391,13 @@ func run(t *testing.T, name string, ccm upstreamCCM) {
 
 // buildUpstream runs build.sh for the cloud (cached in bin/) and returns
 // the binary's path. Its progress lines go to stderr.
-func buildUpstream(t *testing.T, cloud string) string {
+func buildUpstream(t *testing.T, cloud string, what ...string) string {
 	t.Helper()
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", filepath.Join(root, "test/upstreamcheck/build.sh"), cloud)
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "test/upstreamcheck/build.sh"), cloud}, what...)...)
 	cmd.Dir, cmd.Stderr = root, os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -388,12 +408,14 @@ func buildUpstream(t *testing.T, cloud string) string {
 
 // ---- managers ----
 
-// manager is one running CCM process and its log.
+// manager is one running CCM process and its log, and the node agents
+// that run beside it (their output goes to the same log).
 type manager struct {
-	name string
-	proc *ccmproc.Process
-	log  *ccmproc.Output
-	file string
+	name   string
+	proc   *ccmproc.Process
+	log    *ccmproc.Output
+	file   string
+	agents []*ccmproc.Process
 }
 
 func (m *manager) stop() {
@@ -401,7 +423,28 @@ func (m *manager) stop() {
 		return
 	}
 	m.proc.Stop()
+	for _, a := range m.agents {
+		a.Stop()
+	}
 	_ = os.WriteFile(m.file, []byte(m.log.String()), 0o644)
+}
+
+// startAgent runs upstream's node agent for one Node beside m, when the
+// cloud has one.
+func (e *env) startAgent(t *testing.T, m *manager, node string) {
+	t.Helper()
+	if e.setup.nodeAgent == nil || m.name == "ours" {
+		return
+	}
+	kubeconfig := e.kubecfg
+	if e.setup.widerRBAC {
+		kubeconfig = e.adminKubecfg
+	}
+	p, err := ccmproc.Start(ccmproc.Options{Argv: e.setup.nodeAgent(node, kubeconfig), Output: m.log, Env: e.setup.env})
+	if err != nil {
+		t.Fatalf("node agent for %s: %v", node, err)
+	}
+	m.agents = append(m.agents, p)
 }
 
 // commonArgs are both managers' flags: the three controllers a switch
@@ -414,29 +457,51 @@ var commonArgs = []string{
 	"--node-monitor-period=5s",
 }
 
-func (e *env) start(t *testing.T, name, binary, cloudConfig string, args ...string) *manager {
+func (e *env) start(t *testing.T, name, binary, cloudConfig, kubeconfig string, args ...string) *manager {
 	t.Helper()
 	log := &ccmproc.Output{}
 	p, err := ccmproc.Start(ccmproc.Options{
-		Binary: binary, CloudConfig: cloudConfig, Kubeconfig: e.kubecfg,
-		Args: append(slices.Clone(commonArgs), args...), Output: log, Env: e.setup.env,
+		Binary: binary, CloudConfig: cloudConfig, Kubeconfig: kubeconfig,
+		Args: append(withoutOverridden(commonArgs, args), args...), Output: log, Env: e.setup.env,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &manager{name: name, proc: p, log: log, file: filepath.Join(e.logs, name+".log")}
 	e.root.Cleanup(m.stop)
+	e.current = m
+	for _, n := range e.nodes {
+		e.startAgent(t, m, n)
+	}
 	return m
+}
+
+// withoutOverridden drops the common flags args sets again: a list flag
+// such as --controllers appends when given twice (pflag), it does not
+// replace.
+func withoutOverridden(common, args []string) []string {
+	var out []string
+	for _, c := range common {
+		name, _, _ := strings.Cut(c, "=")
+		if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, name+"=") }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (e *env) startUpstream(t *testing.T, name string) *manager {
 	t.Helper()
-	return e.start(t, name, e.upstream, e.setup.configFile, e.setup.args...)
+	kubeconfig := e.kubecfg
+	if e.setup.widerRBAC {
+		kubeconfig = e.adminKubecfg
+	}
+	return e.start(t, name, e.upstream, e.setup.configFile, kubeconfig, e.setup.args...)
 }
 
 func (e *env) startOurs(t *testing.T, cloudConfig string) *manager {
 	t.Helper()
-	return e.start(t, "ours", e.ours, cloudConfig)
+	return e.start(t, "ours", e.ours, cloudConfig, e.kubecfg)
 }
 
 // importConfig runs `multicloud-ccm import-config` on upstream's file, as
@@ -509,6 +574,10 @@ func (e *env) registerNode(t *testing.T, inst conformance.Instance) {
 	n.Spec.ProviderID = pid
 	if _, err := e.admin.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	e.nodes = append(e.nodes, inst.NodeName)
+	if e.current != nil && !e.current.proc.Exited() {
+		e.startAgent(t, e.current, inst.NodeName)
 	}
 	// The running manager may update the new Node first.
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {

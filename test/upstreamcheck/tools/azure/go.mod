@@ -2,7 +2,10 @@ module github.com/multicloud-ccm/multicloud-ccm/test/upstreamcheck/tools/azure
 
 go 1.26.0
 
-tool sigs.k8s.io/cloud-provider-azure/cmd/cloud-controller-manager
+tool (
+	sigs.k8s.io/cloud-provider-azure/cmd/cloud-controller-manager
+	sigs.k8s.io/cloud-provider-azure/cmd/cloud-node-manager
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
