@@ -85,7 +85,7 @@ and carries its settings; see 'multicloud-ccm validate-config --help'.`
 }
 
 // Defaults this project picks over upstream's, measured with `make bench`
-// (README, Performance). Upstream's 20 qps and one worker per controller
+// (docs/explanation/performance.md). Upstream's 20 qps and one worker per controller
 // take minutes to initialize 1000 Nodes and serialize every load balancer
 // behind the slowest one; the cloud side is protected by the backends'
 // batching and caching, and the apiserver by its priority and fairness.

@@ -13,8 +13,8 @@ import (
 )
 
 // newImportConfigCommand converts an upstream CCM's config file, the first
-// step of switching a running cluster (README "Switching from the
-// upstream CCM"). The backends read their upstream's format; this command
+// step of switching a running cluster
+// (docs/tutorials/switching-from-upstream.md). The backends read their upstream's format; this command
 // chooses the clusterID, renders and validates.
 func newImportConfigCommand(registry *providers.Registry) *cobra.Command {
 	var from, clusterName, environmentFile string

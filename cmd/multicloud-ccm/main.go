@@ -36,8 +36,8 @@ func main() {
 // collector works harder as the limit nears instead of the container being
 // OOM-killed: at 5000 Nodes and 1000 Services most of what the heap holds
 // between collections is the garbage of short-lived sync work, which the
-// default GOGC=100 lets grow to about twice the live set (README
-// "Performance" measures both). An explicit GOMEMLIMIT, or AUTOMEMLIMIT=off,
+// default GOGC=100 lets grow to about twice the live set
+// (docs/explanation/performance.md measures both). An explicit GOMEMLIMIT, or AUTOMEMLIMIT=off,
 // wins; without a cgroup memory limit nothing changes.
 func setMemoryLimit() {
 	// The only error is "no cgroup limit found": then the runtime's

@@ -2,7 +2,7 @@
 // instances, the cluster's Standard Load Balancer with public IPs and
 // network security group rules, and pod-CIDR routes in a route table,
 // through the azure-sdk-for-go track-2 modules (azcore, azidentity,
-// armcompute, armnetwork). README "Azure" describes the behaviour.
+// armcompute, armnetwork). docs/guides/azure.md describes the behaviour.
 package azure
 
 import (
@@ -18,7 +18,7 @@ import (
 
 // Section is the `azure:` section of the cloud-config. Field names are
 // the upstream Azure CCM's azure.json keys (tenantId, subscriptionId,
-// aadClientId, ...; README, "Azure"), so an azure.json ports key by key.
+// aadClientId, ...; docs/guides/azure.md), so an azure.json ports key by key.
 type Section struct {
 	// Cloud is the Azure cloud: AzurePublicCloud (default),
 	// AzureChinaCloud or AzureUSGovernmentCloud. For Azure Stack Hub (or

@@ -51,7 +51,7 @@ func ImportConfig(data []byte, opts importcfg.Options) (*importcfg.Result, error
 	im.loadBalancer()
 	im.unsupported()
 	for _, k := range doc.unknown {
-		im.note(k, "not a key of the upstream Azure CCM's azure.json, so it was ignored", `ignored; check its spelling against README "Azure"`)
+		im.note(k, "not a key of the upstream Azure CCM's azure.json, so it was ignored", `ignored; check its spelling against docs/reference/azure.md`)
 	}
 	return &importcfg.Result{Section: im.s, Notes: im.sortedNotes()}, nil
 }

@@ -6,7 +6,7 @@
 //
 //	make bench [CLOUD=aws] (CLOUD=... go test ./test/bench -run '^$' -bench . -benchtime 1x -timeout 60m)
 //
-// It prints a table; the README's Performance section quotes it.
+// It prints a table; docs/explanation/performance.md quotes it.
 //
 // A comma-separated CLOUD (CLOUD=openstack,aws) names a hybrid cluster:
 // then only BenchmarkHybrid (hybrid_test.go) runs, and it runs only then.

@@ -97,7 +97,7 @@ func reportMetrics(out io.Writer, port int, kubeconfig string, byProvider bool) 
 }
 
 // requestsSeries counts the manager's cloud API attempts; its provider
-// label names the cloud (README "Cloud API metrics").
+// label names the cloud (docs/guides/monitoring.md).
 const requestsSeries = "multicloud_ccm_cloud_api_requests_total"
 
 // scrape GETs /metrics and counts its samples, and sums requestsSeries by

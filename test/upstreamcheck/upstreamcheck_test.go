@@ -514,7 +514,7 @@ func (e *env) startOurs(t *testing.T, cloudConfig string) *manager {
 }
 
 // importConfig runs `multicloud-ccm import-config` on upstream's file, as
-// the README's switch does, and writes the result.
+// docs/tutorials/switching-from-upstream.md does, and writes the result.
 func (e *env) importConfig(t *testing.T) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
