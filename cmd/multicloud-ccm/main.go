@@ -11,20 +11,21 @@ import (
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-base/cli"
-	_ "k8s.io/component-base/logs/json/register"          // --logging-format=json
-	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics on /metrics
-	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric
 
+	"github.com/multicloud-ccm/multicloud-ccm/cmd/multicloud-ccm/command"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
 	_ "github.com/multicloud-ccm/multicloud-ccm/providers/builtin"
 )
 
+// version is set at build time (-ldflags "-X main.version=...").
+var version = "v0.0.0-dev"
+
 func main() {
 	setMemoryLimit()
-	cmd := newCommand(providers.Default, wait.NeverStop)
+	cmd := command.New(providers.Default, version, wait.NeverStop)
 	if err := cli.RunNoErrOutput(cmd); err != nil {
 		// Problems already printed (a bad cloud-config) need no second copy.
-		if !errors.Is(err, errReported) {
+		if !errors.Is(err, command.ErrReported) {
 			fmt.Fprintf(os.Stderr, "Error: %v\n", err)
 		}
 		os.Exit(1)

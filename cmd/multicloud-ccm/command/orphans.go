@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -50,7 +50,7 @@ It reads the cloud and the cluster; it changes neither.`,
 				var problems config.Problems
 				if errors.As(err, &problems) {
 					fmt.Fprintln(c.ErrOrStderr(), problems.Error())
-					return errReported
+					return ErrReported
 				}
 				return err
 			}

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"errors"
@@ -93,7 +93,7 @@ are carried over.`,
 					return err
 				}
 				fmt.Fprintf(stderr, "The imported cloud-config does not validate yet; set these before using it:\n%s\n", problems.Error())
-				return errReported
+				return ErrReported
 			}
 			return nil
 		},

@@ -1,4 +1,9 @@
-package main
+// Package command builds the multicloud-ccm command: the upstream
+// cloud-controller-manager app with the cloud-config, and its subcommands.
+// It is a package of its own, not part of package main, so that
+// hack/refdocs documents the flags of the very command the binary runs
+// (docs/reference/flags.md).
+package command
 
 import (
 	"context"
@@ -17,6 +22,9 @@ import (
 	"k8s.io/cloud-provider/names"
 	"k8s.io/cloud-provider/options"
 	cliflag "k8s.io/component-base/cli/flag"
+	_ "k8s.io/component-base/logs/json/register"          // --logging-format=json
+	_ "k8s.io/component-base/metrics/prometheus/clientgo" // client-go metrics on /metrics
+	_ "k8s.io/component-base/metrics/prometheus/version"  // version metric
 	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
 
@@ -28,16 +36,17 @@ import (
 // version is set at build time (-ldflags "-X main.version=...").
 var version = "v0.0.0-dev"
 
-// errReported marks a failure whose details were already printed.
-var errReported = errors.New("reported")
+// ErrReported marks a failure whose details were already printed.
+var ErrReported = errors.New("reported")
 
 // newCommand builds the manager command on k8s.io/cloud-provider/app, which
 // brings leader election, secure serving, /healthz, /metrics, /configz, the
 // standard flags and the upstream controllers. What this project adds: the
 // cloud-config names the backend (so --cloud-provider is optional), the
 // cloud-config is loaded and validated before anything starts, and the
-// `version`, `validate-config` and `import-config` subcommands.
-func newCommand(registry *providers.Registry, stopCh <-chan struct{}) *cobra.Command {
+// `version`, `validate-config`, `import-config` and `orphans` subcommands.
+// version is what `multicloud-ccm version` prints.
+func New(registry *providers.Registry, version string, stopCh <-chan struct{}) *cobra.Command {
 	opts, err := options.NewCloudControllerManagerOptions()
 	if err != nil {
 		// Only fails if upstream defaults fail to convert: a build bug.
@@ -80,7 +89,7 @@ and carries its settings; see 'multicloud-ccm validate-config --help'.`
 		ctrlOpts.DeleteOrphans = cfg.DeleteOrphans()
 		return upstreamRun(c, args)
 	}
-	cmd.AddCommand(newVersionCommand(registry), newValidateConfigCommand(registry), newImportConfigCommand(registry), newOrphansCommand(registry))
+	cmd.AddCommand(newVersionCommand(registry, version), newValidateConfigCommand(registry), newImportConfigCommand(registry), newOrphansCommand(registry))
 	return cmd
 }
 
@@ -128,7 +137,7 @@ func loadForRun(opts *options.CloudControllerManagerOptions, registry *providers
 			for _, p := range problems {
 				fmt.Fprintf(stderr, "  %s\n", p)
 			}
-			return nil, fmt.Errorf("invalid cloud-config %s: %w", provider.CloudConfigFile, errReported)
+			return nil, fmt.Errorf("invalid cloud-config %s: %w", provider.CloudConfigFile, ErrReported)
 		}
 		return nil, err
 	}
@@ -145,7 +154,7 @@ func loadForRun(opts *options.CloudControllerManagerOptions, registry *providers
 	return cfg, nil
 }
 
-func newVersionCommand(registry *providers.Registry) *cobra.Command {
+func newVersionCommand(registry *providers.Registry, version string) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version and the cloud providers compiled into this binary",
@@ -176,7 +185,7 @@ shown as <redacted>) and exits 0. Otherwise it prints one line per problem,
 				}
 				// One "<field.path>: <problem> (line N)" line each.
 				fmt.Fprintln(c.ErrOrStderr(), problems.Error())
-				return errReported
+				return ErrReported
 			}
 			out, err := cfg.Redacted()
 			if err != nil {

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	// providers.Default with every backend, as the binary has it.
+	_ "github.com/multicloud-ccm/multicloud-ccm/providers/builtin"
 )
 
 // TestImportConfigEveryCloud runs `import-config` on a typical upstream
@@ -23,12 +25,12 @@ func TestImportConfigEveryCloud(t *testing.T) {
 		secret      string // a secret of the file, carried to stdout only
 		notes       []string
 	}{
-		{cloud: "aws", file: "../../providers/aws/testdata/import/typical.conf", clusterID: "shop-prod",
+		{cloud: "aws", file: "../../../providers/aws/testdata/import/typical.conf", clusterID: "shop-prod",
 			notes: []string{"[Global] Zone", "(default load balancer type)"}},
-		{cloud: "azure", file: "../../providers/azure/testdata/import/typical.json", args: []string{"--cluster-name", "aks-weu"}, clusterID: "aks-weu",
+		{cloud: "azure", file: "../../../providers/azure/testdata/import/typical.json", args: []string{"--cluster-name", "aks-weu"}, clusterID: "aks-weu",
 			secret: "TYPICAL-SAMPLE-CLIENT-SECRET-VALUE", notes: []string{"maximumLoadBalancerRuleCount"}},
-		{cloud: "gce", file: "../../providers/gce/testdata/import/typical.conf", clusterID: providers.DefaultClusterName},
-		{cloud: "openstack", file: "../../providers/openstack/testdata/import/password.conf", clusterID: providers.DefaultClusterName,
+		{cloud: "gce", file: "../../../providers/gce/testdata/import/typical.conf", clusterID: providers.DefaultClusterName},
+		{cloud: "openstack", file: "../../../providers/openstack/testdata/import/password.conf", clusterID: providers.DefaultClusterName,
 			secret: "pw-s3cr3t-value"},
 	} {
 		t.Run(tc.cloud, func(t *testing.T) {
@@ -97,7 +99,7 @@ func TestImportConfigErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not compiled into this binary") {
 		t.Errorf("a backend left out of the build: %v", err)
 	}
-	if _, _, err := run(t, providers.Default, "import-config", "--from", "gce", incomplete); !errors.Is(err, errReported) {
+	if _, _, err := run(t, providers.Default, "import-config", "--from", "gce", incomplete); !errors.Is(err, ErrReported) {
 		t.Errorf("an import that does not validate should exit 1 after reporting: %v", err)
 	}
 }
@@ -109,8 +111,8 @@ func TestImportConfigErrors(t *testing.T) {
 // and names the flag to add. The flag is refused for other clouds.
 func TestImportConfigAzureStack(t *testing.T) {
 	const (
-		stack   = "../../providers/azure/testdata/import/azurestack.json"
-		envFile = "../../providers/azure/testdata/import/azurestack-environment.json"
+		stack   = "../../../providers/azure/testdata/import/azurestack.json"
+		envFile = "../../../providers/azure/testdata/import/azurestack-environment.json"
 	)
 	t.Setenv("AZURE_ENVIRONMENT_FILEPATH", "")
 	stdout, stderr, err := run(t, providers.Default, "import-config", "--from", "azure", "--environment-file", envFile, stack)
@@ -135,11 +137,11 @@ func TestImportConfigAzureStack(t *testing.T) {
 
 	t.Setenv("AZURE_ENVIRONMENT_FILEPATH", "")
 	_, stderr, err = run(t, providers.Default, "import-config", "--from", "azure", stack)
-	if !errors.Is(err, errReported) || !strings.Contains(stderr, "--environment-file") || !strings.Contains(stderr, "azure.resourceManagerEndpoint") {
+	if !errors.Is(err, ErrReported) || !strings.Contains(stderr, "--environment-file") || !strings.Contains(stderr, "azure.resourceManagerEndpoint") {
 		t.Errorf("AzureStackCloud without endpoints: %v; want exit 1 naming --environment-file and the missing fields:\n%s", err, stderr)
 	}
 
-	_, _, err = run(t, providers.Default, "import-config", "--from", "gce", "--environment-file", envFile, "../../providers/gce/testdata/import/typical.conf")
+	_, _, err = run(t, providers.Default, "import-config", "--from", "gce", "--environment-file", envFile, "../../../providers/gce/testdata/import/typical.conf")
 	if err == nil || !strings.Contains(err.Error(), "--environment-file is read only with --from azure") {
 		t.Errorf("--environment-file with --from gce: %v", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bytes"
@@ -59,7 +59,7 @@ func testRegistry(names ...string) *providers.Registry {
 
 func run(t *testing.T, r *providers.Registry, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := newCommand(r, make(chan struct{}))
+	cmd := New(r, "v0.0.0-test", make(chan struct{}))
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -109,8 +109,8 @@ func TestValidateConfigReportsEachProblem(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr, err := run(t, r, "validate-config", writeConfig(t, tt.config))
-			if !errors.Is(err, errReported) {
-				t.Fatalf("err = %v, want errReported (exit 1)", err)
+			if !errors.Is(err, ErrReported) {
+				t.Fatalf("err = %v, want ErrReported (exit 1)", err)
 			}
 			if stdout != "" {
 				t.Errorf("stdout = %q, want nothing on failure", stdout)
@@ -195,7 +195,7 @@ func TestRunRejectsMismatchedCloudProvider(t *testing.T) {
 func TestRunPrintsEveryProblemOfABrokenConfig(t *testing.T) {
 	path := writeConfig(t, header+"provider: aws\nclusterID: c1\naws:\n  port: x\n  bogus: 1\n")
 	_, stderr, err := run(t, testRegistry("aws"), "--cloud-config="+path)
-	if !errors.Is(err, errReported) {
+	if !errors.Is(err, ErrReported) {
 		t.Fatalf("err = %v", err)
 	}
 	for _, want := range []string{"invalid cloud-config", `aws.bogus: unknown field "bogus" (line 7)`, "aws.port: must be an integer"} {
