@@ -25,6 +25,13 @@ var (
 	registerOnce sync.Once
 )
 
+// Metrics are the controller's series, as registered in legacyregistry
+// (which the manager serves on /metrics) when the controller is made;
+// hack/refdocs lists them in docs/reference/metrics.md.
+func Metrics() []metrics.Registerable {
+	return []metrics.Registerable{scans, orphaned, deletions}
+}
+
 func register() {
-	registerOnce.Do(func() { legacyregistry.MustRegister(scans, orphaned, deletions) })
+	registerOnce.Do(func() { legacyregistry.MustRegister(Metrics()...) })
 }

@@ -26,6 +26,11 @@ func renderAll(mod *module, reg *providers.Registry) (map[string][]byte, error) 
 		return nil, fmt.Errorf("flags: %w", err)
 	}
 	pages[flagsPage] = flags
+	metrics, err := renderMetrics(mod)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	pages[metricsPage] = metrics
 	for _, name := range reg.Compiled() {
 		b, _ := reg.Lookup(name)
 		page, err := renderPage(mod, name, b)

@@ -61,8 +61,11 @@ type unownedNodes struct {
 	pending []*v1.Node // seen before the recorder existed
 }
 
+// Metrics are the series this package registers in legacyregistry.
+func Metrics() []metrics.Registerable { return []metrics.Registerable{unownedGauge} }
+
 func newUnownedNodes(clouds []string) *unownedNodes {
-	unownedOnce.Do(func() { legacyregistry.MustRegister(unownedGauge) })
+	unownedOnce.Do(func() { legacyregistry.MustRegister(Metrics()...) })
 	return &unownedNodes{clouds: strings.Join(clouds, ","), reasons: map[types.UID]string{}, told: map[types.UID]string{}}
 }
 
