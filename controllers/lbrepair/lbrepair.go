@@ -66,9 +66,17 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
-// Event reasons on the Service.
+// Event reasons on the Service. hack/refdocs lists them, with the
+// Object: line, in docs/reference/events.md.
 const (
-	EventRepaired     = "LoadBalancerRepaired"
+	// EventRepaired: the Service's load balancer had been changed outside
+	// the manager since its last sync, and was put back as that sync made
+	// it. The message names what had changed.
+	// Object: Service
+	EventRepaired = "LoadBalancerRepaired"
+	// EventRepairFailed: the Service's load balancer differs from its last
+	// sync and putting it back failed; the next period tries again.
+	// Object: Service
 	EventRepairFailed = "LoadBalancerRepairFailed"
 )
 

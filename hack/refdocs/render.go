@@ -31,6 +31,11 @@ func renderAll(mod *module, reg *providers.Registry) (map[string][]byte, error) 
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	pages[metricsPage] = metrics
+	events, err := renderEvents(mod)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	pages[eventsPage] = events
 	for _, name := range reg.Compiled() {
 		b, _ := reg.Lookup(name)
 		page, err := renderPage(mod, name, b)

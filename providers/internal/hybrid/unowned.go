@@ -38,7 +38,13 @@ const (
 	ReasonAmbiguous = "ambiguous-name"
 )
 
-// EventUnowned is the reason of the Event on such a Node.
+// EventUnowned: no configured cloud owns the Node (reasons
+// foreign-provider-id, foreign-label, ambiguous-name). Recorded once per Node and reason: Normal when another manager's
+// providerID or label names it, Warning when several clouds have an
+// instance of its name (ambiguous-name, a mistake to fix). The message
+// says why and what to do.
+// Type: Normal; Warning for ambiguous-name
+// Object: Node
 const EventUnowned = "NodeNotServed"
 
 var (

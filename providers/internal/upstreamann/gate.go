@@ -17,8 +17,12 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
-// ReasonUnsupported is the reason of the Warning Event an Ignored
-// annotation gives its Service.
+// ReasonUnsupported: the Service carries an annotation of the upstream
+// CCM that is Ignored here (no effect); the message names it and what to
+// do instead. Once per Service until its ignored annotations change. (A
+// Refused one fails the sync instead: the service controller's
+// SyncLoadBalancerFailed.)
+// Object: Service
 const ReasonUnsupported = "UnsupportedAnnotation"
 
 // eventSource names this gate in the Events it records.
