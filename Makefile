@@ -74,7 +74,7 @@ CLOUD     ?= aws
 demo:
 	$(GO) run ./test/sandbox/demo -cloud $(CLOUD) $(if $(ONCE),-once)
 
-# docs/reference/<cloud>.md from the backends' doc comments (hack/refdocs);
+# docs/reference from the code (hack/refdocs: backends, flags, metrics, Events, cloud-config);
 # the freshness test in hack/refdocs fails `make test` when they are stale.
 .PHONY: docs
 docs:

@@ -47,12 +47,18 @@ type Sections interface {
 	Compiled() []string
 }
 
-// CloudConfig is a decoded, defaulted and validated cloud-config.
+// CloudConfig is a decoded, defaulted and validated cloud-config. The
+// doc comments of its fields are the top-level table of
+// docs/reference/cloud-config.md (hack/refdocs).
 type CloudConfig struct {
+	// APIVersion is required and must be multicloud-ccm.io/v1alpha1, the
+	// only version this binary reads.
 	APIVersion string `yaml:"apiVersion"`
-	Kind       string `yaml:"kind"`
-	// Provider selects the backend of a config for one cloud; "" in a
-	// hybrid config.
+	// Kind is required and must be CloudConfig.
+	Kind string `yaml:"kind"`
+	// Provider selects the backend of a config for one cloud, whose
+	// section is then the only one the document may hold; "" in a hybrid
+	// config.
 	Provider string `yaml:"provider"`
 	// Providers are the backends of a hybrid config, in the order the
 	// document lists them (providers: [openstack, aws]); nil in a config
@@ -64,13 +70,15 @@ type CloudConfig struct {
 	// a config for one cloud it is Provider.
 	LoadBalancerProvider string `yaml:"loadBalancerProvider,omitempty"`
 	// ClusterID names and tags every cloud resource this CCM owns; the
-	// clouds of a hybrid config share it.
+	// clouds of a hybrid config share it. Required: lowercase letters,
+	// digits and '-', starting and ending with a letter or digit, at most
+	// 63 characters.
 	ClusterID string `yaml:"clusterID"`
 	// Orphans is what the manager does with the cloud resources of this
-	// cluster's load balancers that no Service owns any more:
-	// OrphansReport (also when empty) counts them on /metrics and logs
-	// each once; OrphansDelete also deletes those that stayed orphans for
-	// the grace period (--orphan-grace-period).
+	// cluster's load balancers that no Service owns any more: report
+	// (OrphansReport, also when empty) counts them on /metrics and logs
+	// each once; delete (OrphansDelete) also deletes those that stayed
+	// orphans for the grace period (--orphan-grace-period).
 	Orphans string `yaml:"orphans,omitempty"`
 	// Section is the provider's section, defaults applied, in a config for
 	// one cloud; nil in a hybrid config. After a successful Parse exactly

@@ -1,7 +1,8 @@
 // Package docs holds the project's documentation. It has no code: this
 // file exists for the directive below, so that `go generate ./...`
-// regenerates docs/reference/<cloud>.md from the backends' doc comments
-// (hack/refdocs; its freshness test fails `make test` when they drift).
+// regenerates docs/reference (hack/refdocs: the backends' pages, the
+// flags, metrics, Events and cloud-config pages; its freshness test fails
+// `make test` when they drift).
 package docs
 
 //go:generate go run ../hack/refdocs -out reference

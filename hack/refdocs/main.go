@@ -1,8 +1,11 @@
 // Command refdocs writes docs/reference/<cloud>.md for every backend
 // compiled into providers.Default: a table of the Service annotations the
 // backend reads and a table of its cloud-config section, both taken from
-// Go doc comments so the reference cannot drift from the code (the
-// freshness test in this package fails `make test` when it does).
+// Go doc comments. It also writes the pages of the whole binary: flags.md
+// (the command's flags), metrics.md (the descriptors of our metrics),
+// events.md (the Event reasons recorded) and cloud-config.md (the top
+// level). All come from the code, so the reference cannot drift from it
+// (the freshness test in this package fails `make test` when it does).
 //
 // Run it with `go generate ./...`, `make docs` or `go run ./hack/refdocs`.
 package main

@@ -36,6 +36,11 @@ func renderAll(mod *module, reg *providers.Registry) (map[string][]byte, error) 
 		return nil, fmt.Errorf("events: %w", err)
 	}
 	pages[eventsPage] = events
+	cloudConfig, err := renderCloudConfig(mod, reg)
+	if err != nil {
+		return nil, fmt.Errorf("cloud-config: %w", err)
+	}
+	pages[cloudConfigPage] = cloudConfig
 	for _, name := range reg.Compiled() {
 		b, _ := reg.Lookup(name)
 		page, err := renderPage(mod, name, b)
@@ -93,7 +98,7 @@ func renderPage(mod *module, name string, backend providers.Backend) ([]byte, er
 
 	renderUpstream(&b, backend)
 
-	fmt.Fprintf(&b, "## Cloud-config section `%s`\n\n", name)
+	fmt.Fprintf(&b, "## %s\n\n", sectionHeading(name))
 	fmt.Fprintf(&b, "Fields of the `%s:` section of the cloud-config, as YAML paths. `[]` is an\n", name)
 	b.WriteString("item of a list, `<key>` a key of a map. Defaults apply to unset fields; a\n")
 	b.WriteString("secret field is shown as `<redacted>` by `validate-config` and never logged.\n\n")
