@@ -53,6 +53,12 @@ func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Clou
 	c := &Cloud{cfg: s, clusterID: clusterID, api: api, nodes: nodes.New(vmIDParser(s.SubscriptionID))}
 	c.instances = newInstances(api, s, c.nodes, clk)
 	c.lb = newLoadBalancers(api, s, clusterID, c.instances, clk)
+	if c.lb.nics != nil {
+		c.lb.nics.isBackend = func(vmID string) bool {
+			r, err := parseVMID(vmID)
+			return err == nil && c.nodes.LoadBalancerBackend(r.key())
+		}
+	}
 	if s.RoutesEnabled() {
 		c.routes = newRoutes(api, s, clusterID, c.instances, clk)
 	}

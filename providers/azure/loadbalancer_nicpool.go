@@ -51,6 +51,15 @@ type nicPools struct {
 	// released are pools emptied for their load balancer's deletion: no
 	// other Service's sync refills them, only one of their own.
 	released map[string]bool
+	// isBackend says whether the VM (or scale set instance) of an ARM ID
+	// is a load balancer backend by the manager's Node informer now; nil
+	// when unknown. A pool is shared by every Service of its load
+	// balancer, and each Service's sync brings the node list the service
+	// controller took when that sync began: a sync that began before a
+	// Node joined would take it out again right after another put it in
+	// (seen: 5 writes to a joining Node's NIC while two port changes ran).
+	// A removal of a VM that is still a backend is left out.
+	isBackend func(vmID string) bool
 }
 
 func newNICPools(api *clients) *nicPools {
@@ -100,6 +109,9 @@ type poolRef struct {
 type poolChange struct {
 	pool   string
 	member bool
+	// release marks a removal for the load balancer's deletion: made
+	// even for a VM that is still a backend.
+	release bool
 }
 
 // ensure makes each pool's members exactly the IP configurations want
@@ -114,11 +126,12 @@ func (p *nicPools) ensure(ctx context.Context, pools []poolRef, want []string) e
 		delete(p.released, strings.ToLower(pools[0].id))
 	}
 	pools = slices.DeleteFunc(slices.Clone(pools), func(pr poolRef) bool { return p.released[strings.ToLower(pr.id)] })
-	return p.ensureLocked(ctx, pools, want)
+	return p.ensureLocked(ctx, pools, want, false)
 }
 
-// ensureLocked is ensure with mu held.
-func (p *nicPools) ensureLocked(ctx context.Context, pools []poolRef, want []string) error {
+// ensureLocked is ensure with mu held; release empties the pools for
+// their load balancer's deletion.
+func (p *nicPools) ensureLocked(ctx context.Context, pools []poolRef, want []string, release bool) error {
 	wantSet := map[string]string{}
 	for _, id := range want {
 		if id != "" {
@@ -138,7 +151,7 @@ func (p *nicPools) ensureLocked(ctx context.Context, pools []poolRef, want []str
 		curOf[pr.id] = cur
 		for k, id := range wantSet {
 			if !cur[k] {
-				changes[k], ids[k] = append(changes[k], poolChange{pr.id, true}), id
+				changes[k], ids[k] = append(changes[k], poolChange{pool: pr.id, member: true}), id
 				// Scale set models first: an instance whose model
 				// lacks the pool would lose it on its next upgrade.
 				if ss, ok := scaleSetOf(id); ok {
@@ -150,7 +163,7 @@ func (p *nicPools) ensureLocked(ctx context.Context, pools []poolRef, want []str
 		}
 		for k := range cur {
 			if _, ok := wantSet[k]; !ok {
-				changes[k], ids[k] = append(changes[k], poolChange{pr.id, false}), k
+				changes[k], ids[k] = append(changes[k], poolChange{pool: pr.id, release: release}), k
 			}
 		}
 	}
@@ -162,12 +175,13 @@ func (p *nicPools) ensureLocked(ctx context.Context, pools []poolRef, want []str
 	g.SetLimit(8)
 	for _, k := range sortedKeys(changes) {
 		g.Go(func() error {
-			if err := p.setMember(gctx, ids[k], changes[k]); err != nil {
+			applied, err := p.setMember(gctx, ids[k], changes[k])
+			if err != nil {
 				return err
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			for _, c := range changes[k] {
+			for _, c := range applied {
 				if c.member {
 					curOf[c.pool][k] = true
 				} else {
@@ -264,29 +278,49 @@ func on412(write func() error) error {
 }
 
 // setMember writes one IP configuration's membership, re-reading and
-// retrying on a 412. A NIC or instance that is gone is no member.
-func (p *nicPools) setMember(ctx context.Context, ipConfigID string, changes []poolChange) error {
+// retrying on a 412, and returns the changes made (or found made). A NIC
+// or instance that is gone is no member.
+func (p *nicPools) setMember(ctx context.Context, ipConfigID string, changes []poolChange) ([]poolChange, error) {
 	parts, err := parseIPConfigID(ipConfigID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return on412(func() error {
+	var applied []poolChange
+	err = on412(func() error {
+		var err error
 		if parts.scaleSet != "" {
-			return p.setInstanceMember(ctx, parts, changes)
+			applied, err = p.setInstanceMember(ctx, parts, changes)
+		} else {
+			applied, err = p.setNICMember(ctx, parts, changes)
 		}
-		return p.setNICMember(ctx, parts, changes)
+		return err
 	})
+	return applied, err
 }
 
-func (p *nicPools) setNICMember(ctx context.Context, parts ipConfigParts, changes []poolChange) error {
+// keptBackends drops from changes the removals of a VM the Node informer
+// says is still a load balancer backend (see isBackend).
+func (p *nicPools) keptBackends(ctx context.Context, vmID string, changes []poolChange) []poolChange {
+	guarded := func(c poolChange) bool { return !c.member && !c.release }
+	if p.isBackend == nil || vmID == "" || !slices.ContainsFunc(changes, guarded) || !p.isBackend(vmID) {
+		return changes
+	}
+	klog.FromContext(ctx).V(2).Info("Not taking a load balancer backend out of its pools: the sync's node list predates its Node", "vm", vmID)
+	return slices.DeleteFunc(slices.Clone(changes), guarded)
+}
+
+func (p *nicPools) setNICMember(ctx context.Context, parts ipConfigParts, changes []poolChange) ([]poolChange, error) {
 	resp, err := p.api.nics.Get(ctx, parts.rg, parts.nic, nil)
 	if isNotFound(err) {
-		return nil
+		return changes, nil
 	}
 	if err != nil {
-		return fmt.Errorf("get network interface %s/%s: %w", parts.rg, parts.nic, err)
+		return nil, fmt.Errorf("get network interface %s/%s: %w", parts.rg, parts.nic, err)
 	}
 	nic := resp.Interface
+	if nic.Properties != nil && nic.Properties.VirtualMachine != nil {
+		changes = p.keptBackends(ctx, deref(nic.Properties.VirtualMachine.ID), changes)
+	}
 	changed := false
 	if nic.Properties != nil {
 		for _, c := range nic.Properties.IPConfigurations {
@@ -303,16 +337,17 @@ func (p *nicPools) setNICMember(ctx context.Context, parts ipConfigParts, change
 		}
 	}
 	if !changed {
-		return nil
+		return changes, nil
 	}
+	klog.FromContext(ctx).V(4).Info("Writing backend pool membership", "networkInterface", parts.nic, "changes", fmt.Sprintf("%+v", changes))
 	poller, err := p.api.nics.BeginCreateOrUpdate(withPrecondition(ctx, deref(nic.Etag)), parts.rg, parts.nic, nic, nil)
 	if err == nil {
 		_, err = poller.PollUntilDone(ctx, pollOptions)
 	}
 	if err != nil {
-		return fmt.Errorf("write network interface %s/%s (backend pool): %w", parts.rg, parts.nic, err)
+		return nil, fmt.Errorf("write network interface %s/%s (backend pool): %w", parts.rg, parts.nic, err)
 	}
-	return nil
+	return changes, nil
 }
 
 // primaryIPConfig finds the named NIC configuration's named IP
@@ -338,28 +373,29 @@ func primaryIPConfig(nics []*armcompute.VirtualMachineScaleSetNetworkConfigurati
 	return fallback
 }
 
-func (p *nicPools) setInstanceMember(ctx context.Context, parts ipConfigParts, changes []poolChange) error {
+func (p *nicPools) setInstanceMember(ctx context.Context, parts ipConfigParts, changes []poolChange) ([]poolChange, error) {
 	resp, err := p.api.scaleSetVMs.Get(ctx, parts.rg, parts.scaleSet, parts.instanceID, nil)
 	if isNotFound(err) {
-		return nil
+		return changes, nil
 	}
 	if err != nil {
-		return fmt.Errorf("get scale set instance %s/%s/%s: %w", parts.rg, parts.scaleSet, parts.instanceID, err)
+		return nil, fmt.Errorf("get scale set instance %s/%s/%s: %w", parts.rg, parts.scaleSet, parts.instanceID, err)
 	}
 	v := resp.VirtualMachineScaleSetVM
 	if v.Properties == nil || v.Properties.NetworkProfileConfiguration == nil {
-		return fmt.Errorf("scale set instance %s/%s has no network configuration", parts.scaleSet, parts.instanceID)
+		return nil, fmt.Errorf("scale set instance %s/%s has no network configuration", parts.scaleSet, parts.instanceID)
 	}
 	c := primaryIPConfig(v.Properties.NetworkProfileConfiguration.NetworkInterfaceConfigurations, parts.nic, parts.cfg)
 	if c == nil {
-		return fmt.Errorf("scale set instance %s/%s has no IP configuration %s/%s", parts.scaleSet, parts.instanceID, parts.nic, parts.cfg)
+		return nil, fmt.Errorf("scale set instance %s/%s has no IP configuration %s/%s", parts.scaleSet, parts.instanceID, parts.nic, parts.cfg)
 	}
+	changes = p.keptBackends(ctx, deref(v.ID), changes)
 	changed := false
 	for _, ch := range changes {
 		changed = computeWithPool(c, ch.pool, ch.member) || changed
 	}
 	if !changed {
-		return nil
+		return changes, nil
 	}
 	// Only what changes, as upstream sends it: the instance's network
 	// configuration (and its size, which Compute wants with it).
@@ -376,9 +412,9 @@ func (p *nicPools) setInstanceMember(ctx context.Context, parts ipConfigParts, c
 		_, err = poller.PollUntilDone(ctx, pollOptions)
 	}
 	if err != nil {
-		return fmt.Errorf("write scale set instance %s/%s/%s (backend pool): %w", parts.rg, parts.scaleSet, parts.instanceID, err)
+		return nil, fmt.Errorf("write scale set instance %s/%s/%s (backend pool): %w", parts.rg, parts.scaleSet, parts.instanceID, err)
 	}
-	return nil
+	return changes, nil
 }
 
 // ensureModel puts the pool in the scale set model's IP configuration
@@ -492,7 +528,7 @@ func (p *nicPools) release(ctx context.Context, lb *armnetwork.LoadBalancer, poo
 		known[id] = true
 	}
 	p.members[key] = members
-	if err := p.ensureLocked(ctx, []poolRef{{lb, poolID}}, nil); err != nil {
+	if err := p.ensureLocked(ctx, []poolRef{{lb, poolID}}, nil, true); err != nil {
 		return err
 	}
 	for _, id := range sortedKeys(known) {

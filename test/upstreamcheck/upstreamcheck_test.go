@@ -135,7 +135,7 @@ var clouds = map[string]struct {
 	ccm  upstreamCCM
 	skip string
 }{
-	"aws": {ccm: awsUpstream{}},
+	"aws":   {ccm: awsUpstream{}},
 	"azure": {ccm: azureUpstream{}},
 	// TODO(issue 32): no recent k8s.io/cloud-provider-gcp is served by the
 	// module proxy here; the 2024 pseudo-version needs upstream's replace
@@ -161,17 +161,17 @@ func TestUpstreamCheck(t *testing.T) {
 
 // env is one run's cluster, cloud and binaries.
 type env struct {
-	name     string
-	ccm      upstreamCCM
-	cloud    conformance.Cloud
-	admin    kubernetes.Interface
-	kubecfg  string
+	name    string
+	ccm     upstreamCCM
+	cloud   conformance.Cloud
+	admin   kubernetes.Interface
+	kubecfg string
 	// adminKubecfg is a cluster admin's, for upstreams with widerRBAC.
 	adminKubecfg string
 	upstream     string // upstream binary
-	ours     string // our binary
-	setup    upstreamSetup
-	logs     string // directory kept after the run
+	ours         string // our binary
+	setup        upstreamSetup
+	logs         string // directory kept after the run
 	// root is the cloud's test: managers are stopped at its end, not at
 	// the end of the phase that started them (upstream's second run
 	// serves phases c and d).
@@ -287,18 +287,21 @@ func run(t *testing.T, name string, ccm upstreamCCM) {
 			}
 			e.checkNoDuplicate(t, upMade, e.cloud.Inventory())
 		})
-		t.Run("applies a port change", func(t *testing.T) {
-			s := svcs[0]
-			e.updateService(t, s.key, func(svc *corev1.Service) { svc.Spec.Ports[0].Port = 8080; svc.Spec.Ports[0].Name = "p8080" })
-			s.ports = []int32{8080}
-			e.waitServed(t, ours, s, n1, n2)
-		})
-		t.Run("initializes a joining Node and adds it to every load balancer", func(t *testing.T) {
+		t.Run("applies two port changes while a Node joins, and adds it to every load balancer", func(t *testing.T) {
+			// At once, as a user's rollout and an autoscaler would: the
+			// shared parts (Azure's NIC-based pool, the node groups)
+			// must take the Node once, not once per sync racing it.
+			before := e.cloud.Server().Calls()
+			for _, s := range svcs[:2] {
+				e.updateService(t, s.key, func(svc *corev1.Service) { svc.Spec.Ports[0].Port = 8080; svc.Spec.Ports[0].Name = "p8080" })
+				s.ports = []int32{8080}
+			}
 			e.registerNode(t, n3)
 			e.waitInitialized(t, ours, n3.NodeName)
 			for _, s := range svcs {
 				e.waitServed(t, ours, s, n1, n2, n3)
 			}
+			t.Logf("cloud calls while two ports changed and a Node joined: %s", callDiff(before, e.cloud.Server().Calls()))
 		})
 		t.Run("makes a new Service of every kind", func(t *testing.T) {
 			var made []*service
@@ -830,6 +833,17 @@ func (e *env) checkNoDuplicate(t *testing.T, before, after []cloudsim.Resource) 
 		t.Logf("resources by kind:\n  before %s\n  after  %s", b, a)
 	}
 	return dups
+}
+
+// callDiff renders the calls made between two counts, by operation.
+func callDiff(before, after map[string]int) string {
+	var out []string
+	for _, op := range slices.Sorted(maps.Keys(after)) {
+		if n := after[op] - before[op]; n > 0 {
+			out = append(out, fmt.Sprintf("%s=%d", op, n))
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // kindCounts renders how many resources of each kind an inventory holds.

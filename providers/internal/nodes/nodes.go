@@ -180,3 +180,38 @@ func ready(n *v1.Node) bool {
 	}
 	return false
 }
+
+// LoadBalancerBackend reports whether the Node of the instance is one the
+// service controller gives load balancers today: it exists, is not being
+// deleted, is not labelled node.kubernetes.io/exclude-from-external-load-balancers
+// and has no ToBeDeletedByClusterAutoscaler taint (k8s.io/cloud-provider
+// controllers/service/controller.go, stableNodeSetPredicates, about lines
+// 1001-1035). A part several Services share (Azure's NIC-based pool) asks
+// it before it takes a Node out on one Service's word: that Service's node
+// list may be older than the Node. False when the Node is unknown or the
+// informer has not synced.
+func (l *Lister) LoadBalancerBackend(instanceID string) bool {
+	name, ok := l.NodeName(instanceID)
+	if !ok {
+		return false
+	}
+	n, ok := l.Node(name)
+	if !ok || !n.DeletionTimestamp.IsZero() {
+		return false
+	}
+	if v, ok := n.Labels[v1.LabelNodeExcludeBalancers]; ok {
+		if excluded, err := strconv.ParseBool(v); err != nil || excluded {
+			return false
+		}
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == toBeDeletedTaint {
+			return false
+		}
+	}
+	return true
+}
+
+// toBeDeletedTaint is the cluster autoscaler's taint on a Node it is
+// about to remove (k8s.io/cloud-provider controllers/service ToBeDeletedTaint).
+const toBeDeletedTaint = "ToBeDeletedByClusterAutoscaler"

@@ -124,3 +124,36 @@ func TestListersOfSeveralClouds(t *testing.T) {
 		t.Errorf("second cloud: NodeName(i-1) = %q, %v", name, ok)
 	}
 }
+
+// LoadBalancerBackend follows the service controller's stable node set:
+// a Node that is excluded by label, tainted for deletion by the cluster
+// autoscaler or being deleted is no backend; NotReady still is; unknown
+// is not.
+func TestLoadBalancerBackend(t *testing.T) {
+	l := New(parse)
+	if l.LoadBalancerBackend("i-1") {
+		t.Fatal("a backend before SetInformers")
+	}
+	excluded := node("excluded", "test:///i-2", v1.ConditionTrue)
+	excluded.Labels = map[string]string{v1.LabelNodeExcludeBalancers: "true"}
+	notExcluded := node("not-excluded", "test:///i-3", v1.ConditionTrue)
+	notExcluded.Labels = map[string]string{v1.LabelNodeExcludeBalancers: "false"}
+	tainted := node("tainted", "test:///i-4", v1.ConditionTrue)
+	tainted.Spec.Taints = []v1.Taint{{Key: "ToBeDeletedByClusterAutoscaler", Effect: v1.TaintEffectNoSchedule}}
+	deleting := node("deleting", "test:///i-5", v1.ConditionTrue)
+	now := metav1.Now()
+	deleting.DeletionTimestamp, deleting.Finalizers = &now, []string{"test"}
+	client := fake.NewClientset(node("plain", "test:///i-1", v1.ConditionTrue), excluded, notExcluded, tainted, deleting,
+		node("not-ready", "test:///i-6", v1.ConditionFalse))
+	f := informers.NewSharedInformerFactory(client, 0)
+	l.SetInformers(f)
+	f.Start(t.Context().Done())
+	if !cache.WaitForCacheSync(t.Context().Done(), f.Core().V1().Nodes().Informer().HasSynced) {
+		t.Fatal("no sync")
+	}
+	for id, want := range map[string]bool{"i-1": true, "i-2": false, "i-3": true, "i-4": false, "i-5": false, "i-6": true, "i-7": false} {
+		if got := l.LoadBalancerBackend(id); got != want {
+			t.Errorf("LoadBalancerBackend(%s) = %v, want %v", id, got, want)
+		}
+	}
+}
