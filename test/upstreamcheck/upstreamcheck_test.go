@@ -140,7 +140,7 @@ var clouds = map[string]struct {
 	// TODO(issue 32): no recent k8s.io/cloud-provider-gcp is served by the
 	// module proxy here; the 2024 pseudo-version needs upstream's replace
 	// block (FACTS.md) and the ingress-uid ConfigMap.
-	"gce": {skip: "no recent upstream GCP CCM on the module proxy here (FACTS.md); no tools/gce yet"},
+	"gce":       {skip: "no recent upstream GCP CCM on the module proxy here (FACTS.md); no tools/gce yet"},
 	"openstack": {ccm: openstackUpstream{}},
 }
 
