@@ -41,6 +41,14 @@ azure)
 		name=azure-cloud-node-manager
 	fi
 	;;
+gce)
+	# The newest the module proxy serves here is a 2024 pseudo-version;
+	# tools/gce/go.mod repeats upstream's replace block, with its
+	# providers module (./providers upstream) at its tagged v0.28.2.
+	mod=k8s.io/cloud-provider-gcp
+	pkg=k8s.io/cloud-provider-gcp/cmd/cloud-controller-manager
+	name=gcp-cloud-controller-manager
+	;;
 openstack)
 	mod=k8s.io/cloud-provider-openstack
 	pkg=k8s.io/cloud-provider-openstack/cmd/openstack-cloud-controller-manager

@@ -135,12 +135,9 @@ var clouds = map[string]struct {
 	ccm  upstreamCCM
 	skip string
 }{
-	"aws":   {ccm: awsUpstream{}},
-	"azure": {ccm: azureUpstream{}},
-	// TODO(issue 32): no recent k8s.io/cloud-provider-gcp is served by the
-	// module proxy here; the 2024 pseudo-version needs upstream's replace
-	// block (FACTS.md) and the ingress-uid ConfigMap.
-	"gce":       {skip: "no recent upstream GCP CCM on the module proxy here (FACTS.md); no tools/gce yet"},
+	"aws":       {ccm: awsUpstream{}},
+	"azure":     {ccm: azureUpstream{}},
+	"gce":       {ccm: gceUpstream{}},
 	"openstack": {ccm: openstackUpstream{}},
 }
 
@@ -242,6 +239,16 @@ func run(t *testing.T, name string, ccm upstreamCCM) {
 		baseline  []cloudsim.Resource
 		afterOurs []cloudsim.Resource
 	)
+	// What upstream keeps in the cluster beside its config (GCE's cluster
+	// ID in kube-system/ingress-uid), as the conformance suite's adoption
+	// makes it.
+	if cm, ok := e.cloud.(interface{ UpstreamConfigMaps() []*corev1.ConfigMap }); ok {
+		for _, m := range cm.UpstreamConfigMaps() {
+			if _, err := e.admin.CoreV1().ConfigMaps(m.Namespace).Create(ctx, m, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	phaseStart := time.Now()
 	ok := t.Run("a upstream makes a Service of every kind", func(t *testing.T) {
 		up = e.startUpstream(t, "upstream-1")

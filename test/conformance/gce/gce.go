@@ -118,6 +118,14 @@ func (c *Cloud) Fixture() cloudsimgce.Fixture { return c.fx }
 // ClusterID is the cloud-config's clusterID.
 func (c *Cloud) ClusterID() string { return c.clusterID }
 
+// ServiceAccountKey is the key file (JSON) the manager authenticates with,
+// its token_uri the emulator's: for another client of the emulator, such
+// as the upstream GCP CCM through GOOGLE_APPLICATION_CREDENTIALS.
+func (c *Cloud) ServiceAccountKey() []byte { return slices.Clone(c.key) }
+
+// NodeTag is the network tag every launched instance has.
+func (c *Cloud) NodeTag() string { return c.nodeTag() }
+
 // Config points the backend at the emulator with a service-account key
 // inline (credentialsJSON), so the suite covers the OAuth2 token flow and
 // the key's redaction. Node tags are left to the backend to find (the

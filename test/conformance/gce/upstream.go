@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	cloudprovider "k8s.io/cloud-provider"
 
 	cloudsimgce "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
@@ -698,4 +699,21 @@ func (a *upstreamAPI) waitLegacy(ctx context.Context, project string, op *comput
 func notFound(err error) bool {
 	var ge *googleapi.Error
 	return errors.As(err, &ge) && ge.Code == 404
+}
+
+// TrackUID tells the adapter a Service's UID, so the parts a real upstream
+// CCM names after it (cloudprovider.DefaultLoadBalancerName, with
+// descriptions that name no cluster) are found as that Service's
+// (test/upstreamcheck).
+func (c *Cloud) TrackUID(svc types.NamespacedName, uid types.UID) {
+	base := cloudprovider.DefaultLoadBalancerName(&corev1.Service{ObjectMeta: metav1.ObjectMeta{UID: uid}})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.upstream == nil {
+		c.upstream = map[string][]string{}
+	}
+	if !slices.Contains(c.upstream[svc.String()], base) {
+		c.upstream[svc.String()] = append(c.upstream[svc.String()], base)
+	}
+	c.cached = nil
 }
