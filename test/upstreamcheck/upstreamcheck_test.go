@@ -30,7 +30,8 @@
 //	d. every Service is deleted with upstream running; the inventory must
 //	   end as it was before the first Service.
 //
-// Only AWS plugs in so far; the others are skipped with the reason.
+// Every cloud plugs in (<cloud>_test.go); `make upstream-check CLOUD=all`
+// runs them one after another.
 package upstreamcheck
 
 import (
