@@ -223,3 +223,40 @@ func eachProseLine(data []byte, fn func(n int, line string)) {
 		fn(n, line)
 	}
 }
+
+// Unreachable are the files under dir (relative to root, e.g. "docs/")
+// that no chain of relative links from start reaches: a page a reader of
+// the README can never find.
+func Unreachable(root, start, dir string, files []string) ([]string, error) {
+	seen := map[string]bool{start: true}
+	queue := []string{start}
+	for len(queue) > 0 {
+		f := queue[0]
+		queue = queue[1:]
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range Links(data) {
+			u, err := url.Parse(l.Target)
+			if err != nil || u.Scheme != "" || u.Host != "" || u.Path == "" {
+				continue
+			}
+			target := filepath.ToSlash(filepath.Join(filepath.Dir(f), u.Path))
+			if strings.HasPrefix(u.Path, "/") {
+				target = strings.TrimPrefix(u.Path, "/")
+			}
+			if strings.HasSuffix(target, ".md") && !seen[target] {
+				seen[target] = true
+				queue = append(queue, target)
+			}
+		}
+	}
+	var out []string
+	for _, f := range files {
+		if strings.HasPrefix(f, dir) && !seen[f] {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}

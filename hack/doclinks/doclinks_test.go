@@ -30,6 +30,39 @@ func TestRepositoryLinks(t *testing.T) {
 		t.Error(p)
 	}
 	t.Logf("%d Markdown files checked", len(files))
+	lost, err := Unreachable(root, "README.md", "docs/", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range lost {
+		t.Errorf("%s: no chain of links from README.md reaches it", f)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	root := t.TempDir()
+	for name, body := range map[string]string{
+		"README.md":      "[docs](docs/README.md)",
+		"docs/README.md": "[a](a/page.md)",
+		"docs/a/page.md": "[back](../README.md) [b](../b.md)",
+		"docs/b.md":      "",
+		"docs/lost.md":   "[a](a/page.md)",
+	} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Unreachable(root, "README.md", "docs/", []string{"README.md", "docs/README.md", "docs/a/page.md", "docs/b.md", "docs/lost.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{"docs/lost.md"}) {
+		t.Errorf("Unreachable = %v, want [docs/lost.md]", got)
+	}
 }
 
 func TestSlug(t *testing.T) {
