@@ -422,8 +422,14 @@ func TestOpenStack(t *testing.T) {
 		held := env.createService(t, lbService("os-held", 80))
 		s.waitLB(t, held, []int32{80}, i1, i2)
 		lb := lbOf(held.Name)
-		// Octavia's pending change to it (or its next one) stays
-		// PENDING_* until released: a stuck provider.
+		// Its create done first, so the change held is the manager's
+		// update below: a new listener for the new port.
+		poll(t, converge, "the load balancer ACTIVE", func(context.Context) (bool, string, error) {
+			info, ok := emu.LoadBalancer(lb.ID)
+			return ok && info.ProvisioningStatus == "ACTIVE", info.ProvisioningStatus, nil
+		})
+		// Octavia's next change to it stays PENDING_* until released: a
+		// stuck provider.
 		if err := emu.HoldLoadBalancer(lb.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -440,8 +446,14 @@ func TestOpenStack(t *testing.T) {
 		poll(t, converge, "the manager retrying the held load balancer", func(context.Context) (bool, string, error) {
 			return strings.Contains(s.ccm.log.String(), "is still PENDING_"), "", nil
 		})
+		// While held: the one load balancer (no second made beside the
+		// stuck one), its new listener accepted and the operation still
+		// pending, so what follows is the manager's retry after release.
 		if got := s.cloud.LoadBalancers(held); len(got) != 1 || !slices.Equal(got[0].Ports, []int32{80, 8443}) {
-			t.Logf("while held: %+v", got)
+			t.Errorf("while held: %+v, want one load balancer with ports [80 8443]", got)
+		}
+		if info, ok := emu.LoadBalancer(lb.ID); !ok || !info.Held || !strings.HasPrefix(info.ProvisioningStatus, "PENDING_") {
+			t.Errorf("while held: load balancer %s found %v, held %v, %s; want held PENDING_*", lb.ID, ok, info.Held, info.ProvisioningStatus)
 		}
 		warns, err := env.warnings(context.Background(), held)
 		if err != nil {
