@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -127,30 +128,51 @@ func TestAzure(t *testing.T) {
 		first := env.createService(t, lbService("az-first", 80))
 		s.waitLB(t, first, []int32{80}, i1, i2)
 		// An operator adds a probe of their own to the shared load
-		// balancer: the manager's copy (and its ETag) is now stale.
-		lb, _ := emu.LoadBalancer(fx.ResourceGroup, lbName)
-		lb.Properties.Probes = append(lb.Properties.Probes, &armnetwork.Probe{Name: to.Ptr("operator-probe"), Properties: &armnetwork.ProbePropertiesFormat{
-			Protocol: to.Ptr(armnetwork.ProbeProtocolTCP), Port: to.Ptr[int32](22),
-		}})
-		if err := c.PutLoadBalancer(context.Background(), lb); err != nil {
-			t.Fatal(err)
-		}
-		srv.ResetCalls()
+		// balancer just before the manager's next write of it reaches
+		// ARM: that write's If-Match is stale for sure, so ARM answers
+		// 412 and the manager must read again and re-apply its change.
+		const put = "network:LoadBalancers_CreateOrUpdate"
+		operator := make(chan error, 1)
+		emu.BeforeNext(put, func() {
+			lb, _ := emu.LoadBalancer(fx.ResourceGroup, lbName)
+			lb.Properties.Probes = append(lb.Properties.Probes, &armnetwork.Probe{Name: to.Ptr("operator-probe"), Properties: &armnetwork.ProbePropertiesFormat{
+				Protocol: to.Ptr(armnetwork.ProbeProtocolTCP), Port: to.Ptr[int32](22),
+			}})
+			operator <- c.PutLoadBalancer(context.Background(), lb)
+		})
+		const conflictSeries = `code="412",operation="loadBalancers.createOrUpdate"`
+		emu412, seen412 := emu.Answers(put, http.StatusPreconditionFailed), s.metricSum("multicloud_ccm_cloud_api_requests_total", conflictSeries)
 		second := env.createService(t, lbService("az-second", 81))
 		s.waitLB(t, second, []int32{81}, i1, i2)
-		lb, _ = emu.LoadBalancer(fx.ResourceGroup, lbName)
+		select {
+		case err := <-operator:
+			if err != nil {
+				t.Fatalf("the operator's write: %v", err)
+			}
+		default:
+			t.Fatal("the manager made the second Service's frontend without writing the load balancer")
+		}
+		if n := emu.Answers(put, http.StatusPreconditionFailed) - emu412; n != 1 {
+			t.Errorf("ARM answered %d load balancer writes with 412, want 1 (the manager's, stale by the operator's write)", n)
+		}
+		if n := s.metricSum("multicloud_ccm_cloud_api_requests_total", conflictSeries) - seen412; n != 1 {
+			t.Errorf("the manager counted %d 412s on /metrics, want 1", n)
+		}
+		lb, _ := emu.LoadBalancer(fx.ResourceGroup, lbName)
 		var probes []string
 		for _, p := range lb.Properties.Probes {
 			probes = append(probes, *p.Name)
 		}
-		if !strings.Contains(strings.Join(probes, ","), "operator-probe") {
+		if !slices.Contains(probes, "operator-probe") {
 			t.Errorf("the operator's probe was overwritten: probes %v", probes)
 		}
 		if got := s.cloud.LoadBalancers(first); len(got) != 1 {
 			t.Errorf("the first Service's frontend: %+v", got)
 		}
-		if n := srv.Calls()["network:LoadBalancers_CreateOrUpdate"]; n < 2 {
-			t.Logf("load balancer writes %d: the manager re-read before writing (no 412 was needed)", n)
+		// Handled in the sync: the writer read again and re-applied, the
+		// Service saw no failure.
+		if warns, err := env.warnings(context.Background(), second); err != nil || len(warns) != 0 {
+			t.Errorf("Warning events on %s: %v %v", second, warns, err)
 		}
 		env.deleteServiceAndWait(t, second)
 		env.deleteServiceAndWait(t, first)

@@ -162,6 +162,10 @@ type Emulator struct {
 	comp computeState
 
 	admin http.Handler
+
+	// hooks are tests' BeforeNext functions and the answer counts
+	// (hooks.go), behind their own lock: a hook may call the emulator.
+	hooks hooks
 }
 
 // New returns an emulator holding the fixture (fixture.go) and no
@@ -248,6 +252,10 @@ func (e *Emulator) Mutating(op string) bool {
 
 // Serve implements cloudsim.Cloud.
 func (e *Emulator) Serve(w http.ResponseWriter, r *http.Request, op string) {
+	e.serveHooked(w, r, op, e.serve)
+}
+
+func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, op string) {
 	if strings.HasPrefix(op, "aad:") {
 		e.serveAAD(w, r, op)
 		return
