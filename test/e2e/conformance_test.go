@@ -1088,6 +1088,28 @@ func (s *suiteCloud) driftRepair(t *testing.T) {
 	waitInventory(t, s.cloud, before, "the cloud's whole inventory back to what it was before the Service")
 }
 
+// Drift repair's series on /metrics (controllers/lbrepair).
+const (
+	lbDriftChecksMetric = "multicloud_ccm_lb_drift_checks_total"
+	lbRepairsMetric     = "multicloud_ccm_lb_repairs_total"
+)
+
+// pastRepairs waits until drift repair has listed the cloud three more
+// times with the result match (`result="ok"`, `result="error"`): past
+// the point where any repair due now would have been made. The first
+// listing takes the baseline of a sync made before it, the second
+// compares with it and repairs in the same check, and the counter moves
+// as a listing starts, so the third's count says the second's repairs
+// are done.
+func (s *suiteCloud) pastRepairs(t *testing.T, match, what string) {
+	t.Helper()
+	from := s.metricSum(lbDriftChecksMetric, match)
+	poll(t, converge, "three listings by drift repair "+what, func(context.Context) (bool, string, error) {
+		n := s.metricSum(lbDriftChecksMetric, match) - from
+		return n >= 3, fmt.Sprintf("%d listings", n), nil
+	})
+}
+
 // metricSum adds up the manager's samples of the metric whose labels
 // contain match and this cloud's provider label.
 func (s *suiteCloud) metricSum(name, match string) int {

@@ -123,7 +123,7 @@ func TestOpenStack(t *testing.T) {
 		s.waitLB(t, web, []int32{80, 443}, i1, i2)
 		// The node set's updates changed only the pools' members:
 		// drift repair, listing every repair period, repairs nothing.
-		noRepairs(t, "after a node joined and left", web)
+		s.noRepairs(t, "after a node joined and left", web)
 	})
 
 	t.Run("spec.loadBalancerIP's floating IP is used and kept; ours is released", func(t *testing.T) {
@@ -301,14 +301,14 @@ func TestOpenStack(t *testing.T) {
 		})
 		// The first Service's load balancer and address are listed
 		// under none once shared: a move, which no one made by hand.
-		noRepairs(t, "once sharing started", own, sharing)
+		s.noRepairs(t, "once sharing started", own, sharing)
 		env.deleteServiceAndWait(t, own)
 		lb, ok := emu.LoadBalancer(id)
 		if !ok || len(lb.Listeners) != 1 || lb.Listeners[0].ProtocolPort != 8080 || fipOf(&lb) == nil {
 			t.Errorf("after the first Service went: %v %+v, want the load balancer with the other's listener and its floating IP", ok, lb)
 		}
 		env.waitService(t, sharing, "its address kept", ingressIP(addr))
-		noRepairs(t, "once the first Service went", sharing)
+		s.noRepairs(t, "once the first Service went", sharing)
 		env.deleteServiceAndWait(t, sharing)
 		if _, ok := emu.LoadBalancer(id); ok {
 			t.Error("the shared load balancer outlived its last Service")
@@ -495,15 +495,19 @@ func TestOpenStack(t *testing.T) {
 	})
 }
 
-// noRepairs waits out a few repair periods (each lists the cloud, and a
-// sync brings the next listing forward) and fails t for every
-// LoadBalancerRepaired Event on the Services: nothing changed their load
-// balancers outside the manager.
-func noRepairs(t *testing.T, when string, svcs ...types.NamespacedName) {
+// noRepairs waits for three more listings of the cloud by drift repair
+// (pastRepairs) and fails t for any repair the manager counted meanwhile
+// and for every LoadBalancerRepaired Event on the Services: nothing
+// changed their load balancers outside the manager.
+func (s *suiteCloud) noRepairs(t *testing.T, when string, svcs ...types.NamespacedName) {
 	t.Helper()
-	time.Sleep(3 * repairPeriod)
+	repairs := s.metricSum(lbRepairsMetric, "")
+	s.pastRepairs(t, `result="ok"`, when)
+	if n := s.metricSum(lbRepairsMetric, "") - repairs; n != 0 {
+		t.Errorf("%s: %d load balancer repairs counted on /metrics", when, n)
+	}
 	for _, k := range svcs {
-		if n, msgs, err := env.repairEvents(context.Background(), k); err != nil || n != 0 {
+		if n, msgs, err := s.repairEvents(context.Background(), k); err != nil || n != 0 {
 			t.Errorf("%s: %d LoadBalancerRepaired Events on %s: %s %v", when, n, k, msgs, err)
 		}
 	}
