@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
@@ -34,6 +35,9 @@ type cloudFake struct {
 	repaired []string
 	forgot   []string
 	status   *v1.LoadBalancerStatus
+	// clk times the syncs, as lbserial's clock times LastSync's; the
+	// controller reads the same clock.
+	clk *clocktesting.FakeClock
 }
 
 func (f *cloudFake) Owned(context.Context) ([]inventory.Owned, error) {
@@ -69,7 +73,7 @@ func (f *cloudFake) DeleteOrphan(context.Context, inventory.Owned) error { retur
 func (f *cloudFake) sync(key types.NamespacedName, ensure bool, parts map[string]string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := time.Now()
+	now := f.clk.Now()
 	s := f.syncs[key]
 	s.At = now
 	if ensure {
@@ -96,6 +100,8 @@ func (f *cloudFake) cloud(name string) inventory.Cloud {
 			f.repaired = append(f.repaired, svc.Name)
 			f.mu.Unlock()
 			key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+			// The repair's ensure ends after the listing began.
+			f.clk.Step(time.Second)
 			f.sync(key, true, map[string]string{"load-balancer lb-new": "port 80"})
 			return f.status, true, nil
 		},
@@ -141,10 +147,12 @@ func newHarness(t *testing.T, svcs ...*v1.Service) *harness {
 	svcInf.Informer()
 	f.Start(t.Context().Done())
 	f.WaitForCacheSync(t.Context().Done())
-	cf := &cloudFake{parts: map[types.NamespacedName]map[string]string{}, syncs: map[types.NamespacedName]inventory.Sync{}}
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	cf := &cloudFake{parts: map[types.NamespacedName]map[string]string{}, syncs: map[types.NamespacedName]inventory.Sync{}, clk: clk}
 	cl := cf.cloud("a")
 	rec := record.NewFakeRecorder(100)
 	c := New(Options{Period: time.Minute}, sourceFake{[]inventory.Cloud{cl}}, client, svcInf, rec)
+	c.now = clk.Now
 	return &harness{c: c, fake: cf, cloud: cl, client: client, events: rec}
 }
 
@@ -206,17 +214,17 @@ func TestSyncsMoveTheBaseline(t *testing.T) {
 	ctx := t.Context()
 	h.fake.sync(key("web"), true, map[string]string{"pool p-1": "members a,b", "listener l-1": "80/TCP"})
 	h.c.Check(ctx, h.cloud)
-	time.Sleep(time.Millisecond)
+	h.fake.clk.Step(time.Second)
 	h.fake.sync(key("web"), true, map[string]string{"pool p-1": "members a,b", "listener l-2": "8080/TCP"}) // a port change
 	h.c.Check(ctx, h.cloud)
-	time.Sleep(time.Millisecond)
+	h.fake.clk.Step(time.Second)
 	h.fake.sync(key("web"), false, map[string]string{"pool p-1": "members a", "listener l-2": "8080/TCP"}) // a node left
 	h.c.Check(ctx, h.cloud)
 	if len(h.fake.repaired) != 0 {
 		t.Fatalf("the service controller's syncs taken for drift: %v %v", h.fake.repaired, h.events1(t))
 	}
 	// An update after a part went missing does not hide it.
-	time.Sleep(time.Millisecond)
+	h.fake.clk.Step(time.Second)
 	h.fake.sync(key("web"), false, map[string]string{"pool p-1": "members a,c"})
 	h.c.Check(ctx, h.cloud)
 	if fmt.Sprint(h.fake.repaired) != "[web]" {
@@ -305,7 +313,7 @@ func TestNodeSetUpdateTakesPartsThatFollowNodes(t *testing.T) {
 	})
 	h.c.Check(ctx, h.cloud)
 	// The nodes of group b left: the update revoked its rule.
-	time.Sleep(time.Millisecond)
+	h.fake.clk.Step(time.Second)
 	h.fake.sync(key("web"), false, map[string]string{
 		"network load balancer nlb-1": "internet-facing",
 		ruleA:                         "tcp 30080 from k8s-nlb into sg-a",
@@ -357,7 +365,7 @@ func TestPartsChangingServiceAreNoDrift(t *testing.T) {
 
 	// The second Service starts sharing: its sync lists the load
 	// balancer and its address under none.
-	time.Sleep(time.Millisecond)
+	h.fake.clk.Step(time.Second)
 	move(own, h.fake.shared, "load balancer lb-1", "floating IP f-1")
 	h.fake.sync(key("sharer"), true, map[string]string{"load balancer use lb-1/sharer": "uses load balancer lb-1", "listener l-2": "TCP:8080"})
 	h.c.Check(ctx, h.cloud)
@@ -366,13 +374,13 @@ func TestPartsChangingServiceAreNoDrift(t *testing.T) {
 		t.Fatalf("sharing taken for drift: %v %v", h.fake.repaired, h.events1(t))
 	}
 	// The first Service syncs while shared: its baseline lacks them.
-	time.Sleep(time.Millisecond)
+	h.fake.clk.Step(time.Second)
 	h.fake.sync(key("own"), true, own)
 	h.c.Check(ctx, h.cloud)
 
 	// It stops sharing (its own load balancer now): they are the first
 	// Service's again.
-	time.Sleep(time.Millisecond)
+	h.fake.clk.Step(time.Second)
 	h.fake.sync(key("sharer"), true, map[string]string{"load balancer lb-2": "VIP 10.0.0.6", "listener l-3": "TCP:8080"})
 	move(h.fake.shared, own, "load balancer lb-1", "floating IP f-1")
 	h.c.Check(ctx, h.cloud)
@@ -423,7 +431,7 @@ func TestPendingPartsSettleLater(t *testing.T) {
 	h.fake.sync(key("web"), true, map[string]string{"listener l-1": "80/TCP", "pool p-1": "members a,b,c"})
 	h.c.Check(ctx, h.cloud)
 	// A node left: the update's member change is accepted, not yet done.
-	time.Sleep(time.Millisecond)
+	h.fake.clk.Step(time.Second)
 	h.fake.sync(key("web"), false, map[string]string{"listener l-1": "80/TCP", "pool p-1": "members a,b,c"})
 	set("members a,b,c", true)
 	h.c.Check(ctx, h.cloud)

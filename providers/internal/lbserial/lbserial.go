@@ -33,6 +33,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // LoadBalancer is a cloudprovider.LoadBalancer whose calls for one
@@ -40,6 +41,8 @@ import (
 // (ImplementedElsewhere and api.RetryError keep their identity).
 type LoadBalancer struct {
 	inner cloudprovider.LoadBalancer
+	// clk times the syncs LastSync reports.
+	clk clock.PassiveClock
 
 	mu   sync.Mutex
 	keys map[string]*serviceState
@@ -76,7 +79,13 @@ type outcome struct {
 
 // Wrap serializes inner's calls per Service.
 func Wrap(inner cloudprovider.LoadBalancer) *LoadBalancer {
-	return &LoadBalancer{inner: inner, keys: map[string]*serviceState{}, provisioned: map[string]bool{}, synced: map[string]time.Time{}, ensured: map[string]time.Time{}}
+	return WrapWithClock(inner, clock.RealClock{})
+}
+
+// WrapWithClock is Wrap with the clock that times the syncs LastSync
+// reports (a fake one in tests, stepped instead of slept).
+func WrapWithClock(inner cloudprovider.LoadBalancer, clk clock.PassiveClock) *LoadBalancer {
+	return &LoadBalancer{inner: inner, clk: clk, keys: map[string]*serviceState{}, provisioned: map[string]bool{}, synced: map[string]time.Time{}, ensured: map[string]time.Time{}}
 }
 
 func key(svc *v1.Service) string { return svc.Namespace + "/" + svc.Name }
@@ -110,7 +119,7 @@ func (l *LoadBalancer) release(k string, st *serviceState, ok bool, sig *[32]byt
 	switch {
 	case ok && sig != nil:
 		st.lastOK = &outcome{at: st.finished, syncSig: *sig}
-		l.synced[k] = time.Now()
+		l.synced[k] = l.clk.Now()
 	default:
 		st.lastOK = nil
 	}
@@ -174,7 +183,7 @@ func (l *LoadBalancer) EnsureLoadBalancer(ctx context.Context, clusterName strin
 		l.mu.Lock()
 		l.provisioned[k] = true
 		l.nodes = nodes
-		l.ensured[k] = time.Now()
+		l.ensured[k] = l.clk.Now()
 		l.mu.Unlock()
 	}
 	l.release(k, st, err == nil, &sig)
@@ -265,7 +274,7 @@ func (l *LoadBalancer) EnsureIf(ctx context.Context, clusterName string, svc *v1
 	sig := syncSignature(svc, nodes)
 	if err == nil {
 		l.mu.Lock()
-		l.ensured[k] = time.Now()
+		l.ensured[k] = l.clk.Now()
 		l.mu.Unlock()
 	}
 	l.release(k, st, err == nil, &sig)

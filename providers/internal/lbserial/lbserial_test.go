@@ -11,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudprovider "k8s.io/cloud-provider"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // slowLB records overlapping calls per Service and can block ensures.
@@ -259,27 +260,29 @@ func TestUpdateBeforeFirstEnsure(t *testing.T) {
 // a delete forgets the Service.
 func TestLastSync(t *testing.T) {
 	inner := &slowLB{running: map[string]int{}}
-	l := Wrap(inner)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	l := WrapWithClock(inner, clk)
 	s := svc("web")
 	if _, _, ok := l.LastSync("ns", "web"); ok || l.lastNodes() != nil {
 		t.Fatal("a sync before any call")
 	}
-	before := time.Now()
 	if _, err := l.EnsureLoadBalancer(t.Context(), "c", s, nodes("a")); err != nil {
 		t.Fatal(err)
 	}
 	at, ensured, ok := l.LastSync("ns", "web")
-	if !ok || at.Before(before) || ensured.Before(before) || len(l.lastNodes()) != 1 {
+	if !ok || !at.Equal(clk.Now()) || !ensured.Equal(clk.Now()) || len(l.lastNodes()) != 1 {
 		t.Fatalf("after an ensure: %v %v, nodes %v", at, ok, l.lastNodes())
 	}
+	clk.Step(time.Second)
 	if err := l.UpdateLoadBalancer(t.Context(), "c", s, nodes("a", "b")); err != nil {
 		t.Fatal(err)
 	}
-	if at2, ensured2, _ := l.LastSync("ns", "web"); !at2.After(at) || !ensured2.Equal(ensured) || len(l.lastNodes()) != 2 {
+	if at2, ensured2, _ := l.LastSync("ns", "web"); !at2.Equal(at.Add(time.Second)) || !ensured2.Equal(ensured) || len(l.lastNodes()) != 2 {
 		t.Errorf("after an update: %v (was %v), ensured %v (was %v), nodes %v", at2, at, ensured2, ensured, l.lastNodes())
 	}
 	inner.fail = errors.New("boom")
 	last, _, _ := l.LastSync("ns", "web")
+	clk.Step(time.Second)
 	if _, err := l.EnsureLoadBalancer(t.Context(), "c", s, nodes("a")); err == nil {
 		t.Fatal("no error")
 	}
