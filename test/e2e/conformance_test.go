@@ -357,10 +357,20 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 	foreign := s.registerNode(t, s.prefix+"conformance-foreign", s.foreignProviderID(), s.podCIDR(9))
 	inst := s.launchNode(t, s.cloud.Zones()[1], "beside-foreign", "")
 	s.waitInitialized(t, inst.NodeName)
-	// The manager had every chance to (wrongly) initialize the foreign
-	// Node while it served the other one; give it a few more node-sync
-	// periods before looking.
-	time.Sleep(5 * time.Second)
+	// Once the manager has recorded NodeNotServed on the foreign Node it
+	// has decided about it: only then is "not initialized" its answer
+	// rather than a Node it has not reached yet.
+	var n *corev1.Node
+	poll(t, converge, "the NodeNotServed Event on the foreign node", func(ctx context.Context) (bool, string, error) {
+		var err error
+		if n, err = s.getNode(ctx, foreign); err != nil {
+			return false, "", err
+		}
+		evs, err := s.admin.CoreV1().Events("").List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=Node,involvedObject.uid=" + string(n.UID) + ",reason=NodeNotServed",
+		})
+		return err == nil && len(evs.Items) > 0, describeNode(n), err
+	})
 	n, err := s.getNode(context.Background(), foreign)
 	if err != nil {
 		t.Fatalf("foreign node: %v", err)
@@ -378,8 +388,22 @@ func (s *suiteCloud) foreignNode(t *testing.T) {
 	// NotReady, as a Node another manager serves may be: the lifecycle
 	// controller asks about it every second (--node-monitor-period=1s),
 	// and it is never deleted or tainted shut down, nor logged each time.
+	// A Node of ours beside it, stopped and NotReady: its shutdown taint
+	// shows a lifecycle pass has run since the foreign Node went NotReady,
+	// so the foreign Node's state after it is that pass's answer.
 	s.setReady(t, foreign, corev1.ConditionFalse)
-	time.Sleep(6 * time.Second)
+	if err := s.cloud.Stop(inst.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.setReady(t, inst.NodeName, corev1.ConditionFalse)
+	poll(t, converge, "a lifecycle pass since the foreign node went NotReady (the shutdown taint on the stopped node beside it)",
+		s.hasTaintCond(inst.NodeName, cloudproviderapi.TaintNodeShutdown, true))
+	defer func() {
+		if err := s.cloud.Start(inst.ID); err != nil {
+			t.Error(err)
+		}
+		s.setReady(t, inst.NodeName, corev1.ConditionTrue)
+	}()
 	if n, err = s.getNode(context.Background(), foreign); err != nil {
 		t.Fatalf("the NotReady foreign node: %v", err)
 	}
