@@ -433,14 +433,11 @@ func TestOpenStack(t *testing.T) {
 		if err := emu.HoldLoadBalancer(lb.ID); err != nil {
 			t.Fatal(err)
 		}
-		svc, err := env.getService(context.Background(), held)
-		if err != nil {
-			t.Fatal(err)
-		}
-		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "p8443", Port: 8443, Protocol: corev1.ProtocolTCP})
-		if _, err := env.admin.CoreV1().Services(held.Namespace).Update(context.Background(), svc, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		// With conflict retries: the manager may be writing the Service's
+		// status right after the create it has just finished.
+		env.updateService(t, held, func(svc *corev1.Service) {
+			svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "p8443", Port: 8443, Protocol: corev1.ProtocolTCP})
+		})
 		// The sync waits waitActiveTimeout (10 s with the suite's quick
 		// errors) and is requeued with a retry, not failed for good.
 		poll(t, converge, "the manager retrying the held load balancer", func(context.Context) (bool, string, error) {
