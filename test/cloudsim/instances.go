@@ -48,6 +48,15 @@ type InstanceSpec struct {
 	PublicIP bool `json:"publicIp,omitempty"`
 	// Tags are tags, labels or metadata, as the cloud calls them.
 	Tags map[string]string `json:"tags,omitempty"`
+	// PodRanges asks for the ranges the cloud itself hands the instance
+	// for its pods, which a cloud allocator (controllers/nodeipam) makes
+	// the Node's pod CIDRs: on GCE an alias IP range of nic0 from the
+	// subnetwork's secondary range for pods (IPv4) and nic0's IPv6 range
+	// (IPv6); on AWS prefixes delegated to the primary interface (an
+	// IPv4 /28, an IPv6 /80). Each entry is a CIDR, or "/N" for the
+	// cloud to pick a free one of that size, as the clouds' APIs accept.
+	// Clouds without such ranges (Azure, OpenStack) refuse it.
+	PodRanges []string `json:"podRanges,omitempty"`
 }
 
 // InstanceState is an instance's lifecycle state in words every cloud
@@ -82,6 +91,9 @@ type InstanceInfo struct {
 	// as (on AWS, the private DNS name), so a test can create that Node.
 	Hostname string            `json:"hostname,omitempty"`
 	Tags     map[string]string `json:"tags,omitempty"`
+	// PodRanges are the pod ranges the cloud holds for the instance
+	// (see InstanceSpec.PodRanges), as the cloud reports them.
+	PodRanges []string `json:"podRanges,omitempty"`
 }
 
 var (
