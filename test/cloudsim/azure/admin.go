@@ -50,13 +50,21 @@ type VMSpec struct {
 	// PublicIP gives the VM a Standard public IP "<name>-pip".
 	PublicIP bool              `json:"publicIp,omitempty"`
 	Tags     map[string]string `json:"tags,omitempty"`
-	// AvailabilitySet makes a non-zonal VM in that availability set,
-	// with platform fault domain FaultDomain (0..2) and update domain
-	// UpdateDomain (0..19). Upstream labels such a Node's zone with its
-	// fault domain.
+	// AvailabilitySet makes a non-zonal VM in that availability set of
+	// the fixture's resource group, with platform fault domain
+	// FaultDomain (0..2) and update domain UpdateDomain (0..19), which
+	// the set must have. Upstream labels such a Node's zone with its
+	// fault domain. A set that does not exist is made with the VM:
+	// Aligned, with 2 fault and 5 update domains (more when FaultDomain
+	// or UpdateDomain need them) and AvailabilitySetTags. The set lists
+	// the VM in properties.virtualMachines until the VM is deleted.
 	AvailabilitySet string `json:"availabilitySet,omitempty"`
 	FaultDomain     int    `json:"faultDomain,omitempty"`
 	UpdateDomain    int    `json:"updateDomain,omitempty"`
+	// AvailabilitySetTags are the tags of an availability set LaunchVM
+	// makes; for a set that exists they are ignored (SetAvailabilitySetTags
+	// changes them).
+	AvailabilitySetTags map[string]string `json:"availabilitySetTags,omitempty"`
 	// PowerState to launch in (running, the default; stopped,
 	// deallocated, starting, ...).
 	PowerState string `json:"powerState,omitempty"`
@@ -190,21 +198,35 @@ func (e *Emulator) launchVM(fx Fixture, spec VMSpec) (*object, error) {
 	if c.computerName == "" {
 		c.computerName = c.name
 	}
-	if c.availabilitySet != "" {
-		if c.faultDomain < 0 || c.faultDomain > 2 {
-			return nil, errAdmin("fault domain %d out of range 0..2", c.faultDomain)
-		}
-		if c.updateDomain < 0 || c.updateDomain > 19 {
-			return nil, errAdmin("update domain %d out of range 0..19", c.updateDomain)
-		}
-	} else {
+	if c.availabilitySet == "" {
 		z, err := e.pickZone(spec.Zone)
 		if err != nil {
 			return nil, err
 		}
 		c.zone, c.faultDomain, c.updateDomain = z, 0, 0
+		return e.createVM(fx, c)
 	}
-	return e.createVM(fx, c)
+	if c.faultDomain < 0 || c.faultDomain > maxFaultDomains-1 {
+		return nil, errAdmin("fault domain %d out of range 0..%d", c.faultDomain, maxFaultDomains-1)
+	}
+	if c.updateDomain < 0 || c.updateDomain > maxUpdateDomains-1 {
+		return nil, errAdmin("update domain %d out of range 0..%d", c.updateDomain, maxUpdateDomains-1)
+	}
+	plan, err := e.planAvailabilitySet(fx.ResourceGroup, c.availabilitySet, c.faultDomain, c.updateDomain, spec.AvailabilitySetTags)
+	if err != nil {
+		return nil, err
+	}
+	if plan.existing != nil {
+		// The set's name as it was created, for VMInfo.AvailabilitySet.
+		c.availabilitySet = plan.existing.name()
+	}
+	o, err := e.createVM(fx, c)
+	if err != nil {
+		return nil, err
+	}
+	// Made only once the VM is: a launch that fails leaves no set behind.
+	plan.commit(e, fx.ResourceGroup)
+	return o, nil
 }
 
 func validVMName(name string) error {
@@ -329,7 +351,7 @@ func (e *Emulator) createVM(fx Fixture, c vmCreate) (*object, error) {
 	}
 	if c.availabilitySet != "" {
 		// Compute spells availability set references in upper case.
-		props["availabilitySet"] = map[string]any{"id": strings.ToUpper(resourceID(e.cfg.SubscriptionID, rg, &kind{ns: computeNS, typ: "availabilitySets"}, []string{c.availabilitySet}))}
+		props["availabilitySet"] = map[string]any{"id": strings.ToUpper(e.availabilitySetID(rg, c.availabilitySet))}
 	}
 	if c.scaleSetID != "" {
 		props["virtualMachineScaleSet"] = map[string]any{"id": c.scaleSetID}
@@ -1310,6 +1332,10 @@ func (e *Emulator) scaleSetPublicAddress() string {
 //	DELETE /scalesets/{ss}/instances/{id}        204
 //	POST   /scalesets/{ss}/instances/{id}/stop   ScaleSetInfo; likewise start, deallocate
 //	POST   /scalesets/{ss}/instances/{id}/power  {"state": "starting"} -> ScaleSetInfo
+//	PUT    /scalesets/{ss}/tags                  {"tags": {...}} -> ScaleSetInfo (SetScaleSetTags)
+//	GET    /availabilitysets                     [AvailabilitySetInfo]
+//	GET    /availabilitysets/{name}              AvailabilitySetInfo
+//	PUT    /availabilitysets/{name}/tags         {"tags": {...}} -> AvailabilitySetInfo (SetAvailabilitySetTags)
 //	POST   /tokens                               {"accessToken": IssueToken()}
 //	POST   /tokens/expire                        expire every access token
 //	POST   /identity/secrets                     {"clientId", "secret"}
@@ -1471,6 +1497,52 @@ func (e *Emulator) adminHandler() http.Handler {
 			return
 		}
 		ssOr404(w, ss)
+	})
+
+	// Tags, replaced as a whole: {"tags": {}} or {} removes them all.
+	type tagsReq struct {
+		Tags map[string]string `json:"tags"`
+	}
+	mux.HandleFunc("PUT /scalesets/{ss}/tags", func(w http.ResponseWriter, r *http.Request) {
+		var req tagsReq
+		if err := cloudsim.ReadJSON(r, &req); err != nil {
+			cloudsim.WriteJSONError(w, http.StatusBadRequest, err)
+			return
+		}
+		if err := e.SetScaleSetTags(r.PathValue("ss"), req.Tags); err != nil {
+			cloudsim.WriteJSONError(w, status(err), err)
+			return
+		}
+		ssOr404(w, r.PathValue("ss"))
+	})
+
+	mux.HandleFunc("GET /availabilitysets", func(w http.ResponseWriter, r *http.Request) {
+		sets := e.AvailabilitySets()
+		if sets == nil {
+			sets = []AvailabilitySetInfo{}
+		}
+		cloudsim.WriteJSON(w, http.StatusOK, sets)
+	})
+	asOr404 := func(w http.ResponseWriter, name string) {
+		info, ok := e.AvailabilitySet(name)
+		if !ok {
+			cloudsim.WriteJSONError(w, http.StatusNotFound, fmt.Errorf("availability set %s: %w", name, cloudsim.ErrInstanceNotFound))
+			return
+		}
+		cloudsim.WriteJSON(w, http.StatusOK, info)
+	}
+	mux.HandleFunc("GET /availabilitysets/{name}", func(w http.ResponseWriter, r *http.Request) { asOr404(w, r.PathValue("name")) })
+	mux.HandleFunc("PUT /availabilitysets/{name}/tags", func(w http.ResponseWriter, r *http.Request) {
+		var req tagsReq
+		if err := cloudsim.ReadJSON(r, &req); err != nil {
+			cloudsim.WriteJSONError(w, http.StatusBadRequest, err)
+			return
+		}
+		if err := e.SetAvailabilitySetTags(r.PathValue("name"), req.Tags); err != nil {
+			cloudsim.WriteJSONError(w, status(err), err)
+			return
+		}
+		asOr404(w, r.PathValue("name"))
 	})
 
 	mux.HandleFunc("POST /tokens", func(w http.ResponseWriter, r *http.Request) {

@@ -179,7 +179,8 @@ type kind struct {
 	// update serves PUT and PATCH for a provider that merges the body
 	// into the stored resource instead of replacing it (Compute): it
 	// validates c.Body, applies it to c.Old (nil when the resource does
-	// not exist) and says whether anything changed. The generic code
+	// not exist; a kind that can be created stores the new object itself)
+	// and says whether anything changed. The generic code
 	// applies If-Match and If-None-Match before, and answers with the
 	// ETag and the long-running operation after (serveUpdate). A kind
 	// with update takes no put.
@@ -755,9 +756,14 @@ func (e *Emulator) serveUpdate(w http.ResponseWriter, r *http.Request, k *kind, 
 		return
 	}
 	if o == nil {
-		// The hook made nothing: the kind cannot be created here.
-		writeARMError(w, errResourceNotFound(k, p))
-		return
+		// A kind that can be created through ARM (availability sets) has
+		// its hook store the new object; one whose hook made nothing cannot
+		// be created here. Compute answers a create with 200 as it does an
+		// update (AvailabilitySets_CreateOrUpdate knows no 201).
+		if o = e.objectAt(k, p); o == nil {
+			writeARMError(w, errResourceNotFound(k, p))
+			return
+		}
 	}
 	if changed {
 		e.renewETag(o)

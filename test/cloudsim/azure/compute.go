@@ -9,8 +9,8 @@ import (
 )
 
 // Microsoft.Compute as the CCM uses it: virtual machines with their
-// instance view, scale sets (Uniform and Flexible) and a Uniform scale
-// set's VMs. Virtual machines are read-only through ARM; scale sets and
+// instance view, availability sets (compute_availability.go), scale sets
+// (Uniform and Flexible) and a Uniform scale set's VMs. Virtual machines are read-only through ARM; scale sets and
 // their VMs take the updates that put them into load balancer pools
 // (compute_write.go). The admin API (admin.go) makes, scales, powers
 // and deletes them.
@@ -77,6 +77,8 @@ func registerCompute(t *kindTable) {
 		view: viewCompute, list: listVMs,
 		actions: map[string]action{"instanceView": {method: get, op: "VirtualMachines_InstanceView", serve: serveInstanceView}},
 	})
+	// Availability sets take PUT, PATCH and DELETE (compute_availability.go).
+	registerAvailabilitySets(t)
 	// Scale sets and their VMs carry Compute's ETags and take PUT (and,
 	// for scale sets, PATCH) as long-running operations; DELETE stays
 	// with the admin API (readOnly).

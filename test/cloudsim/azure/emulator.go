@@ -2,7 +2,7 @@
 // uses, on the real wire protocols, so the real azidentity, armcompute and
 // armnetwork clients can talk to it: an Azure AD (Entra ID) token endpoint
 // and Azure Resource Manager JSON for Microsoft.Compute (virtual machines
-// with their instance view, scale sets and their VMs) and
+// with their instance view, availability sets, scale sets and their VMs) and
 // Microsoft.Network (network interfaces, public IPs, load balancers,
 // network security groups, route tables, virtual networks and subnets).
 // Import it as cloudsimazure and serve it with cloudsim.Start:
