@@ -27,6 +27,13 @@ type InstanceInfo struct {
 	PublicDNSName    string            `json:"publicDnsName,omitempty"`
 	SecurityGroupIDs []string          `json:"securityGroupIds,omitempty"`
 	Tags             map[string]string `json:"tags,omitempty"`
+	// NetworkInterfaceID is the primary interface (device index 0), gone
+	// once the instance is terminated.
+	NetworkInterfaceID string `json:"networkInterfaceId,omitempty"`
+	// PodRanges are the prefixes delegated to the primary interface,
+	// IPv4 /28s first, then IPv6 /80s, each in assignment order: what a
+	// node IPAM controller makes the Node's pod CIDRs.
+	PodRanges []string `json:"podRanges,omitempty"`
 }
 
 // Launch creates instances and returns their IDs. They are running
@@ -127,12 +134,17 @@ func (e *Emulator) Instance(id string) (InstanceInfo, bool) {
 }
 
 func (e *Emulator) instanceInfo(i *instance) InstanceInfo {
-	return InstanceInfo{
+	info := InstanceInfo{
 		ID: i.id, State: i.state, InstanceType: i.instanceType, Zone: i.zone, SubnetID: i.subnetID, VPCID: i.vpcID,
 		PrivateIP: i.privateIP, PrivateDNSName: privateDNSName(e.cfg.Region, i.privateIP),
 		PublicIP: i.publicIP, PublicDNSName: e.publicDNS(i),
 		SecurityGroupIDs: slices.Clone(i.securityGroups), Tags: copyTags(i.tags),
+		NetworkInterfaceID: i.eniID,
 	}
+	if n, ok := e.networkInterfaces.Get(i.eniID); ok {
+		info.PodRanges = n.podRanges()
+	}
+	return info
 }
 
 // CreateVPC creates a VPC with its main route table and default security group.
@@ -146,6 +158,22 @@ func (e *Emulator) CreateVPC(cidr string, tags map[string]string) (string, error
 	return e.createVPC(prefix, tags).id, nil
 }
 
+// AssociateVPCIPv6CIDR gives a VPC an Amazon-provided IPv6 /56, as
+// AssociateVpcCidrBlock with AmazonProvidedIpv6CidrBlock does, and
+// returns it. A VPC has at most one here.
+func (e *Emulator) AssociateVPCIPv6CIDR(vpcID string) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	v, ok := e.vpcs.Get(vpcID)
+	if !ok {
+		return "", fmt.Errorf("unknown VPC %q", vpcID)
+	}
+	if err := e.associateVPCIPv6(v); err != nil {
+		return "", err
+	}
+	return v.ipv6CIDR.String(), nil
+}
+
 // SubnetSpec describes a subnet for CreateSubnet.
 type SubnetSpec struct {
 	VPCID               string            `json:"vpcId"`
@@ -153,6 +181,9 @@ type SubnetSpec struct {
 	CIDR                string            `json:"cidr"`
 	MapPublicIPOnLaunch bool              `json:"mapPublicIpOnLaunch,omitempty"`
 	Tags                map[string]string `json:"tags,omitempty"`
+	// IPv6CIDR is the subnet's IPv6 block, a /64 of the VPC's /56; empty
+	// makes an IPv4-only subnet, whose interfaces get no IPv6 at all.
+	IPv6CIDR string `json:"ipv6Cidr,omitempty"`
 }
 
 // CreateSubnet creates a subnet within a VPC's CIDR.
@@ -161,9 +192,15 @@ func (e *Emulator) CreateSubnet(spec SubnetSpec) (string, error) {
 	if err != nil || !prefix.Addr().Is4() {
 		return "", fmt.Errorf("subnet CIDR %q is not an IPv4 CIDR", spec.CIDR)
 	}
+	var ipv6 netip.Prefix
+	if spec.IPv6CIDR != "" {
+		if ipv6, err = netip.ParsePrefix(spec.IPv6CIDR); err != nil || !ipv6.Addr().Is6() {
+			return "", fmt.Errorf("subnet IPv6 CIDR %q is not an IPv6 CIDR", spec.IPv6CIDR)
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s, err := e.createSubnet(spec.VPCID, spec.Zone, prefix, spec.MapPublicIPOnLaunch, spec.Tags)
+	s, err := e.createSubnet(spec.VPCID, spec.Zone, prefix, ipv6, spec.MapPublicIPOnLaunch, spec.Tags)
 	if err != nil {
 		return "", err
 	}
@@ -200,6 +237,7 @@ func (e *Emulator) CreateSecurityGroup(vpcID, name, description string, tags map
 //	POST /instances/stop         {"instanceIds": [...]}; likewise start, terminate, remove
 //	POST /instances/state        {"instanceId": "...", "state": "stopping"}
 //	POST /vpcs                   {"cidr", "tags"} -> {"id"}
+//	POST /vpcs/ipv6              {"vpcId"} -> {"ipv6Cidr"}, an Amazon-provided /56
 //	POST /subnets                SubnetSpec -> {"id"}
 //	POST /route-tables           {"vpcId", "subnetIds", "tags"} -> {"id"}
 //	POST /security-groups        {"vpcId", "name", "description", "tags"} -> {"id"}
@@ -247,6 +285,12 @@ func (e *Emulator) Admin() http.Handler {
 	}) (any, error) {
 		id, err := e.CreateVPC(req.CIDR, req.Tags)
 		return map[string]string{"id": id}, err
+	}, nil))
+	mux.HandleFunc("POST /vpcs/ipv6", cloudsim.AdminHandler(func(req struct {
+		VPCID string `json:"vpcId"`
+	}) (any, error) {
+		cidr, err := e.AssociateVPCIPv6CIDR(req.VPCID)
+		return map[string]string{"ipv6Cidr": cidr}, err
 	}, nil))
 	mux.HandleFunc("POST /subnets", cloudsim.AdminHandler(func(spec SubnetSpec) (any, error) {
 		id, err := e.CreateSubnet(spec)

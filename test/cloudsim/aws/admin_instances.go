@@ -25,7 +25,9 @@ var neutralStates = map[string]cloudsim.InstanceState{
 }
 
 // LaunchInstance implements cloudsim.Instances. spec.Name becomes the
-// Name tag, as EC2 consoles and tools name instances.
+// Name tag, as EC2 consoles and tools name instances. spec.PodRanges
+// become prefixes delegated to the primary interface (see
+// LaunchSpec.PodRanges): "/28" or an IPv4 /28, "/80" or an IPv6 /80.
 func (e *Emulator) LaunchInstance(spec cloudsim.InstanceSpec) (cloudsim.InstanceInfo, error) {
 	tags := copyTags(spec.Tags)
 	if spec.Name != "" {
@@ -34,7 +36,10 @@ func (e *Emulator) LaunchInstance(spec cloudsim.InstanceSpec) (cloudsim.Instance
 		}
 		tags["Name"] = spec.Name
 	}
-	ids, err := e.Launch(LaunchSpec{Zone: spec.Zone, InstanceType: spec.InstanceType, PublicIP: spec.PublicIP, Tags: tags})
+	ids, err := e.Launch(LaunchSpec{
+		Zone: spec.Zone, InstanceType: spec.InstanceType, PublicIP: spec.PublicIP, Tags: tags,
+		PodRanges: spec.PodRanges,
+	})
 	if err != nil {
 		return cloudsim.InstanceInfo{}, err
 	}
@@ -77,7 +82,8 @@ func neutralInfo(i InstanceInfo) cloudsim.InstanceInfo {
 		PrivateIP: i.PrivateIP, PublicIP: i.PublicIP,
 		// The upstream AWS CCM and kubelets with --cloud-provider=external
 		// name Nodes after the private DNS name.
-		Hostname: i.PrivateDNSName,
-		Tags:     i.Tags,
+		Hostname:  i.PrivateDNSName,
+		Tags:      i.Tags,
+		PodRanges: i.PodRanges,
 	}
 }

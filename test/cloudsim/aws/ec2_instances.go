@@ -82,6 +82,9 @@ func (e *Emulator) setState(inst *instance, state string) {
 	case stateTerminated, stateShuttingDown:
 		inst.publicIP = ""
 		if state == stateTerminated {
+			// The primary interface goes with the instance
+			// (DeleteOnTermination), and with it its prefixes.
+			e.deleteInterface(inst)
 			inst.privateIP, inst.subnetID, inst.vpcID, inst.eniID, inst.securityGroups = "", "", "", "", nil
 		}
 	}
@@ -135,6 +138,12 @@ type xmlNetworkInterface struct {
 	// included; clients (the upstream AWS CCM among them) read node
 	// addresses from here rather than from the instance's own fields.
 	PrivateIPs []xmlPrivateIPAddress `xml:"privateIpAddressesSet>item"`
+	// What the interface holds beyond its primary address
+	// (ec2_interfaces.go); node IPAM controllers read pod CIDRs from the
+	// prefix sets.
+	IPv6Addresses []xmlIPv6Address `xml:"ipv6AddressesSet>item"`
+	IPv4Prefixes  []xmlIPv4Prefix  `xml:"ipv4PrefixSet>item"`
+	IPv6Prefixes  []xmlIPv6Prefix  `xml:"ipv6PrefixSet>item"`
 }
 
 type xmlPrivateIPAddress struct {
@@ -297,6 +306,9 @@ func (e *Emulator) xmlInstance(i *instance) xmlInstance {
 		ni.PrivateIPs = []xmlPrivateIPAddress{{
 			PrivateIPAddress: i.privateIP, PrivateDNSName: x.PrivateDNSName, Primary: true, Association: ni.Association,
 		}}
+		if n, ok := e.networkInterfaces.Get(i.eniID); ok {
+			ni.IPv6Addresses, ni.IPv4Prefixes, ni.IPv6Prefixes = n.delegated()
+		}
 		x.NetworkInterfaces = []xmlNetworkInterface{ni}
 	}
 	return x
@@ -334,6 +346,13 @@ type LaunchSpec struct {
 	Tags map[string]string `json:"tags,omitempty"`
 	// State to launch in, default "running".
 	State string `json:"state,omitempty"`
+	// PodRanges are prefixes to delegate to each instance's primary
+	// interface, as AssignPrivateIpAddresses (Ipv4Prefix) and
+	// AssignIpv6Addresses (Ipv6Prefix) would: "/28" or "/80" for a free
+	// IPv4 /28 or IPv6 /80 of the subnet, or that CIDR itself (then Count
+	// must be 1). IPv6 needs a subnet with an IPv6 block, which the
+	// fixture's all have. EC2 delegates no other sizes.
+	PodRanges []string `json:"podRanges,omitempty"`
 }
 
 func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
@@ -360,6 +379,10 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 			return nil, fmt.Errorf("unknown security group %q", id)
 		}
 	}
+	ranges, err := parsePodRanges(spec.PodRanges)
+	if err != nil {
+		return nil, err
+	}
 	// Resolve every subnet before creating anything, so a bad spec launches nothing.
 	subnets := make([]*subnet, spec.Count)
 	for n := range subnets {
@@ -369,10 +392,19 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 		}
 		subnets[n] = s
 	}
+	if err := e.checkPodRanges(ranges, subnets); err != nil {
+		return nil, err
+	}
 	reservationID, _ := e.newID("r")
 	var ids []string
 	for _, s := range subnets {
 		ip, err := s.allocateIP()
+		if err != nil {
+			return ids, err
+		}
+		// Prefixes are chosen before the instance exists, so that running
+		// out of /28s leaves no instance without the ranges it asked for.
+		v4, v6, err := e.pickPodRanges(s, ranges, ip)
 		if err != nil {
 			return ids, err
 		}
@@ -389,6 +421,13 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 			securityGroups: slices.Clone(groups), launchTime: e.now(), tags: copyTags(spec.Tags),
 		}
 		e.instances.Put(inst)
+		iface := e.createInterface(inst)
+		for _, p := range v4 {
+			iface.holdIPv4Prefix(s, p)
+		}
+		for _, p := range v6 {
+			iface.holdIPv6Prefix(s, p)
+		}
 		e.setState(inst, spec.State)
 		ids = append(ids, id)
 	}

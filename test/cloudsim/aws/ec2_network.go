@@ -14,7 +14,10 @@ import (
 type vpc struct {
 	id   string
 	cidr netip.Prefix
-	tags map[string]string
+	// ipv6CIDR is the VPC's Amazon-provided IPv6 /56, when it has one
+	// (the zero Prefix when not): subnets take their /64s from it.
+	ipv6CIDR netip.Prefix
+	tags     map[string]string
 }
 
 type subnet struct {
@@ -28,6 +31,15 @@ type subnet struct {
 	// pinned are addresses load balancers were created with
 	// (PrivateIPv4Address), which allocateIP skips.
 	pinned map[string]bool
+	// ipv6CIDR is the subnet's IPv6 /64, the zero Prefix without one.
+	// Delegated IPv6 prefixes and IPv6 addresses come from it.
+	ipv6CIDR netip.Prefix
+	// What the subnet's network interfaces hold beyond their primary
+	// addresses, each mapped to the holding interface's ID: delegated
+	// IPv4 /28s and IPv6 /80s, and IPv6 addresses (ec2_interfaces.go).
+	ipv4Prefixes map[netip.Prefix]string
+	ipv6Prefixes map[netip.Prefix]string
+	ipv6Addrs    map[netip.Addr]string
 }
 
 // zoneID is the AZ ID of the i-th configured zone, e.g. euw1-az2.
@@ -52,7 +64,9 @@ func (e *Emulator) createVPC(cidr netip.Prefix, tags map[string]string) *vpc {
 	return v
 }
 
-func (e *Emulator) createSubnet(vpcID, zone string, cidr netip.Prefix, mapPublicIP bool, tags map[string]string) (*subnet, error) {
+// createSubnet makes a subnet of cidr, with the IPv6 block ipv6 when
+// that is a valid Prefix (a /64 of the VPC's IPv6 block).
+func (e *Emulator) createSubnet(vpcID, zone string, cidr, ipv6 netip.Prefix, mapPublicIP bool, tags map[string]string) (*subnet, error) {
 	v, ok := e.vpcs.Get(vpcID)
 	if !ok {
 		return nil, apiErr("InvalidVpcID.NotFound", "The vpc ID '%s' does not exist", vpcID)
@@ -69,8 +83,16 @@ func (e *Emulator) createSubnet(vpcID, zone string, cidr netip.Prefix, mapPublic
 			return nil, apiErr("InvalidSubnet.Conflict", "The CIDR '%s' conflicts with another subnet", cidr)
 		}
 	}
+	if ipv6.IsValid() {
+		if err := e.checkSubnetIPv6(v, ipv6); err != nil {
+			return nil, err
+		}
+	}
 	id, _ := e.newID("subnet")
-	s := &subnet{id: id, vpcID: vpcID, zone: zone, cidr: cidr, mapPublicIP: mapPublicIP, tags: copyTags(tags)}
+	s := &subnet{
+		id: id, vpcID: vpcID, zone: zone, cidr: cidr, mapPublicIP: mapPublicIP, tags: copyTags(tags), ipv6CIDR: ipv6,
+		ipv4Prefixes: map[netip.Prefix]string{}, ipv6Prefixes: map[netip.Prefix]string{}, ipv6Addrs: map[netip.Addr]string{},
+	}
 	e.subnets.Put(s)
 	return s, nil
 }
@@ -79,7 +101,9 @@ func (e *Emulator) createSubnet(vpcID, zone string, cidr netip.Prefix, mapPublic
 // first four and the last address of every subnet.
 func (s *subnet) capacity() uint32 { return 1<<(32-s.cidr.Bits()) - 5 }
 
-// allocateIP hands out the subnet's next free private address.
+// allocateIP hands out the subnet's next free private address. It skips
+// pinned addresses and those in IPv4 prefixes delegated to network
+// interfaces: EC2 never gives an address inside someone's /28 to anyone else.
 func (s *subnet) allocateIP() (string, error) {
 	base := binary.BigEndian.Uint32(s.cidr.Addr().AsSlice())
 	for {
@@ -89,10 +113,28 @@ func (s *subnet) allocateIP() (string, error) {
 		var b [4]byte
 		binary.BigEndian.PutUint32(b[:], base+4+s.allocated)
 		s.allocated++
-		if ip := netip.AddrFrom4(b).String(); !s.pinned[ip] {
+		addr := netip.AddrFrom4(b)
+		if ip := addr.String(); !s.pinned[ip] && s.ipv4PrefixHolder(addr) == "" {
 			return ip, nil
 		}
 	}
+}
+
+// availableIPs is DescribeSubnets' availableIpAddressCount. allocateIP
+// hands addresses out in order and never takes them back, so everything
+// below its cursor counts as used (delegated /28s it skipped included);
+// what delegated /28s hold above the cursor is used too.
+func (s *subnet) availableIPs() uint32 {
+	used := s.allocated
+	base := binary.BigEndian.Uint32(s.cidr.Addr().AsSlice())
+	cursor := 4 + s.allocated // offset of the next address allocateIP tries
+	for p := range s.ipv4Prefixes {
+		start := binary.BigEndian.Uint32(p.Addr().AsSlice()) - base
+		if end := start + ipv4PrefixSize; end > cursor {
+			used += end - max(start, cursor)
+		}
+	}
+	return s.capacity() - min(used, s.capacity())
 }
 
 // --- DescribeAvailabilityZones ---
@@ -158,15 +200,28 @@ func (e *Emulator) describeAvailabilityZones(p params) (any, error) {
 // --- DescribeVpcs ---
 
 type xmlVpc struct {
-	VpcID           string             `xml:"vpcId"`
-	OwnerID         string             `xml:"ownerId"`
-	State           string             `xml:"state"`
-	CidrBlock       string             `xml:"cidrBlock"`
-	CidrAssociation xmlCidrAssociation `xml:"cidrBlockAssociationSet>item"`
-	DhcpOptionsID   string             `xml:"dhcpOptionsId"`
-	InstanceTenancy string             `xml:"instanceTenancy"`
-	IsDefault       bool               `xml:"isDefault"`
-	Tags            []ec2Tag           `xml:"tagSet>item"`
+	VpcID           string                  `xml:"vpcId"`
+	OwnerID         string                  `xml:"ownerId"`
+	State           string                  `xml:"state"`
+	CidrBlock       string                  `xml:"cidrBlock"`
+	CidrAssociation xmlCidrAssociation      `xml:"cidrBlockAssociationSet>item"`
+	IPv6Association []xmlVpcIPv6Association `xml:"ipv6CidrBlockAssociationSet>item"`
+	DhcpOptionsID   string                  `xml:"dhcpOptionsId"`
+	InstanceTenancy string                  `xml:"instanceTenancy"`
+	IsDefault       bool                    `xml:"isDefault"`
+	Tags            []ec2Tag                `xml:"tagSet>item"`
+}
+
+// xmlVpcIPv6Association is a VpcIpv6CidrBlockAssociation of an
+// Amazon-provided block.
+type xmlVpcIPv6Association struct {
+	AssociationID        string `xml:"associationId"`
+	IPv6CidrBlock        string `xml:"ipv6CidrBlock"`
+	State                string `xml:"ipv6CidrBlockState>state"`
+	NetworkBorderGroup   string `xml:"networkBorderGroup"`
+	IPv6Pool             string `xml:"ipv6Pool"`
+	IPSource             string `xml:"ipSource"`
+	IPv6AddressAttribute string `xml:"ipv6AddressAttribute"`
 }
 
 type xmlCidrAssociation struct {
@@ -187,6 +242,27 @@ var vpcFields = fields[*vpc]{
 	"state":                             func(*vpc) []string { return []string{"available"} },
 	"is-default":                        func(*vpc) []string { return []string{"false"} },
 	"owner-id":                          func(*vpc) []string { return nil },
+	"ipv6-cidr-block-association.ipv6-cidr-block": func(v *vpc) []string { return prefixValue(v.ipv6CIDR) },
+	"ipv6-cidr-block-association.association-id": func(v *vpc) []string {
+		if !v.ipv6CIDR.IsValid() {
+			return nil
+		}
+		return []string{vpcIPv6AssociationID(v.id)}
+	},
+	"ipv6-cidr-block-association.state": func(v *vpc) []string {
+		if !v.ipv6CIDR.IsValid() {
+			return nil
+		}
+		return []string{"associated"}
+	},
+}
+
+// prefixValue is a filter's value for an optional CIDR block.
+func prefixValue(p netip.Prefix) []string {
+	if !p.IsValid() {
+		return nil
+	}
+	return []string{p.String()}
 }
 
 func (e *Emulator) describeVpcs(p params) (any, error) {
@@ -202,6 +278,12 @@ func (e *Emulator) describeVpcs(p params) (any, error) {
 			CidrAssociation: xmlCidrAssociation{AssociationID: "vpc-cidr-assoc-" + v.id[4:], CidrBlock: v.cidr.String(), State: "associated"},
 			DhcpOptionsID:   "dopt-00000000000000001", InstanceTenancy: "default", Tags: ec2Tags(v.tags),
 		})
+		if v.ipv6CIDR.IsValid() {
+			resp.Vpcs[len(resp.Vpcs)-1].IPv6Association = []xmlVpcIPv6Association{{
+				AssociationID: vpcIPv6AssociationID(v.id), IPv6CidrBlock: v.ipv6CIDR.String(), State: "associated",
+				NetworkBorderGroup: e.cfg.Region, IPv6Pool: "Amazon", IPSource: "amazon", IPv6AddressAttribute: "public",
+			}}
+		}
 	}
 	return resp, nil
 }
@@ -209,18 +291,32 @@ func (e *Emulator) describeVpcs(p params) (any, error) {
 // --- DescribeSubnets ---
 
 type xmlSubnet struct {
-	SubnetID                string   `xml:"subnetId"`
-	SubnetArn               string   `xml:"subnetArn"`
-	State                   string   `xml:"state"`
-	OwnerID                 string   `xml:"ownerId"`
-	VpcID                   string   `xml:"vpcId"`
-	CidrBlock               string   `xml:"cidrBlock"`
-	AvailableIPAddressCount uint32   `xml:"availableIpAddressCount"`
-	AvailabilityZone        string   `xml:"availabilityZone"`
-	AvailabilityZoneID      string   `xml:"availabilityZoneId"`
-	DefaultForAz            bool     `xml:"defaultForAz"`
-	MapPublicIPOnLaunch     bool     `xml:"mapPublicIpOnLaunch"`
-	Tags                    []ec2Tag `xml:"tagSet>item"`
+	SubnetID                string `xml:"subnetId"`
+	SubnetArn               string `xml:"subnetArn"`
+	State                   string `xml:"state"`
+	OwnerID                 string `xml:"ownerId"`
+	VpcID                   string `xml:"vpcId"`
+	CidrBlock               string `xml:"cidrBlock"`
+	AvailableIPAddressCount uint32 `xml:"availableIpAddressCount"`
+	AvailabilityZone        string `xml:"availabilityZone"`
+	AvailabilityZoneID      string `xml:"availabilityZoneId"`
+	DefaultForAz            bool   `xml:"defaultForAz"`
+	MapPublicIPOnLaunch     bool   `xml:"mapPublicIpOnLaunch"`
+	// AssignIPv6AddressOnCreation and IPv6Native are always false: no
+	// subnet here hands out IPv6 addresses unasked or lacks IPv4.
+	AssignIPv6AddressOnCreation bool                       `xml:"assignIpv6AddressOnCreation"`
+	IPv6Native                  bool                       `xml:"ipv6Native"`
+	IPv6Associations            []xmlSubnetIPv6Association `xml:"ipv6CidrBlockAssociationSet>item"`
+	Tags                        []ec2Tag                   `xml:"tagSet>item"`
+}
+
+// xmlSubnetIPv6Association is a SubnetIpv6CidrBlockAssociation.
+type xmlSubnetIPv6Association struct {
+	AssociationID        string `xml:"associationId"`
+	IPv6CidrBlock        string `xml:"ipv6CidrBlock"`
+	State                string `xml:"ipv6CidrBlockState>state"`
+	IPSource             string `xml:"ipSource"`
+	IPv6AddressAttribute string `xml:"ipv6AddressAttribute"`
 }
 
 type describeSubnetsResponse struct {
@@ -240,6 +336,21 @@ func (e *Emulator) subnetFields() fields[*subnet] {
 		"map-public-ip-on-launch": func(s *subnet) []string {
 			return []string{fmt.Sprint(s.mapPublicIP)}
 		},
+		"assign-ipv6-address-on-creation":             func(*subnet) []string { return []string{"false"} },
+		"ipv6-native":                                 func(*subnet) []string { return []string{"false"} },
+		"ipv6-cidr-block-association.ipv6-cidr-block": func(s *subnet) []string { return prefixValue(s.ipv6CIDR) },
+		"ipv6-cidr-block-association.association-id": func(s *subnet) []string {
+			if !s.ipv6CIDR.IsValid() {
+				return nil
+			}
+			return []string{subnetIPv6AssociationID(s.id)}
+		},
+		"ipv6-cidr-block-association.state": func(s *subnet) []string {
+			if !s.ipv6CIDR.IsValid() {
+				return nil
+			}
+			return []string{"associated"}
+		},
 	}
 }
 
@@ -255,10 +366,16 @@ func (e *Emulator) describeSubnets(p params) (any, error) {
 			SubnetID:  s.id,
 			SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", e.cfg.Region, e.cfg.AccountID, s.id),
 			State:     "available", OwnerID: e.cfg.AccountID, VpcID: s.vpcID, CidrBlock: s.cidr.String(),
-			AvailableIPAddressCount: s.capacity() - s.allocated,
+			AvailableIPAddressCount: s.availableIPs(),
 			AvailabilityZone:        s.zone, AvailabilityZoneID: e.zoneID(s.zone),
 			MapPublicIPOnLaunch: s.mapPublicIP, Tags: ec2Tags(s.tags),
 		})
+		if s.ipv6CIDR.IsValid() {
+			resp.Subnets[len(resp.Subnets)-1].IPv6Associations = []xmlSubnetIPv6Association{{
+				AssociationID: subnetIPv6AssociationID(s.id), IPv6CidrBlock: s.ipv6CIDR.String(), State: "associated",
+				IPSource: "amazon", IPv6AddressAttribute: "public",
+			}}
+		}
 	}
 	return resp, nil
 }

@@ -62,6 +62,12 @@ func (e *Emulator) ec2TagMap(id string) (map[string]string, error) {
 			return nil, err
 		}
 		return a.tags, nil
+	case "eni":
+		n, err := e.interfaceParam(id)
+		if err != nil {
+			return nil, err
+		}
+		return n.tags, nil
 	case "rtb":
 		if rt, ok := e.routeTables.Get(id); ok {
 			return rt.tags, nil

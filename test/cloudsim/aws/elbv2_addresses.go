@@ -202,8 +202,13 @@ func (e *Emulator) claimMappings(lb *loadBalancer, want map[string]lbMapping) er
 }
 
 // privateIPInUse reports whether an instance or another load balancer
-// holds ip in the subnet.
+// holds ip in the subnet, or it is in a prefix delegated to an interface.
 func (e *Emulator) privateIPInUse(subnetID, ip, exceptLB string) bool {
+	if s, ok := e.subnets.Get(subnetID); ok {
+		if a, err := netip.ParseAddr(ip); err == nil && s.ipv4PrefixHolder(a) != "" {
+			return true
+		}
+	}
 	for _, i := range e.instances.All() {
 		if i.subnetID == subnetID && i.privateIP == ip {
 			return true

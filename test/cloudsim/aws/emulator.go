@@ -81,23 +81,25 @@ func (c *Config) setDefaults() {
 type Emulator struct {
 	cfg Config
 
-	mu               sync.Mutex
-	seq              uint64
-	vpcs             *cloudsim.Store[*vpc]
-	subnets          *cloudsim.Store[*subnet]
-	routeTables      *cloudsim.Store[*routeTable]
-	securityGroups   *cloudsim.Store[*securityGroup]
-	instances        *cloudsim.Store[*instance]
-	loadBalancers    *cloudsim.Store[*loadBalancer] // by ARN
-	targetGroups     *cloudsim.Store[*targetGroup]  // by ARN
-	listeners        *cloudsim.Store[*listener]     // by ARN
-	internetGateways *cloudsim.Store[*internetGateway]
-	classicLBs       *cloudsim.Store[*classicLB] // by name, which is the Classic ELB's ID
-	certificates     map[string]bool             // ACM and IAM certificate ARNs both ELB APIs accept
-	publicIPs        uint32                      // public addresses handed out
-	eips             *elasticIPs                 // Elastic IP addresses (ec2_addresses.go)
-	fixture          Fixture
-	now              func() time.Time
+	mu                sync.Mutex
+	seq               uint64
+	vpcs              *cloudsim.Store[*vpc]
+	subnets           *cloudsim.Store[*subnet]
+	routeTables       *cloudsim.Store[*routeTable]
+	securityGroups    *cloudsim.Store[*securityGroup]
+	instances         *cloudsim.Store[*instance]
+	networkInterfaces *cloudsim.Store[*networkInterface] // instances' primary interfaces (ec2_interfaces.go)
+	loadBalancers     *cloudsim.Store[*loadBalancer]     // by ARN
+	targetGroups      *cloudsim.Store[*targetGroup]      // by ARN
+	listeners         *cloudsim.Store[*listener]         // by ARN
+	internetGateways  *cloudsim.Store[*internetGateway]
+	classicLBs        *cloudsim.Store[*classicLB] // by name, which is the Classic ELB's ID
+	certificates      map[string]bool             // ACM and IAM certificate ARNs both ELB APIs accept
+	publicIPs         uint32                      // public addresses handed out
+	ipv6Blocks        uint32                      // Amazon-provided IPv6 /56s handed out to VPCs
+	eips              *elasticIPs                 // Elastic IP addresses (ec2_addresses.go)
+	fixture           Fixture
+	now               func() time.Time
 }
 
 var _ cloudsim.Cloud = (*Emulator)(nil)
@@ -107,20 +109,21 @@ var _ cloudsim.Cloud = (*Emulator)(nil)
 func New(cfg Config) *Emulator {
 	cfg.setDefaults()
 	return &Emulator{
-		cfg:              cfg,
-		vpcs:             cloudsim.NewStore(ec2Prefix+"vpc", func(v *vpc) string { return v.id }),
-		subnets:          cloudsim.NewStore(ec2Prefix+"subnet", func(s *subnet) string { return s.id }),
-		routeTables:      cloudsim.NewStore(ec2Prefix+"route-table", func(rt *routeTable) string { return rt.id }),
-		securityGroups:   cloudsim.NewStore(ec2Prefix+"security-group", func(sg *securityGroup) string { return sg.id }),
-		instances:        cloudsim.NewStore(ec2Prefix+"instance", func(i *instance) string { return i.id }),
-		loadBalancers:    cloudsim.NewStore(elbPrefix+"load-balancer", func(lb *loadBalancer) string { return lb.arn }),
-		targetGroups:     cloudsim.NewStore(elbPrefix+"target-group", func(tg *targetGroup) string { return tg.arn }),
-		listeners:        cloudsim.NewStore(elbPrefix+"listener", func(l *listener) string { return l.arn }),
-		internetGateways: cloudsim.NewStore(ec2Prefix+"internet-gateway", func(g *internetGateway) string { return g.id }),
-		classicLBs:       cloudsim.NewStore(clbPrefix+"load-balancer", func(lb *classicLB) string { return lb.name }),
-		certificates:     map[string]bool{},
-		eips:             newElasticIPs(),
-		now:              time.Now,
+		cfg:               cfg,
+		vpcs:              cloudsim.NewStore(ec2Prefix+"vpc", func(v *vpc) string { return v.id }),
+		subnets:           cloudsim.NewStore(ec2Prefix+"subnet", func(s *subnet) string { return s.id }),
+		routeTables:       cloudsim.NewStore(ec2Prefix+"route-table", func(rt *routeTable) string { return rt.id }),
+		securityGroups:    cloudsim.NewStore(ec2Prefix+"security-group", func(sg *securityGroup) string { return sg.id }),
+		instances:         cloudsim.NewStore(ec2Prefix+"instance", func(i *instance) string { return i.id }),
+		networkInterfaces: cloudsim.NewStore(ec2Prefix+"network-interface", func(n *networkInterface) string { return n.id }),
+		loadBalancers:     cloudsim.NewStore(elbPrefix+"load-balancer", func(lb *loadBalancer) string { return lb.arn }),
+		targetGroups:      cloudsim.NewStore(elbPrefix+"target-group", func(tg *targetGroup) string { return tg.arn }),
+		listeners:         cloudsim.NewStore(elbPrefix+"listener", func(l *listener) string { return l.arn }),
+		internetGateways:  cloudsim.NewStore(ec2Prefix+"internet-gateway", func(g *internetGateway) string { return g.id }),
+		classicLBs:        cloudsim.NewStore(clbPrefix+"load-balancer", func(lb *classicLB) string { return lb.name }),
+		certificates:      map[string]bool{},
+		eips:              newElasticIPs(),
+		now:               time.Now,
 	}
 }
 
@@ -189,6 +192,11 @@ var ec2Handlers = map[string]handler{
 	"AllocateAddress":               (*Emulator).allocateAddressAction,
 	"DescribeAddresses":             (*Emulator).describeAddresses,
 	"ReleaseAddress":                (*Emulator).releaseAddress,
+	"DescribeNetworkInterfaces":     (*Emulator).describeNetworkInterfaces,
+	"AssignIpv6Addresses":           (*Emulator).assignIPv6Addresses,
+	"UnassignIpv6Addresses":         (*Emulator).unassignIPv6Addresses,
+	"AssignPrivateIpAddresses":      (*Emulator).assignPrivateIPAddresses,
+	"UnassignPrivateIpAddresses":    (*Emulator).unassignPrivateIPAddresses,
 }
 
 var elbHandlers = map[string]handler{

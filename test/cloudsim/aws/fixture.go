@@ -12,10 +12,15 @@ type Fixture struct {
 	// VPCID is the VPC, CIDR 10.0.0.0/16, Name "<cluster>-vpc".
 	VPCID   string `json:"vpcId"`
 	VPCCIDR string `json:"vpcCidr"`
+	// VPCIPv6CIDR is the VPC's Amazon-provided IPv6 /56 (from
+	// 2001:db8::/32, the documentation range).
+	VPCIPv6CIDR string `json:"vpcIpv6Cidr"`
 	// PublicSubnets and PrivateSubnets map zone names to subnet IDs. Public
 	// subnets ("<cluster>-public-<zone>") are tagged kubernetes.io/role/elb=1
 	// and map public IPs on launch; private ones ("<cluster>-private-<zone>")
-	// are tagged kubernetes.io/role/internal-elb=1.
+	// are tagged kubernetes.io/role/internal-elb=1. Every one has an IPv6
+	// /64 of the VPC's /56, in the order of their IPv4 ranges (private
+	// ones first), so their interfaces can be delegated IPv6 /80s.
 	PublicSubnets  map[string]string `json:"publicSubnets"`
 	PrivateSubnets map[string]string `json:"privateSubnets"`
 	// RouteTableID is the VPC's main route table, Name "<cluster>-rtb",
@@ -57,8 +62,11 @@ func NewDefault(cfg Config) *Emulator {
 	}
 	vpcCIDR := netip.MustParsePrefix("10.0.0.0/16")
 	v := e.createVPC(vpcCIDR, owned(cluster+"-vpc"))
+	if err := e.associateVPCIPv6(v); err != nil {
+		panic("cloudsim/aws: building default fixture: " + err.Error())
+	}
 	f := Fixture{
-		VPCID: v.id, VPCCIDR: vpcCIDR.String(), ClusterTagKey: e.ClusterTagKey(),
+		VPCID: v.id, VPCCIDR: vpcCIDR.String(), VPCIPv6CIDR: v.ipv6CIDR.String(), ClusterTagKey: e.ClusterTagKey(),
 		PublicSubnets: map[string]string{}, PrivateSubnets: map[string]string{},
 	}
 
@@ -75,11 +83,11 @@ func NewDefault(cfg Config) *Emulator {
 		return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(addr >> 24), byte(addr >> 16), byte(addr >> 8), byte(addr)}), prefixLen)
 	}
 	for i, z := range zones {
-		priv, err := e.createSubnet(v.id, z, nth(i), false, owned(cluster+"-private-"+z, "kubernetes.io/role/internal-elb", "1"))
+		priv, err := e.createSubnet(v.id, z, nth(i), nthSubnetIPv6(v.ipv6CIDR, i), false, owned(cluster+"-private-"+z, "kubernetes.io/role/internal-elb", "1"))
 		if err != nil {
 			panic("cloudsim/aws: building default fixture: " + err.Error())
 		}
-		pub, err := e.createSubnet(v.id, z, nth(len(zones)+i), true, owned(cluster+"-public-"+z, "kubernetes.io/role/elb", "1"))
+		pub, err := e.createSubnet(v.id, z, nth(len(zones)+i), nthSubnetIPv6(v.ipv6CIDR, len(zones)+i), true, owned(cluster+"-public-"+z, "kubernetes.io/role/elb", "1"))
 		if err != nil {
 			panic("cloudsim/aws: building default fixture: " + err.Error())
 		}
