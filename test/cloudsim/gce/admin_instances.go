@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -50,7 +51,25 @@ type InstanceSpec struct {
 	NoIPForward bool `json:"noIpForward,omitempty"`
 	// Status to launch in, default RUNNING.
 	Status string `json:"status,omitempty"`
+	// AliasIPRanges are nic0's alias IP ranges, checked and allocated as
+	// instances.insert does (aliasranges.go): "/24" from the secondary
+	// range "pods" is what kOps asks for a node.
+	AliasIPRanges []AliasIPRange `json:"aliasIpRanges,omitempty"`
+	// StackType is nic0's: IPV4_ONLY (the default), IPV4_IPV6, or
+	// IPV6_ONLY (no IPv4 address, so neither an external IP nor alias IP
+	// ranges). With IPv6 nic0 gets a /96 of the subnetwork's IPv6 range.
+	StackType string `json:"stackType,omitempty"`
+	// IPv6Address asks for a particular /96: its first address, inside the
+	// fixture's SubnetworkIPv6CIDR. Empty picks the lowest free /96.
+	IPv6Address string `json:"ipv6Address,omitempty"`
 }
+
+// Stack types of a network interface.
+const (
+	StackIPv4Only = "IPV4_ONLY"
+	StackDual     = "IPV4_IPV6"
+	StackIPv6Only = "IPV6_ONLY"
+)
 
 // InstanceInfo is an instance as the admin API reports it.
 type InstanceInfo struct {
@@ -71,6 +90,13 @@ type InstanceInfo struct {
 	Tags         []string          `json:"tags,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
 	CanIPForward bool              `json:"canIpForward"`
+	// StackType is nic0's.
+	StackType string `json:"stackType"`
+	// AliasIPRanges are nic0's alias IP ranges, as CIDRs.
+	AliasIPRanges []AliasIPRange `json:"aliasIpRanges,omitempty"`
+	// IPv6Address is nic0's IPv6 address, the first of IPv6Range, its /96.
+	IPv6Address string `json:"ipv6Address,omitempty"`
+	IPv6Range   string `json:"ipv6Range,omitempty"`
 }
 
 // ProviderID is the providerID upstream's GCE CCM gives the Node of an
@@ -82,6 +108,25 @@ func ProviderID(project, zone, name string) string {
 func errAdmin(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), cloudsim.ErrInvalidRequest)
 }
+
+// adminAPIError is what the API would have answered to the same request
+// (an invalid field, an IP in use): it reads as GCE's operation error
+// code, or its reason, and message, so admin callers see the cloud's
+// words, and it is a bad admin request (cloudsim.ErrInvalidRequest, 400).
+// errors.As finds the *apiError in it.
+type adminAPIError struct{ api *apiError }
+
+func errAdminAPI(aerr *apiError) error { return &adminAPIError{aerr} }
+
+func (a *adminAPIError) Error() string {
+	code := a.api.opCode
+	if code == "" {
+		code = a.api.Reason
+	}
+	return code + ": " + a.api.Message
+}
+
+func (a *adminAPIError) Unwrap() []error { return []error{a.api, cloudsim.ErrInvalidRequest} }
 
 var (
 	machineTypeRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)+$`)
@@ -143,20 +188,67 @@ func (e *Emulator) launch(spec InstanceSpec) (*object, error) {
 	if !slices.Contains(instanceStatuses, spec.Status) {
 		return nil, errAdmin("instance status %q; have %s", spec.Status, strings.Join(instanceStatuses, ", "))
 	}
+	if spec.StackType == "" {
+		spec.StackType = StackIPv4Only
+	}
+	switch {
+	case !slices.Contains([]string{StackIPv4Only, StackDual, StackIPv6Only}, spec.StackType):
+		return nil, errAdmin("stack type %q; have %s, %s, %s", spec.StackType, StackIPv4Only, StackDual, StackIPv6Only)
+	case spec.StackType == StackIPv4Only && spec.IPv6Address != "":
+		return nil, errAdmin("an IPv6 address needs stack type %s or %s", StackDual, StackIPv6Only)
+	case spec.StackType == StackIPv6Only && spec.ExternalIP:
+		return nil, errAdminAPI(errInvalid("resource.networkInterfaces[0].accessConfigs", "ONE_TO_ONE_NAT",
+			"An IPV6_ONLY network interface has no IPv4 address to give external access."))
+	case spec.StackType == StackIPv6Only && len(spec.AliasIPRanges) > 0:
+		return nil, errAdminAPI(errInvalid("resource.networkInterfaces[0].aliasIpRanges", spec.AliasIPRanges[0].IPCIDRRange,
+			"An IPV6_ONLY network interface cannot have IPv4 alias IP ranges."))
+	}
 
 	fx := e.fixture()
 	path := e.objectPath(k, zone, spec.Name)
-	subnetPath, _ := e.refPath(fx.SubnetworkURL)
-	ip, ok := e.ips.pool(subnetPath).allocate(path)
+	subnetPath, sn, ok := e.subnetwork(fx.SubnetworkURL)
 	if !ok {
-		return nil, errAdmin("subnetwork %s has no free address", fx.SubnetworkName)
+		return nil, errAdmin("the fixture's subnetwork %s is gone", fx.SubnetworkName)
 	}
 	nic := &computepb.NetworkInterface{
 		Kind: proto.String("compute#networkInterface"), Name: proto.String("nic0"),
 		Network: proto.String(fx.NetworkURL), Subnetwork: proto.String(fx.SubnetworkURL),
-		NetworkIP: proto.String(ip.String()), StackType: proto.String("IPV4_ONLY"),
-		Fingerprint: proto.String(fingerprint(path + "/nic0")),
+		StackType: proto.String(spec.StackType),
 	}
+	// Whatever was claimed for the instance is released if the launch
+	// fails after all.
+	launched := false
+	defer func() {
+		if !launched {
+			e.ips.releaseOwner(path)
+		}
+	}()
+	if spec.StackType != StackIPv6Only {
+		ip, ok := e.ips.pool(subnetPath).allocate(path)
+		if !ok {
+			return nil, errAdmin("subnetwork %s has no free address", fx.SubnetworkName)
+		}
+		nic.NetworkIP = proto.String(ip.String())
+	}
+	if len(spec.AliasIPRanges) > 0 {
+		ranges, _, aerr := e.claimAliasRanges(path, subnetPath, sn, "resource.networkInterfaces[0].aliasIpRanges",
+			aliasesToAPI(spec.AliasIPRanges), nil)
+		if aerr != nil {
+			return nil, errAdminAPI(aerr)
+		}
+		nic.AliasIpRanges = ranges
+	}
+	if spec.StackType != StackIPv4Only {
+		p, aerr := e.claimIPv6(path, subnetPath, sn, "resource.networkInterfaces[0].ipv6Address", spec.IPv6Address)
+		if aerr != nil {
+			return nil, errAdminAPI(aerr)
+		}
+		// The subnetwork's IPv6 access type is the interface's.
+		nic.Ipv6Address = proto.String(p.Addr().String())
+		nic.InternalIpv6PrefixLength = proto.Int32(int32(p.Bits()))
+		nic.Ipv6AccessType = proto.String(sn.GetIpv6AccessType())
+	}
+	nic.Fingerprint = proto.String(nicFingerprint(path, nic))
 	if spec.ExternalIP {
 		nic.AccessConfigs = []*computepb.AccessConfig{{
 			Kind: proto.String("compute#accessConfig"), Type: proto.String("ONE_TO_ONE_NAT"),
@@ -190,6 +282,7 @@ func (e *Emulator) launch(spec InstanceSpec) (*object, error) {
 		LastStartTimestamp: proto.String(now),
 	}
 	o := e.create(k, zone, spec.Name, inst)
+	launched = true
 	if spec.Status != StatusTerminated && spec.Status != StatusSuspended {
 		e.ensureExternal(o)
 	}
@@ -234,12 +327,20 @@ func (e *Emulator) instanceOrErr(name string) (*object, error) {
 
 func (e *Emulator) instanceInfo(o *object) InstanceInfo {
 	inst := o.msg.(*computepb.Instance)
-	return InstanceInfo{
+	info := InstanceInfo{
 		Name: o.name, Zone: o.location, ID: strconv.FormatUint(inst.GetId(), 10), SelfLink: inst.GetSelfLink(),
 		ProviderID: ProviderID(e.cfg.Project, o.location, o.name), MachineType: lastSegment(inst.GetMachineType()),
 		Status: inst.GetStatus(), InternalIP: internalIP(inst), ExternalIP: externalIP(inst),
 		Tags: slices.Clone(inst.GetTags().GetItems()), Labels: maps.Clone(inst.GetLabels()), CanIPForward: inst.GetCanIpForward(),
 	}
+	if nics := inst.GetNetworkInterfaces(); len(nics) > 0 {
+		info.StackType = nics[0].GetStackType()
+		info.AliasIPRanges = aliasesFromAPI(nics[0].GetAliasIpRanges())
+		if p, ok := nicIPv6Range(nics[0]); ok {
+			info.IPv6Address, info.IPv6Range = nics[0].GetIpv6Address(), p.String()
+		}
+	}
+	return info
 }
 
 // Instance reports one instance.
@@ -337,25 +438,96 @@ var neutralStates = map[string]cloudsim.InstanceState{
 }
 
 func neutralInfo(i InstanceInfo) cloudsim.InstanceInfo {
-	return cloudsim.InstanceInfo{
+	out := cloudsim.InstanceInfo{
 		ID: i.Name, Name: i.Name, Zone: i.Zone, InstanceType: i.MachineType,
 		State: neutralStates[i.Status], CloudState: i.Status,
 		PrivateIP: i.InternalIP, PublicIP: i.ExternalIP,
 		// Kubelets on GCE register Nodes under the instance's name.
 		Hostname: i.Name, Tags: maps.Clone(i.Labels),
 	}
+	if out.PrivateIP == "" {
+		// An IPv6-only instance's private address is its IPv6 one.
+		out.PrivateIP = i.IPv6Address
+	}
+	// The pod ranges the cloud holds for the instance, in the order a
+	// cloud allocator reads them: nic0's alias ranges, then its IPv6 range.
+	for _, r := range i.AliasIPRanges {
+		out.PodRanges = append(out.PodRanges, r.IPCIDRRange)
+	}
+	if i.IPv6Range != "" {
+		out.PodRanges = append(out.PodRanges, i.IPv6Range)
+	}
+	return out
 }
 
 // LaunchInstance implements cloudsim.Instances with Launch: InstanceType
 // is the machine type, PublicIP an ephemeral external address, Tags the
-// labels (which must be valid GCE labels).
+// labels (which must be valid GCE labels), PodRanges nic0's pod ranges
+// (podRangesSpec).
 func (e *Emulator) LaunchInstance(spec cloudsim.InstanceSpec) (cloudsim.InstanceInfo, error) {
-	info, err := e.Launch(InstanceSpec{Name: spec.Name, Zone: spec.Zone, MachineType: spec.InstanceType,
-		ExternalIP: spec.PublicIP, Labels: spec.Tags})
+	gs := InstanceSpec{Name: spec.Name, Zone: spec.Zone, MachineType: spec.InstanceType,
+		ExternalIP: spec.PublicIP, Labels: spec.Tags}
+	if err := podRangesSpec(spec.PodRanges, &gs); err != nil {
+		return cloudsim.InstanceInfo{}, err
+	}
+	info, err := e.Launch(gs)
 	if err != nil {
 		return cloudsim.InstanceInfo{}, err
 	}
 	return neutralInfo(info), nil
+}
+
+// podRangesSpec puts neutral pod ranges into spec as GCE has them: an
+// IPv4 entry ("/24", a CIDR, an address) is an alias IP range from the
+// secondary range "pods", as kOps asks for a node's; an IPv6 entry makes
+// nic0 dual-stack, which gives it a /96, the only size GCE gives an
+// interface: "/96" or "::/96" for the lowest free one, or a particular
+// /96 of the fixture's SubnetworkIPv6CIDR. A bare netmask up to /32 is
+// IPv4, a longer one IPv6.
+func podRangesSpec(ranges []string, spec *InstanceSpec) error {
+	ipv6 := false
+	for _, r := range ranges {
+		v := strings.TrimSpace(r)
+		var v6 netip.Prefix
+		switch {
+		case strings.HasPrefix(v, "/"):
+			n, err := strconv.Atoi(v[1:])
+			if err != nil || n < 0 || n > 128 {
+				return errAdmin("pod range %q: not a netmask", r)
+			}
+			if n <= 32 {
+				spec.AliasIPRanges = append(spec.AliasIPRanges, AliasIPRange{IPCIDRRange: v, SubnetworkRangeName: PodRangeName})
+				continue
+			}
+			v6 = netip.PrefixFrom(netip.IPv6Unspecified(), n)
+		default:
+			p, err := netip.ParsePrefix(v)
+			if err != nil {
+				a, aerr := netip.ParseAddr(v)
+				if aerr != nil {
+					return errAdmin("pod range %q: not a CIDR, netmask or address", r)
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			if p.Addr().Is4() {
+				spec.AliasIPRanges = append(spec.AliasIPRanges, AliasIPRange{IPCIDRRange: v, SubnetworkRangeName: PodRangeName})
+				continue
+			}
+			v6 = p
+		}
+		if ipv6 {
+			return errAdmin("pod ranges %v: GCE gives a network interface one IPv6 range", ranges)
+		}
+		if v6.Bits() != ipv6NICPrefixLength {
+			return errAdmin("pod range %q: GCE gives a network interface an IPv6 /%d", r, ipv6NICPrefixLength)
+		}
+		ipv6 = true
+		spec.StackType = StackDual
+		if !v6.Addr().IsUnspecified() {
+			spec.IPv6Address = v6.Addr().String()
+		}
+	}
+	return nil
 }
 
 // StopInstance implements cloudsim.Instances.
@@ -394,6 +566,7 @@ func (e *Emulator) ListInstances() []cloudsim.InstanceInfo {
 //	DELETE /instances/{name}                Terminate -> 204
 //	POST   /instances/{name}/stop           InstanceInfo after the change; likewise start
 //	POST   /instances/{name}/status         {"status": "SUSPENDED"}: SetStatus
+//	POST   /instances/{name}/aliasIpRanges  {"aliasIpRanges": [AliasIPRange, ...]}: SetAliasRanges
 func (e *Emulator) instancesAdmin(mux *http.ServeMux) {
 	status := cloudsim.InstanceErrorStatus
 	mux.HandleFunc("GET /instances", func(w http.ResponseWriter, r *http.Request) {
@@ -447,8 +620,15 @@ func (e *Emulator) instancesAdmin(mux *http.ServeMux) {
 			if err = cloudsim.ReadJSON(r, &req); err == nil {
 				err = e.SetStatus(name, req.Status)
 			}
+		case "aliasIpRanges":
+			var req struct {
+				AliasIPRanges []AliasIPRange `json:"aliasIpRanges"`
+			}
+			if err = cloudsim.ReadJSON(r, &req); err == nil {
+				err = e.SetAliasRanges(name, req.AliasIPRanges)
+			}
 		default:
-			cloudsim.WriteJSONError(w, http.StatusNotFound, fmt.Errorf("unknown instance action %q; have stop, start, status", r.PathValue("action")))
+			cloudsim.WriteJSONError(w, http.StatusNotFound, fmt.Errorf("unknown instance action %q; have stop, start, status, aliasIpRanges", r.PathValue("action")))
 			return
 		}
 		if err != nil {

@@ -25,8 +25,10 @@
 // one more file that registers a kind; the generic REST handlers
 // (rest.go) serve it, custom methods go through customAction (actions.go).
 // Served: zones and regions; the fixture's network and subnetwork
-// (read-only, fixture.go); instances (instances.go, made by the admin
-// API); firewalls, routes and regional addresses; and for load
+// (read-only, fixture.go; dual-stack, with a secondary range for pods);
+// instances (instances.go, made by the admin API, with alias IP ranges
+// and IPv6 ranges, aliasranges.go, changed by updateNetworkInterface,
+// instances_nic.go); firewalls, routes and regional addresses; and for load
 // balancers, target pools (targetpools.go) and their legacy HTTP health
 // checks (httphealthchecks.go; computepb lacks that message, so it is
 // built in legacy_messages.go and clients reach it through
@@ -92,6 +94,11 @@ type Config struct {
 	ExternalCIDR string
 	// SubnetCIDR is the fixture subnetwork's range, default 10.128.0.0/20.
 	SubnetCIDR string
+	// PodCIDR is the fixture subnetwork's secondary range "pods", which
+	// instances' alias IP ranges for pods come from, default 10.4.0.0/14
+	// (kOps's default cluster CIDR on GCE). It must be IPv4 and not
+	// overlap SubnetCIDR.
+	PodCIDR string
 	// ProjectNumber appears in rate-limit messages, default 123456789012.
 	ProjectNumber uint64
 	// Seed makes IDs: the same seed and the same calls give the same IDs.
@@ -107,6 +114,7 @@ const (
 	DefaultPageSize     = 500
 	DefaultExternalCIDR = "35.192.0.0/12"
 	DefaultSubnetCIDR   = "10.128.0.0/20"
+	DefaultPodCIDR      = "10.4.0.0/14"
 )
 
 func (c *Config) setDefaults() {
@@ -141,6 +149,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SubnetCIDR == "" {
 		c.SubnetCIDR = DefaultSubnetCIDR
+	}
+	if c.PodCIDR == "" {
+		c.PodCIDR = DefaultPodCIDR
 	}
 	if c.ProjectNumber == 0 {
 		c.ProjectNumber = 123456789012

@@ -8,9 +8,11 @@ import (
 )
 
 // Instances through the API: list (per zone, filtered), aggregatedList,
-// get, delete, stop and start. Instances are made by the admin API
-// (admin_instances.go), as a cluster's installer or autoscaler would;
-// instances.insert is not emulated.
+// get, delete, stop, start and updateNetworkInterface (instances_nic.go).
+// Instances are made by the admin API (admin_instances.go), as a
+// cluster's installer or autoscaler would; instances.insert is not
+// emulated. A stopped instance keeps its internal address and its alias
+// and IPv6 ranges (aliasranges.go); a deleted one releases them.
 //
 // Lifecycle as GCE runs it: stop goes STOPPING at once and TERMINATED
 // when its operation is DONE, releasing an ephemeral external address
@@ -52,11 +54,15 @@ func registerInstances(t *kindTable) {
 			for _, ip := range instanceIPs(o) {
 				e.ips.release(ip, o.path)
 			}
+			// Its alias and IPv6 ranges, and any an interface change still
+			// in progress claimed.
+			e.ips.releaseOwner(o.path)
 		},
 		Refs: instanceRefs,
 		Actions: map[string]actionFunc{
-			"stop":  instanceAction("stop", StatusStopping, []string{StatusTerminated}, (*Emulator).stopInstance),
-			"start": instanceAction("start", StatusStaging, []string{StatusRunning}, (*Emulator).startInstance),
+			"stop":                   instanceAction("stop", StatusStopping, []string{StatusTerminated}, (*Emulator).stopInstance),
+			"start":                  instanceAction("start", StatusStaging, []string{StatusRunning}, (*Emulator).startInstance),
+			"updateNetworkInterface": updateNetworkInterface,
 		},
 	})
 }

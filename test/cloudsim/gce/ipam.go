@@ -6,7 +6,8 @@ import (
 )
 
 // Address pools: the external pool ephemeral and reserved external
-// addresses come from, and one pool per subnetwork for internal ones.
+// addresses come from, and one pool per subnetwork for internal ones
+// (alias IP ranges of the primary range included: aliasranges.go).
 // Each address has an owner, the path of the resource holding it (an
 // instance, an address resource, a forwarding rule), so that releasing
 // checks who holds it: an ephemeral address promoted to a static one
@@ -19,6 +20,9 @@ const externalPool = "external"
 type ipam struct {
 	pools map[string]*ipPool
 	order []string
+	// ranges hand out blocks rather than addresses: a subnetwork's
+	// secondary ranges and IPv6 range (aliasranges.go).
+	ranges map[string]*blockRange
 }
 
 // ipPool hands out the addresses of a range. It searches from where the

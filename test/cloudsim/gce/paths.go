@@ -121,7 +121,9 @@ func (p reqPath) method(httpMethod string) (string, error) {
 		if m, ok := map[string]string{"GET": "Get", "DELETE": "Delete", "PATCH": "Patch", "PUT": "Update"}[httpMethod]; ok {
 			return m, nil
 		}
-	case p.Action != "" && (httpMethod == "POST" || httpMethod == "GET"):
+	case p.Action != "" && (httpMethod == "POST" || httpMethod == "GET" || httpMethod == "PATCH"):
+		// Custom methods are POSTs, but for the few that follow PATCH
+		// semantics and say so (instances.updateNetworkInterface).
 		return strings.ToUpper(p.Action[:1]) + p.Action[1:], nil
 	}
 	return "", fmt.Errorf("%s is not a Compute Engine method on %s", httpMethod, p.relative())
