@@ -25,6 +25,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/lbrepair"
+	"github.com/multicloud-ccm/multicloud-ccm/controllers/nodeipam"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/orphans"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/tagging"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/instancetags"
@@ -57,6 +58,19 @@ type Options struct {
 	DeleteOrphans bool
 	// Tagging are upstream AWS's tagging controller flags.
 	Tagging *tagging.Options
+	// NodeIPAM are the node-ipam controller's flags of upstream's
+	// (cloud-provider-gcp cmd/cloud-controller-manager/options/
+	// nodeipamcontroller.go:38-41); --cluster-cidr, --allocate-node-cidrs
+	// and --cidr-allocator-type are k8s.io/cloud-provider's own.
+	NodeIPAM NodeIPAMFlags
+}
+
+// NodeIPAMFlags are the node-ipam controller's own flags.
+type NodeIPAMFlags struct {
+	ServiceClusterIPRange string
+	MaskSize              int32
+	MaskSizeIPv4          int32
+	MaskSizeIPv6          int32
 }
 
 // NewOptions returns the defaults.
@@ -73,6 +87,26 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.OrphanGracePeriod, "orphan-grace-period", o.OrphanGracePeriod,
 		"How long a resource must have been an orphan at every scan before orphans: delete deletes it.")
 	o.Tagging.AddFlags(fs)
+	fs.StringVar(&o.NodeIPAM.ServiceClusterIPRange, "service-cluster-ip-range", o.NodeIPAM.ServiceClusterIPRange,
+		"CIDR range(s) for Services (at most one per family, comma-separated), as kube-apiserver's. With --allocate-node-cidrs=true --cidr-allocator-type=CloudAllocator, never handed to Nodes, and their order is the order of each Node's pod CIDRs (else --cluster-cidr's).")
+	fs.Int32Var(&o.NodeIPAM.MaskSize, "node-cidr-mask-size", o.NodeIPAM.MaskSize,
+		"Mask size of the pod CIDR allocated to a Node of a single-stack cluster where the cloud names none. Default 24 for IPv4, 64 for IPv6. Not with dual-stack: use the -ipv4/-ipv6 flags.")
+	fs.Int32Var(&o.NodeIPAM.MaskSizeIPv4, "node-cidr-mask-size-ipv4", o.NodeIPAM.MaskSizeIPv4,
+		"Mask size of the IPv4 pod CIDR allocated to a Node where the cloud names none (Azure: the node pool's kubernetesNodeCIDRMaskIPV4 tag wins). Default 24.")
+	fs.Int32Var(&o.NodeIPAM.MaskSizeIPv6, "node-cidr-mask-size-ipv6", o.NodeIPAM.MaskSizeIPv6,
+		"Mask size of the IPv6 pod CIDR allocated to a Node where the cloud names none (Azure: the node pool's kubernetesNodeCIDRMaskIPV6 tag wins). Default 64.")
+}
+
+// Aliases adds the short names of this project's controllers to
+// upstream's aliases: upstream GCP's "nodeipam"
+// (cmd/cloud-controller-manager/main.go:158).
+func Aliases(upstream map[string]string) map[string]string {
+	out := make(map[string]string, len(upstream)+1)
+	for k, v := range upstream {
+		out[k] = v
+	}
+	out[nodeipam.Alias] = nodeipam.ControllerName
+	return out
 }
 
 // InitFuncConstructors returns the controllers to run, keyed by name. It is
@@ -100,6 +134,14 @@ func InitFuncConstructors(o *Options) map[string]app.ControllerInitFuncConstruct
 		Constructor: func(_ app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
 			return func(ctx context.Context, _ genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
 				return startOrphans(ctx, o, completed, cloud)
+			}
+		},
+	}
+	out[nodeipam.ControllerName] = app.ControllerInitFuncConstructor{
+		InitContext: app.ControllerInitContext{ClientName: nodeipam.ClientName},
+		Constructor: func(initCtx app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
+			return func(ctx context.Context, _ genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
+				return startNodeIPAM(ctx, o, initCtx, completed, cloud)
 			}
 		},
 	}

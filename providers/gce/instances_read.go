@@ -37,6 +37,11 @@ type instance struct {
 	internalIP  string
 	externalIPs []string
 	tags        []string
+	// aliasRange is the first alias IP range of nic0, ipv6Range nic0's
+	// IPv6 pod range: what the node-ipam controller makes the Node's pod
+	// CIDRs (podcidrs.go).
+	aliasRange string
+	ipv6Range  string
 }
 
 // shutdown says the instance is stopped or suspended (or on its way):
@@ -80,6 +85,7 @@ func fromInstance(project string, in *computepb.Instance) *instance {
 				i.externalIPs = append(i.externalIPs, ip)
 			}
 		}
+		i.aliasRange, i.ipv6Range = podRanges(nics)
 	}
 	return i
 }

@@ -71,7 +71,7 @@ func New(registry *providers.Registry, version string, stopCh <-chan struct{}) *
 	fss := cliflag.NamedFlagSets{}
 	ctrlOpts.AddFlags(fss.FlagSet("multicloud-ccm controllers"))
 	cmd := app.NewCloudControllerManagerCommand(opts, cloudInit, controllers.InitFuncConstructors(ctrlOpts),
-		names.CCMControllerAliases(), fss, stopCh)
+		controllers.Aliases(names.CCMControllerAliases()), fss, stopCh)
 	cmd.Use = "multicloud-ccm"
 	cmd.Long = `multicloud-ccm is one Kubernetes cloud-controller-manager for AWS, Azure,
 GCE and OpenStack. The cloud-config file (--cloud-config) names the backend
