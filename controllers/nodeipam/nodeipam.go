@@ -483,7 +483,7 @@ func (c *Controller) checkExisting(ctx context.Context, node *v1.Node, answer po
 			c.recorder.Eventf(nodeRef(node), v1.EventTypeWarning, ReasonPodCIDRMismatch,
 				"Pod CIDRs %s differ from the ranges the cloud holds for the instance; a Node's pod CIDRs cannot change, so they are left as they are (recreate the Node to take the cloud's)", key)
 		}
-	} else if answer.CloudRouted {
+	} else if answer.CloudRouted && !answer.IPv4.Allocate && !answer.IPv6.Allocate {
 		if err := c.setNetworkAvailable(ctx, node); err != nil {
 			return err
 		}
@@ -564,7 +564,9 @@ func (c *Controller) assign(ctx context.Context, node *v1.Node, answer podcidrs.
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Set the Node's pod CIDRs", "node", klog.KObj(node), "podCIDRs", cidrs)
-	if answer.CloudRouted {
+	// A range allocated here still needs the route controller's route,
+	// which sets the condition itself.
+	if answer.CloudRouted && len(reserved) == 0 {
 		if err := c.setNetworkAvailable(ctx, node); err != nil {
 			return err
 		}

@@ -26,6 +26,7 @@ import (
 type op[I, R, O any] func(context.Context, *I, ...func(*O)) (*R, error)
 
 type ec2Calls struct {
+	AssignIpv6Addresses           op[ec2.AssignIpv6AddressesInput, ec2.AssignIpv6AddressesOutput, ec2.Options]
 	AuthorizeSecurityGroupIngress op[ec2.AuthorizeSecurityGroupIngressInput, ec2.AuthorizeSecurityGroupIngressOutput, ec2.Options]
 	CreateRoute                   op[ec2.CreateRouteInput, ec2.CreateRouteOutput, ec2.Options]
 	CreateSecurityGroup           op[ec2.CreateSecurityGroupInput, ec2.CreateSecurityGroupOutput, ec2.Options]
@@ -44,6 +45,7 @@ type ec2Calls struct {
 
 func newEC2Calls(c *ec2.Client) *ec2Calls {
 	return &ec2Calls{
+		AssignIpv6Addresses:           c.AssignIpv6Addresses,
 		AuthorizeSecurityGroupIngress: c.AuthorizeSecurityGroupIngress,
 		CreateRoute:                   c.CreateRoute,
 		CreateSecurityGroup:           c.CreateSecurityGroup,

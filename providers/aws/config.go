@@ -23,6 +23,10 @@ type Section struct {
 	RouteTables RouteTableSelection `yaml:"routeTables"`
 	// LoadBalancer chooses what a LoadBalancer Service gets by default.
 	LoadBalancer LoadBalancerConfig `yaml:"loadBalancer"`
+	// NodeIPAM tunes the cloud allocator (--allocate-node-cidrs=true
+	// --cidr-allocator-type=CloudAllocator), which makes the prefixes
+	// delegated to each instance's primary interface its Node's pod CIDRs.
+	NodeIPAM NodeIPAMConfig `yaml:"nodeIPAM"`
 	// Endpoints overrides service endpoints (VPC endpoints, AWS-compatible
 	// clouds, the emulator in tests).
 	Endpoints Endpoints `yaml:"endpoints"`
@@ -35,6 +39,16 @@ type Section struct {
 	// Options are the options every backend shares: requestTimeout,
 	// maxAttempts and instanceCacheTTL.
 	clientopts.Options `yaml:",inline"`
+}
+
+// NodeIPAMConfig is the `nodeIPAM:` part of the section.
+type NodeIPAMConfig struct {
+	// AssignIPv6Prefix gives an instance whose primary interface has no
+	// IPv6 prefix one /80 (AssignIpv6Addresses with Ipv6PrefixCount 1)
+	// before its Node's pod CIDRs are written, as kops-controller does for
+	// instances launched without one. Off by default: it is a write to
+	// the instance's interface, and needs ec2:AssignIpv6Addresses.
+	AssignIPv6Prefix bool `yaml:"assignIPv6Prefix"`
 }
 
 // SubnetSelection chooses load-balancer subnets. By default they are

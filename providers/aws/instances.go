@@ -46,6 +46,11 @@ type instances struct {
 	region    string
 	clusterID string
 	cfgVPC    string
+	// assignIPv6Prefix is the cloud-config's nodeIPAM.assignIPv6Prefix.
+	assignIPv6Prefix bool
+	// assignedPrefixes maps an interface ID to the IPv6 prefix assigned
+	// to it here (podcidrs.go).
+	assignedPrefixes sync.Map
 
 	snap  *snapshot.Snapshot[*ec2types.Instance]
 	zones *zoneIDCache
@@ -62,11 +67,12 @@ var _ cloudprovider.InstancesV2 = (*instances)(nil)
 
 func newInstances(api *clients, s *Section, clusterID string, lister *nodes.Lister, clk clock.PassiveClock) *instances {
 	in := &instances{
-		ec2:       api.ec2,
-		region:    s.Region,
-		clusterID: clusterID,
-		cfgVPC:    s.VPCID,
-		nodes:     lister,
+		ec2:              api.ec2,
+		region:           s.Region,
+		clusterID:        clusterID,
+		cfgVPC:           s.VPCID,
+		assignIPv6Prefix: s.NodeIPAM.AssignIPv6Prefix,
+		nodes:            lister,
 	}
 	in.snap = snapshot.New(in.snapshotSource(), in.snapshotOptions(s, clk))
 	in.zones = &zoneIDCache{ec2: api.ec2, clock: clk, minRefetch: s.InstanceCacheTTL}

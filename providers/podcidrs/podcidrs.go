@@ -48,7 +48,8 @@ type Answer struct {
 	// the instance (alias IP ranges, delegated prefixes), so no route is
 	// needed and the controller sets the Node's NetworkUnavailable
 	// condition to False as it writes them, as upstream GCE's allocator
-	// does. Ranges allocated from the cluster CIDR still need routes.
+	// does. Ranges allocated from the cluster CIDR still need routes: when
+	// any family is allocated, the route controller sets the condition.
 	CloudRouted bool
 }
 
