@@ -32,13 +32,15 @@ type clients struct {
 	vms          *armcompute.VirtualMachinesClient
 	scaleSets    *armcompute.VirtualMachineScaleSetsClient
 	scaleSetVMs  *armcompute.VirtualMachineScaleSetVMsClient
-	nics         *armnetwork.InterfacesClient
-	publicIPs    *armnetwork.PublicIPAddressesClient
-	lbs          *armnetwork.LoadBalancersClient
-	nsgs         *armnetwork.SecurityGroupsClient
-	routeTables  *armnetwork.RouteTablesClient
-	routes       *armnetwork.RoutesClient
-	subnets      *armnetwork.SubnetsClient
+	// availabilitySets is read for node pools' mask tags (podcidrs.go).
+	availabilitySets *armcompute.AvailabilitySetsClient
+	nics             *armnetwork.InterfacesClient
+	publicIPs        *armnetwork.PublicIPAddressesClient
+	lbs              *armnetwork.LoadBalancersClient
+	nsgs             *armnetwork.SecurityGroupsClient
+	routeTables      *armnetwork.RouteTablesClient
+	routes           *armnetwork.RoutesClient
+	subnets          *armnetwork.SubnetsClient
 }
 
 // clientSetup is what newClients derives from the section: the cloud's
@@ -253,16 +255,17 @@ func newClientsWith(subscription string, cred azcore.TokenCredential, setup *cli
 		return nil, fmt.Errorf("azure network clients: %w", err)
 	}
 	return &clients{
-		subscription: subscription,
-		vms:          cf.NewVirtualMachinesClient(),
-		scaleSets:    cf.NewVirtualMachineScaleSetsClient(),
-		scaleSetVMs:  cf.NewVirtualMachineScaleSetVMsClient(),
-		nics:         nf.NewInterfacesClient(),
-		publicIPs:    nf.NewPublicIPAddressesClient(),
-		lbs:          nf.NewLoadBalancersClient(),
-		nsgs:         nf.NewSecurityGroupsClient(),
-		routeTables:  nf.NewRouteTablesClient(),
-		routes:       nf.NewRoutesClient(),
-		subnets:      nf.NewSubnetsClient(),
+		subscription:     subscription,
+		vms:              cf.NewVirtualMachinesClient(),
+		scaleSets:        cf.NewVirtualMachineScaleSetsClient(),
+		scaleSetVMs:      cf.NewVirtualMachineScaleSetVMsClient(),
+		availabilitySets: cf.NewAvailabilitySetsClient(),
+		nics:             nf.NewInterfacesClient(),
+		publicIPs:        nf.NewPublicIPAddressesClient(),
+		lbs:              nf.NewLoadBalancersClient(),
+		nsgs:             nf.NewSecurityGroupsClient(),
+		routeTables:      nf.NewRouteTablesClient(),
+		routes:           nf.NewRoutesClient(),
+		subnets:          nf.NewSubnetsClient(),
 	}, nil
 }

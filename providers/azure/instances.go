@@ -26,12 +26,14 @@ import (
 type instances struct {
 	*nodeinstance.Resolver[*vm]
 	location string
+	// pools keeps node pools' mask tags for PodCIDRs (podcidrs.go).
+	pools *poolTags
 }
 
 var _ cloudprovider.InstancesV2 = (*instances)(nil)
 
-func newInstances(api *clients, s *Section, lister *nodes.Lister, clk clock.PassiveClock) *instances {
-	in := &instances{location: s.Location, Resolver: &nodeinstance.Resolver[*vm]{
+func newInstances(api *clients, s *Section, lister *nodes.Lister, clk clock.Clock) *instances {
+	in := &instances{location: s.Location, pools: newPoolTags(api, s.InstanceCacheTTL, clk), Resolver: &nodeinstance.Resolver[*vm]{
 		Nodes: lister,
 		// Refuses other subscriptions' providerIDs.
 		KeyOf:        vmIDParser(s.SubscriptionID),
@@ -40,7 +42,7 @@ func newInstances(api *clients, s *Section, lister *nodes.Lister, clk clock.Pass
 		Shutdown:     (*vm).shutdown,
 		Noun:         "VM", Scope: "in resource group " + s.ResourceGroup,
 	}}
-	r := &vmReader{api: api, rg: s.ResourceGroup, location: s.Location, vmss: s.VMType == VMTypeVMSS}
+	r := &vmReader{api: api, rg: s.ResourceGroup, location: s.Location, vmss: s.VMType == VMTypeVMSS, pools: in.pools}
 	in.Snap = snapshot.New(snapshot.Source[*vm]{
 		List:        r.list,
 		LookupIDs:   r.lookupIDs,

@@ -59,6 +59,11 @@ type vm struct {
 	// without IPv6.
 	ipConfig  string
 	ipConfig6 string
+	// pool is the VM set (node pool) it belongs to, whose tags size its
+	// pod CIDRs (podcidrs.go); gen is poolTags' generation when it was
+	// described, which says whether a set listing may predate it.
+	pool pool
+	gen  uint64
 }
 
 // shutdown says the VM is stopped or deallocated (or on its way there),
@@ -79,6 +84,8 @@ type vmReader struct {
 	vmss     bool
 	// cached is the snapshot's description of a VM, without a call.
 	cached func(key string) (*vm, bool)
+	// pools keeps the sets' mask tags; the scale set listing feeds it.
+	pools *poolTags
 	// statusOnce shares one status listing among the resource groups of
 	// one lookup that run at once.
 	statusOnce flight.Group[map[string]*armcompute.VirtualMachineInstanceView]
@@ -235,9 +242,13 @@ func (r *vmReader) statuses(ctx context.Context) (map[string]*armcompute.Virtual
 	return out, nil
 }
 
-// scaleSets lists rg's uniform scale sets' instances and NICs.
+// scaleSets lists rg's uniform scale sets' instances and NICs. The scale
+// set listing also gives every scale set's mask tags to pools, so the
+// node-ipam controller's questions about these instances cost no listing
+// of their own.
 func (r *vmReader) scaleSets(ctx context.Context, rg string, d *groupData, mu *sync.Mutex) error {
 	var names []string
+	tags := poolListing{gen: r.pools.begin(), masks: map[string]poolMasks{}}
 	p := r.api.scaleSets.NewListPager(rg, nil)
 	for p.More() {
 		page, err := p.NextPage(ctx)
@@ -245,6 +256,9 @@ func (r *vmReader) scaleSets(ctx context.Context, rg string, d *groupData, mu *s
 			return fmt.Errorf("list scale sets in %s: %w", rg, err)
 		}
 		for _, ss := range page.Value {
+			if ss.Name != nil {
+				tags.masks[strings.ToLower(*ss.Name)] = parseMasks(ctx, poolScaleSet, rg, *ss.Name, ss.Tags)
+			}
 			// Flexible scale sets' instances are VMs, listed as such.
 			if ss.Name == nil || ss.Properties != nil && ss.Properties.OrchestrationMode != nil && *ss.Properties.OrchestrationMode == armcompute.OrchestrationModeFlexible {
 				continue
@@ -252,6 +266,7 @@ func (r *vmReader) scaleSets(ctx context.Context, rg string, d *groupData, mu *s
 			names = append(names, *ss.Name)
 		}
 	}
+	r.pools.put(poolScaleSet, rg, tags)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for _, ss := range names {
@@ -320,7 +335,7 @@ func (r *vmReader) fromVM(ctx context.Context, v *armcompute.VirtualMachine, iv 
 		return nil, nil
 	}
 	p := v.Properties
-	m := &vm{ref: ref, id: *v.ID, names: []string{strings.ToLower(*v.Name)}, faultDomain: -1}
+	m := &vm{ref: ref, id: *v.ID, names: []string{strings.ToLower(*v.Name)}, faultDomain: -1, pool: vmPool(v.Properties), gen: r.pools.described()}
 	if p.OSProfile != nil && p.OSProfile.ComputerName != nil {
 		m.addName(*p.OSProfile.ComputerName)
 	}
@@ -376,7 +391,7 @@ func (r *vmReader) fromScaleSetVM(ctx context.Context, v *armcompute.VirtualMach
 		return nil, nil
 	}
 	p := v.Properties
-	m := &vm{ref: ref, id: *v.ID, faultDomain: -1}
+	m := &vm{ref: ref, id: *v.ID, faultDomain: -1, pool: pool{kind: poolScaleSet, rg: strings.ToLower(ref.rg), name: strings.ToLower(ref.scaleSet)}, gen: r.pools.described()}
 	if p.OSProfile != nil && p.OSProfile.ComputerName != nil {
 		m.addName(*p.OSProfile.ComputerName)
 	}
