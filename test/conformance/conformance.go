@@ -16,6 +16,7 @@
 package conformance
 
 import (
+	"errors"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -323,3 +324,52 @@ func (i Instances) Start(id string) error { return i.Admin.StartInstance(id) }
 
 // Terminate terminates an instance.
 func (i Instances) Terminate(id string) error { return i.Admin.TerminateInstance(id) }
+
+// PodCIDRKind is which instance the node-ipam scenario asks for.
+type PodCIDRKind int
+
+const (
+	// PodCIDRsDefault: an instance of the cluster's usual kind, whose
+	// Node the cloud allocator gives pod CIDRs (GCE: an alias range from
+	// "pods"; AWS: a delegated /80; Azure: a VM of the default pool).
+	PodCIDRsDefault PodCIDRKind = iota
+	// PodCIDRsOtherPool: an instance of another node pool, with another
+	// range size where the cloud has pools (Azure: a scale set tagged
+	// kubernetesNodeCIDRMaskIPV4=26; GCE: a /26 alias range).
+	PodCIDRsOtherPool
+	// PodCIDRsNone: an instance the cloud holds no range for; its Node
+	// gets none and a CIDRNotAvailable Warning. Clouds that allocate from
+	// the cluster CIDR (Azure) have no such instance: LaunchPodCIDRs
+	// answers ErrNoSuchKind.
+	PodCIDRsNone
+)
+
+// ErrNoSuchKind is LaunchPodCIDRs' answer for a kind the cloud has not.
+var ErrNoSuchKind = errors.New("the cloud has no instance of this kind")
+
+// PodCIDRWant is what a Node's pod CIDRs must be.
+type PodCIDRWant struct {
+	// Exact are the pod CIDRs, in order, when the cloud holds them.
+	Exact []string
+	// Within and Masks, for ranges allocated from the cluster CIDR: the
+	// i-th pod CIDR lies in Within[i] and has Masks[i] bits.
+	Within []string
+	Masks  []int
+	// None: the Node gets no pod CIDR.
+	None bool
+	// NetworkAvailable: the allocator sets NetworkUnavailable=False (the
+	// cloud routes the ranges itself).
+	NetworkAvailable bool
+}
+
+// PodCIDRCloud is what a Cloud may also implement when its backend has a
+// cloud allocator (controllers/nodeipam): the scenario "pod CIDRs come
+// from the cloud".
+type PodCIDRCloud interface {
+	// PodCIDRArgs are the manager flags that turn the allocator on as
+	// this cloud's users run it (GCE: kOps' flag set).
+	PodCIDRArgs() []string
+	// LaunchPodCIDRs starts an instance of the kind and says what its
+	// Node's pod CIDRs must be.
+	LaunchPodCIDRs(spec InstanceSpec, kind PodCIDRKind) (Instance, PodCIDRWant, error)
+}

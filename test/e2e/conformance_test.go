@@ -247,6 +247,9 @@ func runConformance(t *testing.T, cl *cluster, a conformance.Adapter) {
 	t.Run("resources no Service owns are reported, and deleted after the grace period with orphans: delete", func(t *testing.T) {
 		orphanCleanup(t, cl, a)
 	})
+	t.Run("pod CIDRs come from the cloud", func(t *testing.T) {
+		podCIDRsFromTheCloud(t, cl, a)
+	})
 	t.Run("a load balancer the upstream CCM made is adopted with its address", func(t *testing.T) {
 		if why := a.Features().NoAdoption; why != "" {
 			t.Skip(why)
