@@ -1,8 +1,8 @@
 package gce
 
 import (
-	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 	cloudsimgce "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 )
 
 var _ conformance.PodCIDRCloud = (*Cloud)(nil)
