@@ -445,6 +445,8 @@ func TestInvalidValues(t *testing.T) {
 		// --skip-schema-validation).
 		{[]string{"-f", values("aws"), "--set", "kind=StatefulSet", "--skip-schema-validation"}, "want Deployment or DaemonSet"},
 		{[]string{"-f", values("aws"), "--set", "clusterCIDR=10.244.0.0/16"}, "configureCloudRoutes"},
+		{[]string{"-f", values("aws"), "--set", "nodeIPAM.enabled=true"}, "nodeIPAM.enabled needs clusterCIDR"},
+		{[]string{"-f", values("aws"), "--set", "nodeIPAM.nodeCIDRMaskSizeIPv4=40"}, "nodeCIDRMaskSizeIPv4"},
 	} {
 		_, err := h.Template(ns, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -506,6 +508,24 @@ func TestArgs(t *testing.T) {
 	}
 	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 10300 || c.LivenessProbe.HTTPGet.Port.IntValue() != 10300 {
 		t.Errorf("securePort not applied to the port %v and the probe %v", c.Ports, c.LivenessProbe.HTTPGet.Port)
+	}
+}
+
+// TestNodeIPAMArgs: nodeIPAM turns the cloud allocator on with upstream's
+// flags, as kOps passes them to the GCP CCM.
+func TestNodeIPAMArgs(t *testing.T) {
+	_, tmpl := podTemplate(t, render(t, ns, "-f", values("aws"),
+		"--set", "clusterCIDR=10.4.0.0/14", "--set", "nodeIPAM.enabled=true",
+		"--set", "nodeIPAM.nodeCIDRMaskSizeIPv4=26", "--set", "nodeIPAM.serviceClusterIPRange=10.96.0.0/12"))
+	args := tmpl.Spec.Containers[0].Args
+	for _, want := range []string{"--cluster-cidr=10.4.0.0/14", "--allocate-node-cidrs=true", "--cidr-allocator-type=CloudAllocator",
+		"--node-cidr-mask-size-ipv4=26", "--service-cluster-ip-range=10.96.0.0/12", "--configure-cloud-routes=false"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("args %q lack %s", args, want)
+		}
+	}
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--node-cidr-mask-size-ipv6") }) {
+		t.Errorf("args %q set the IPv6 mask left at 0", args)
 	}
 }
 

@@ -44,8 +44,11 @@ app.kubernetes.io/component: cloud-controller-manager
 {{- if not (has .Values.kind (list "Deployment" "DaemonSet")) -}}
 {{- fail (printf "kind %q: want Deployment or DaemonSet" .Values.kind) -}}
 {{- end -}}
-{{- if and .Values.clusterCIDR (not .Values.configureCloudRoutes) -}}
-{{- fail "clusterCIDR is only used with configureCloudRoutes: true" -}}
+{{- if and .Values.clusterCIDR (not .Values.configureCloudRoutes) (not .Values.nodeIPAM.enabled) -}}
+{{- fail "clusterCIDR is only used with configureCloudRoutes: true or nodeIPAM.enabled: true" -}}
+{{- end -}}
+{{- if and .Values.nodeIPAM.enabled (not .Values.clusterCIDR) -}}
+{{- fail "nodeIPAM.enabled needs clusterCIDR (--cluster-cidr): the pod range(s) the cloud's ranges come from" -}}
 {{- end -}}
 {{- end -}}
 
@@ -135,6 +138,21 @@ spec:
         - --configure-cloud-routes={{ .Values.configureCloudRoutes }}
         {{- with .Values.clusterCIDR }}
         - --cluster-cidr={{ . }}
+        {{- end }}
+        {{- with .Values.nodeIPAM }}
+        {{- if .enabled }}
+        - --allocate-node-cidrs=true
+        - --cidr-allocator-type=CloudAllocator
+        {{- with .nodeCIDRMaskSizeIPv4 }}
+        - --node-cidr-mask-size-ipv4={{ . }}
+        {{- end }}
+        {{- with .nodeCIDRMaskSizeIPv6 }}
+        - --node-cidr-mask-size-ipv6={{ . }}
+        {{- end }}
+        {{- with .serviceClusterIPRange }}
+        - --service-cluster-ip-range={{ . }}
+        {{- end }}
+        {{- end }}
         {{- end }}
         - --v={{ .Values.logVerbosity }}
         {{- range .Values.extraArgs }}
