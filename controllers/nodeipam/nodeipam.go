@@ -288,8 +288,9 @@ func New(opts Options, alloc podcidrs.Allocator, kube kubernetes.Interface, node
 }
 
 // needsWork says an updated Node may have something to do: no pod CIDRs
-// yet, pod CIDRs not checked since they changed, or NetworkUnavailable
-// not yet False (upstream requeues on the last too).
+// yet, or pod CIDRs not checked since they changed. Unlike upstream GCE,
+// a NetworkUnavailable condition someone else sets True again (a CNI)
+// does not bring a checked Node back: the two would fight.
 func (c *Controller) needsWork(n *v1.Node) bool {
 	if n.Spec.PodCIDR == "" {
 		return true
@@ -440,6 +441,19 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	}
 	if len(node.Spec.PodCIDRs) > 0 || node.Spec.PodCIDR != "" {
 		return c.checkExisting(ctx, node, answer)
+	}
+	if answer.IPv6.CIDR == "" && !answer.IPv6.Allocate && slices.Contains(c.opts.families(), ipv6) {
+		// The cloud may give the instance the IPv6 range it lacks (AWS's
+		// opt-in prefix assignment): asked only here, for a Node that
+		// needs one, never for one that has pod CIDRs or a cluster
+		// without IPv6.
+		if ra, ok := c.alloc.(podcidrs.RangeAssigner); ok {
+			r, err := ra.AssignIPv6Range(ctx, node)
+			if err != nil {
+				return err
+			}
+			answer.IPv6.CIDR = r
+		}
 	}
 	return c.assign(ctx, node, answer)
 }

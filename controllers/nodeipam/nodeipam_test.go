@@ -286,3 +286,73 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 	}
 }
+
+// assigningCloud is a cloud that can give an instance the IPv6 range it
+// lacks (AWS's assignIPv6Prefix), counting what it is asked.
+type assigningCloud struct {
+	*cloud
+	assigned map[string]int
+}
+
+func (a *assigningCloud) AssignIPv6Range(_ context.Context, n *v1.Node) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.assigned[n.Name]++
+	return "fd00:ec2::" + fmt.Sprint(len(a.assigned)) + ":0:0:0/80", nil
+}
+
+// TestRangesAssignedOnlyWhereNeeded: the controller asks the cloud to
+// assign an IPv6 range only for a Node without pod CIDRs whose cloud has
+// none, in a cluster with IPv6; never in an IPv4 cluster, never for a
+// Node that has pod CIDRs.
+func TestRangesAssignedOnlyWhereNeeded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs etcd and kube-apiserver (test/controlplane)")
+	}
+	cp, err := controlplane.Start(controlplane.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Stop() })
+	kube := cp.AdminClient
+	c := &assigningCloud{cloud: newCloud(), assigned: map[string]int{}}
+	for _, n := range []*v1.Node{node("has", "fd00:ec2::9:0:0:0/80"), node("lacks"), node("holds")} {
+		if _, err := kube.CoreV1().Nodes().Create(t.Context(), n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		c.set(n.Name, podcidrs.Answer{CloudRouted: true}, nil)
+	}
+	c.set("holds", podcidrs.Answer{IPv6: podcidrs.Family{CIDR: "fd00:ec2::8:0:0:0/80"}, CloudRouted: true}, nil)
+
+	// An IPv4 cluster: nothing is assigned.
+	stop := run(t, kube, nodeipam.Options{ClusterCIDRs: prefixes("10.244.0.0/16")}, c)
+	eventually(t, "the controller asked about every Node", func() (bool, string) {
+		return c.askCount("has") > 0 && c.askCount("lacks") > 0 && c.askCount("holds") > 0, "not yet"
+	})
+	stop()
+	if len(c.assigned) != 0 {
+		t.Fatalf("an IPv4 cluster assigned IPv6 ranges: %v", c.assigned)
+	}
+	// An IPv6 cluster: only the Node that needs one.
+	stop = run(t, kube, nodeipam.Options{ClusterCIDRs: prefixes("fd00:ec2::/56")}, c)
+	defer stop()
+	eventually(t, "Node lacks got the assigned range", func() (bool, string) {
+		n, err := kube.CoreV1().Nodes().Get(t.Context(), "lacks", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(n.Spec.PodCIDRs) == 1, fmt.Sprint(n.Spec.PodCIDRs)
+	})
+	eventually(t, "Node holds got its range", func() (bool, string) {
+		n, err := kube.CoreV1().Nodes().Get(t.Context(), "holds", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Equal(n.Spec.PodCIDRs, []string{"fd00:ec2:0:0:8::/80"}), fmt.Sprint(n.Spec.PodCIDRs)
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.assigned["lacks"] != 1 || len(c.assigned) != 1 {
+		t.Errorf("assigned %v; want only Node lacks, once", c.assigned)
+	}
+}

@@ -43,12 +43,18 @@ type Section struct {
 
 // NodeIPAMConfig is the `nodeIPAM:` part of the section.
 type NodeIPAMConfig struct {
-	// AssignIPv6Prefix gives an instance whose primary interface has no
-	// IPv6 prefix one /80 (AssignIpv6Addresses with Ipv6PrefixCount 1)
-	// before its Node's pod CIDRs are written, as kops-controller does for
-	// instances launched without one. Off by default: it is a write to
-	// the instance's interface, and needs ec2:AssignIpv6Addresses.
+	// AssignIPv6Prefix gives the primary interface of a new Node's
+	// instance one /80 (AssignIpv6Addresses with Ipv6PrefixCount 1) when
+	// it has none and the cluster has an IPv6 family, before its pod CIDRs
+	// are written; kOps' nodeup asks for one at boot, Gardener at launch.
+	// Off by default: it is a write to the instance's interface, and needs
+	// ec2:AssignIpv6Addresses.
 	AssignIPv6Prefix bool `yaml:"assignIPv6Prefix"`
+	// IPv4Prefix makes an IPv4 /28 prefix delegated to the primary
+	// interface the Node's IPv4 pod CIDR. Off by default: such prefixes
+	// are usually the VPC CNI's pools of pod addresses, and a Node without
+	// one gets an IPv4 range from --cluster-cidr either way.
+	IPv4Prefix bool `yaml:"ipv4Prefix"`
 }
 
 // SubnetSelection chooses load-balancer subnets. By default they are

@@ -48,8 +48,10 @@ type instances struct {
 	cfgVPC    string
 	// assignIPv6Prefix is the cloud-config's nodeIPAM.assignIPv6Prefix.
 	assignIPv6Prefix bool
-	// assignedPrefixes maps an interface ID to the IPv6 prefix assigned
-	// to it here (podcidrs.go).
+	// ipv4Prefix is the cloud-config's nodeIPAM.ipv4Prefix.
+	ipv4Prefix bool
+	// assignedPrefixes maps an instance ID to the IPv6 prefix assigned to
+	// its primary interface here (podcidrs.go).
 	assignedPrefixes sync.Map
 
 	snap  *snapshot.Snapshot[*ec2types.Instance]
@@ -72,6 +74,7 @@ func newInstances(api *clients, s *Section, clusterID string, lister *nodes.List
 		clusterID:        clusterID,
 		cfgVPC:           s.VPCID,
 		assignIPv6Prefix: s.NodeIPAM.AssignIPv6Prefix,
+		ipv4Prefix:       s.NodeIPAM.IPv4Prefix,
 		nodes:            lister,
 	}
 	in.snap = snapshot.New(in.snapshotSource(), in.snapshotOptions(s, clk))

@@ -2,12 +2,14 @@ package aws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
@@ -17,9 +19,9 @@ import (
 
 // The cloud allocator's answer on AWS: the prefixes delegated to the
 // instance's primary interface (device index 0). An IPv6 /80 prefix is the
-// Node's IPv6 pod CIDR, an IPv4 /28 prefix its IPv4 one; the VPC routes
-// both to the interface, so no route is needed. An IPv4 family without a
-// prefix is allocated from --cluster-cidr (the range allocator's way,
+// Node's IPv6 pod CIDR, and with nodeIPAM.ipv4Prefix an IPv4 /28 prefix
+// its IPv4 one; the VPC routes both to the interface, so no route is
+// needed. An IPv4 family without a prefix is allocated from --cluster-cidr (the range allocator's way,
 // routed by the route controller). No upstream CCM serves this
 // (cloud-provider-aws PR #679 was closed unmerged); kops-controller and
 // Gardener's aws-ipam-controller copy the /80 into spec.podCIDRs the same
@@ -60,11 +62,7 @@ func delegatedPrefixes(ni *ec2types.InstanceNetworkInterface) (v4, v6 string) {
 	return v4, v6
 }
 
-// PodCIDRs implements podcidrs.Allocator. With nodeIPAM.assignIPv6Prefix,
-// a primary interface without an IPv6 prefix is given one first (one
-// AssignIpv6Addresses call for that instance, as kops-controller does);
-// refused because the subnet has no IPv6 block, the Node simply has no
-// IPv6 range.
+// PodCIDRs implements podcidrs.Allocator.
 func (in *instances) PodCIDRs(ctx context.Context, node *v1.Node) (podcidrs.Answer, error) {
 	id, err := in.instanceIDForNode(ctx, node)
 	if err != nil {
@@ -77,14 +75,15 @@ func (in *instances) PodCIDRs(ctx context.Context, node *v1.Node) (podcidrs.Answ
 	if !found {
 		return podcidrs.Answer{}, fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
 	}
-	ni := primaryInterface(inst)
-	v4, v6 := delegatedPrefixes(ni)
-	if v6 == "" && in.assignIPv6Prefix && ni != nil {
-		v6, err = in.assignIPv6PrefixTo(ctx, aws.ToString(ni.NetworkInterfaceId))
-		if err != nil {
-			return podcidrs.Answer{}, fmt.Errorf("assign an IPv6 prefix to %s of instance %s: %w", aws.ToString(ni.NetworkInterfaceId), id, err)
-		}
-		klog.FromContext(ctx).V(2).Info("Assigned an IPv6 prefix to the instance's primary interface", "node", klog.KObj(node), "instanceID", id, "prefix", v6)
+	v4, v6 := delegatedPrefixes(primaryInterface(inst))
+	if !in.ipv4Prefix {
+		// /28s on the primary interface are more often the VPC CNI's (or
+		// Cilium's ENI mode's) pools of pod addresses than a Node's pod
+		// range: read only when the config says so.
+		v4 = ""
+	}
+	if p, ok := in.assignedPrefixes.Load(aws.ToString(inst.InstanceId)); ok && v6 == "" {
+		v6 = p.(string)
 	}
 	return podcidrs.Answer{
 		IPv4:        podcidrs.Family{CIDR: v4, Allocate: v4 == ""},
@@ -93,14 +92,59 @@ func (in *instances) PodCIDRs(ctx context.Context, node *v1.Node) (podcidrs.Answ
 	}, nil
 }
 
-// assignIPv6PrefixTo asks EC2 for one /80 on the interface and returns it.
-// What was assigned is remembered until the snapshot shows it, so a retry
-// (a failed Node write) within the snapshot's age never assigns a second
-// prefix.
-func (in *instances) assignIPv6PrefixTo(ctx context.Context, eni string) (string, error) {
-	if p, ok := in.assignedPrefixes.Load(eni); ok {
+var _ podcidrs.RangeAssigner = (*instances)(nil)
+
+// AssignIPv6Range implements podcidrs.RangeAssigner: with
+// nodeIPAM.assignIPv6Prefix, one /80 for the primary interface of an
+// instance without one (AssignIpv6Addresses, Ipv6PrefixCount 1), as kOps'
+// nodeup asks for one at boot and Gardener's machine class at launch.
+// The instance is read directly first, so a prefix given since the
+// snapshot's listing is not doubled. A subnet without an IPv6 block is
+// no range (the controller's CIDRNotAvailable), not an error to retry.
+func (in *instances) AssignIPv6Range(ctx context.Context, node *v1.Node) (string, error) {
+	if !in.assignIPv6Prefix {
+		return "", nil
+	}
+	id, err := in.instanceIDForNode(ctx, node)
+	if err != nil {
+		return "", err
+	}
+	if p, ok := in.assignedPrefixes.Load(id); ok {
 		return p.(string), nil
 	}
+	fresh, err := in.describeByIDs(ctx, []string{id})
+	if err != nil {
+		return "", err
+	}
+	inst, ok := fresh[id]
+	if !ok {
+		return "", fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
+	}
+	ni := primaryInterface(inst)
+	if ni == nil {
+		return "", nil
+	}
+	if _, v6 := delegatedPrefixes(ni); v6 != "" {
+		return v6, nil
+	}
+	v6, err := in.assignIPv6PrefixTo(ctx, aws.ToString(ni.NetworkInterfaceId))
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode() == "InvalidParameterValue" {
+		klog.FromContext(ctx).Info("Not assigning an IPv6 prefix: EC2 refused it (does the subnet have an IPv6 CIDR block?)", "node", klog.KObj(node), "instanceID", id, "err", err)
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("assign an IPv6 prefix to %s of instance %s: %w", aws.ToString(ni.NetworkInterfaceId), id, err)
+	}
+	in.assignedPrefixes.Store(id, v6)
+	klog.FromContext(ctx).V(2).Info("Assigned an IPv6 prefix to the instance's primary interface", "node", klog.KObj(node), "instanceID", id, "prefix", v6)
+	return v6, nil
+}
+
+// assignIPv6PrefixTo asks EC2 for one /80 on the interface and returns
+// it. The caller remembers it by instance, so a retry (a failed Node
+// write) within the snapshot's age never assigns a second prefix.
+func (in *instances) assignIPv6PrefixTo(ctx context.Context, eni string) (string, error) {
 	out, err := in.ec2.AssignIpv6Addresses(ctx, &ec2.AssignIpv6AddressesInput{
 		NetworkInterfaceId: aws.String(eni),
 		Ipv6PrefixCount:    aws.Int32(1),
@@ -115,6 +159,5 @@ func (in *instances) assignIPv6PrefixTo(ctx context.Context, eni string) (string
 	if err != nil {
 		return "", fmt.Errorf("EC2 assigned %q: %w", out.AssignedIpv6Prefixes[0], err)
 	}
-	in.assignedPrefixes.Store(eni, p.Masked().String())
 	return p.Masked().String(), nil
 }

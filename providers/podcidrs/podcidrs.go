@@ -62,6 +62,19 @@ type Allocator interface {
 	PodCIDRs(ctx context.Context, node *v1.Node) (Answer, error)
 }
 
+// RangeAssigner is what an Allocator may also offer: giving an instance
+// the IPv6 range it lacks (AWS with nodeIPAM.assignIPv6Prefix: one /80
+// delegated to its primary interface). The controller asks only for a
+// Node that has no pod CIDRs yet, of a cluster with an IPv6 family, so a
+// Node that does not need one never gets one.
+type RangeAssigner interface {
+	// AssignIPv6Range gives the Node's instance an IPv6 range and returns
+	// it; "" and no error when the cloud assigns none for this Node (the
+	// setting is off, the subnet has no IPv6 block): the Node then has no
+	// IPv6 range (CIDRNotAvailable).
+	AssignIPv6Range(ctx context.Context, node *v1.Node) (string, error)
+}
+
 // Source is what the assembled cloud's InstancesV2 offers when some
 // configured cloud has a cloud allocator.
 type Source interface {

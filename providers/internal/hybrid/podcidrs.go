@@ -28,6 +28,26 @@ func (i *instances) PodCIDRAllocator() (podcidrs.Allocator, bool) {
 // controller leaves it alone.
 type podCIDRs struct{ h *Composite }
 
+var _ podcidrs.RangeAssigner = podCIDRs{}
+
+// AssignIPv6Range asks the Node's cloud, when it can assign ranges.
+func (p podCIDRs) AssignIPv6Range(ctx context.Context, node *v1.Node) (string, error) {
+	m, err := p.h.owner(ctx, node)
+	if err != nil {
+		return "", err
+	}
+	a, ok := m.instances.(podcidrs.RangeAssigner)
+	if !ok {
+		return "", nil
+	}
+	release, err := m.instShare.acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	return a.AssignIPv6Range(ctx, node)
+}
+
 func (p podCIDRs) PodCIDRs(ctx context.Context, node *v1.Node) (podcidrs.Answer, error) {
 	m, err := p.h.owner(ctx, node)
 	if errors.Is(err, errForeign) {
