@@ -17,6 +17,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/hybrid"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/importcfg"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
 // Backend is everything the binary needs to know about one cloud.
@@ -36,6 +37,14 @@ type Backend struct {
 	// what the backend does with each; NewCloud puts the gate that applies
 	// it in front of the backend's load balancers.
 	UpstreamAnnotations *upstreamann.Table
+	// Permissions declares the cloud permissions of each feature
+	// (providers/permissions); nil while a backend declares none.
+	Permissions func() permissions.Declaration
+	// PermissionFeatures are the features a section of this backend turns
+	// on (deleteOrphans: the config's orphans: delete).
+	PermissionFeatures func(section config.Section, deleteOrphans bool) []string
+	// Policy renders grants as the cloud's own policy document.
+	Policy func(grants []permissions.Grant) ([]byte, error)
 }
 
 // Registry maps backend names to backends. The zero value is not usable;

@@ -14,6 +14,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
+	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
 // ProviderName is the cloud-config provider name and the providerID scheme.
@@ -87,5 +88,10 @@ func Backend() providers.Backend {
 		// What the reference documents: the default config (NLBs); each
 		// Cloud gives the table for its own config.
 		UpstreamAnnotations: upstreamAnnotations(defaultTypeNLB),
+		Permissions:         Permissions,
+		PermissionFeatures: func(s config.Section, deleteOrphans bool) []string {
+			return PermissionFeatures(s.(*Section), deleteOrphans)
+		},
+		Policy: decl.AWSPolicy,
 	}
 }

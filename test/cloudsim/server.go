@@ -23,6 +23,8 @@ type Server struct {
 	cloud  Cloud
 	admin  *http.ServeMux
 	faults faultSet
+	// authz is the policy calls are checked against (authz.go).
+	authz authz
 
 	mu    sync.Mutex
 	calls map[string]int
@@ -186,9 +188,16 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// Authorization comes after throttling and hangs (a cloud throttles
+	// at its front door) but before faults of the service itself.
+	rewind()
+	a, missing := s.authorize(r, op)
+	rewind()
 	switch {
 	case v.throttle:
 		s.cloud.WriteThrottle(w, r, op)
+	case missing != "":
+		a.WriteDenied(w, r, op, missing)
 	case v.fail:
 		s.cloud.WriteServerError(w, r, op)
 	default:

@@ -28,6 +28,8 @@ func (e *apiError) status() int {
 		return http.StatusServiceUnavailable
 	case "InternalError", "InternalFailure":
 		return http.StatusInternalServerError
+	case codeUnauthorizedOperation, codeAccessDenied:
+		return http.StatusForbidden
 	}
 	return http.StatusBadRequest
 }
@@ -37,6 +39,11 @@ const (
 	codeInvalidParameterValue = "InvalidParameterValue"
 	codeMissingParameter      = "MissingParameter"
 	codeValidation            = "ValidationError"
+	// codeUnauthorizedOperation and codeAccessDenied are EC2's and Elastic
+	// Load Balancing's answers (403) to a caller whose policy lacks the
+	// action (authz.go).
+	codeUnauthorizedOperation = "UnauthorizedOperation"
+	codeAccessDenied          = "AccessDenied"
 )
 
 // missing is the EC2 error for an absent required parameter.
