@@ -15,6 +15,11 @@ import (
 // permissions calls needed are recorded either way (Server.Used), so a
 // test can compare what the code calls with what it declares.
 type Authorizer interface {
+	// Principal is the identity r calls as, as the cloud tells callers
+	// apart (AWS: the access key ID of its signature). A policy applies
+	// to one principal; the calls of others (a test harness acting as the
+	// user) are neither checked nor recorded.
+	Principal(r *http.Request) string
 	// Permissions are what the call r for op needs: AWS IAM actions
 	// ("ec2:DescribeInstances"), Azure RBAC actions
 	// ("Microsoft.Network/loadBalancers/write", and the linked
@@ -31,6 +36,8 @@ type Authorizer interface {
 // authz is the Server's policy and what calls needed.
 type authz struct {
 	mu sync.Mutex
+	// principal is whose calls are checked and recorded; "" every caller's.
+	principal string
 	// allowed is the policy; nil: none set, everything is allowed.
 	allowed map[string]bool
 	// used counts the permissions calls needed, by permission.
@@ -39,12 +46,14 @@ type authz struct {
 	denied map[string]int
 }
 
-// SetPolicy makes the Server deny every call that needs a permission
-// outside allowed, as the cloud would; nil lifts the policy. Clouds that
-// do not implement Authorizer serve every call.
-func (s *Server) SetPolicy(allowed []string) {
+// SetPolicy makes the Server deny every call of principal ("" for any
+// caller) that needs a permission outside allowed, as the cloud would;
+// nil lifts the policy. Clouds that do not implement Authorizer serve
+// every call.
+func (s *Server) SetPolicy(principal string, allowed []string) {
 	s.authz.mu.Lock()
 	defer s.authz.mu.Unlock()
+	s.authz.principal = principal
 	if allowed == nil {
 		s.authz.allowed = nil
 		return
@@ -55,7 +64,7 @@ func (s *Server) SetPolicy(allowed []string) {
 	}
 }
 
-// Used lists the permissions calls have needed since the Server started
+// Used lists the permissions the principal's calls have needed since the Server started
 // (or ResetUsed), sorted.
 func (s *Server) Used() []string {
 	s.authz.mu.Lock()
@@ -92,6 +101,12 @@ func (s *Server) authorize(r *http.Request, op string) (Authorizer, string) {
 	a, ok := s.cloud.(Authorizer)
 	if !ok {
 		return nil, ""
+	}
+	s.authz.mu.Lock()
+	principal := s.authz.principal
+	s.authz.mu.Unlock()
+	if principal != "" && a.Principal(r) != principal {
+		return a, ""
 	}
 	need := a.Permissions(r, op)
 	s.authz.mu.Lock()

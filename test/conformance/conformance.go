@@ -373,3 +373,12 @@ type PodCIDRCloud interface {
 	// Node's pod CIDRs must be.
 	LaunchPodCIDRs(spec InstanceSpec, kind PodCIDRKind) (Instance, PodCIDRWant, error)
 }
+
+// Principal is what a Cloud may also implement when its emulator
+// enforces policies (cloudsim.Authorizer): the identity the manager calls
+// as, from its cloud-config. The harness's own calls (a user reserving an
+// address, making drift, playing the upstream CCM) go as another
+// identity and are never checked.
+type Principal interface {
+	ManagerPrincipal() string
+}

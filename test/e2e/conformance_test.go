@@ -202,6 +202,7 @@ func (s *suiteCloud) startCCM(t *testing.T, name string, extra ...string) *ccmPr
 		"--orphan-grace-period=" + orphanGrace.String(),
 	}
 	args = append(append(args, s.cloud.ExtraArgs()...), extra...)
+	s.enforcePolicy(t, s.cfg.YAML(), args)
 	return s.cluster.startCCM(t, "ccm-"+s.adapter.Name()+"-"+name, release(t), path, args...)
 }
 

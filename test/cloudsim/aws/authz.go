@@ -13,6 +13,19 @@ var _ cloudsim.Authorizer = (*Emulator)(nil)
 // caller.
 const CallerARN = "arn:aws:iam::123456789012:user/multicloud-ccm"
 
+// Principal implements cloudsim.Authorizer: the access key ID of the
+// request's Signature Version 4 credential scope
+// ("Credential=AKID/date/region/service/aws4_request").
+func (e *Emulator) Principal(r *http.Request) string {
+	auth := r.Header.Get("Authorization")
+	_, rest, ok := strings.Cut(auth, "Credential=")
+	if !ok {
+		return ""
+	}
+	key, _, _ := strings.Cut(rest, "/")
+	return key
+}
+
 // Permissions implements cloudsim.Authorizer: an EC2 action needs the IAM
 // action of its name ("ec2:DescribeInstances"); both Elastic Load
 // Balancing APIs (v2 and Classic) share the service prefix

@@ -25,6 +25,9 @@ const (
 	// emulator does not check signatures, but the secret must still never
 	// show up in the manager's output (or the demo's report).
 	accessKeyID     = "AKIACONFORMANCE00000"
+	// adminKeyID is the harness's own identity (a user's console, the
+	// upstream CCM): never held to the manager's policy.
+	adminKeyID = "AKIACONFORMANCEADMIN"
 	SecretAccessKey = "conformance-secret-9f3e1c"
 	// serviceTag is the tag providers/aws puts on everything it creates
 	// for a Service, valued "<namespace>/<name>".
@@ -331,3 +334,8 @@ func (c *Cloud) PodRoutes() map[string]string {
 	}
 	return out
 }
+
+var _ conformance.Principal = (*Cloud)(nil)
+
+// ManagerPrincipal is the manager's access key ID.
+func (c *Cloud) ManagerPrincipal() string { return accessKeyID }

@@ -41,7 +41,7 @@ type driftAPI struct {
 }
 
 func (c *Cloud) driftClients() *driftAPI {
-	creds := credentials.NewStaticCredentialsProvider(accessKeyID, SecretAccessKey, "")
+	creds := credentials.NewStaticCredentialsProvider(adminKeyID, SecretAccessKey, "")
 	url := aws.String(c.srv.URL())
 	return &driftAPI{
 		ec2:   ec2.New(ec2.Options{Region: region, BaseEndpoint: url, Credentials: creds}),

@@ -58,7 +58,7 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 //   - the instances registered, and the node security group admitting
 //     all traffic from the ELB's group (aws.go:3062-3080).
 func (c *Cloud) makeUpstreamClassic(ctx context.Context, clusterName string, svc *corev1.Service, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
-	creds := credentials.NewStaticCredentialsProvider(accessKeyID, SecretAccessKey, "")
+	creds := credentials.NewStaticCredentialsProvider(adminKeyID, SecretAccessKey, "")
 	ec2c := ec2.New(ec2.Options{Region: region, BaseEndpoint: aws.String(c.srv.URL()), Credentials: creds})
 	elbc := elb.New(elb.Options{Region: region, BaseEndpoint: aws.String(c.srv.URL()), Credentials: creds})
 
@@ -154,7 +154,7 @@ func (c *Cloud) publicSubnets() []string {
 //     health rule, since the client rule covers it
 //     (aws_loadbalancer.go:977-1100).
 func (c *Cloud) makeUpstreamNLB(ctx context.Context, clusterName string, svc *corev1.Service, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
-	creds := credentials.NewStaticCredentialsProvider(accessKeyID, SecretAccessKey, "")
+	creds := credentials.NewStaticCredentialsProvider(adminKeyID, SecretAccessKey, "")
 	ec2c := ec2.New(ec2.Options{Region: region, BaseEndpoint: aws.String(c.srv.URL()), Credentials: creds})
 	elbv2c := elbv2.New(elbv2.Options{Region: region, BaseEndpoint: aws.String(c.srv.URL()), Credentials: creds})
 
