@@ -34,6 +34,16 @@ func TestReferenceDocsFresh(t *testing.T) {
 			t.Errorf("%s/%s is stale (first difference: %s); %s", defaultOutDir, name, firstDiff(got, want), fix)
 		}
 	}
+	policies, err := renderPolicies(providers.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range policies {
+		got, err := os.ReadFile(filepath.Join(mod.root, permissionsDir, name))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s/%s is missing or stale (%v); %s", permissionsDir, name, err, fix)
+		}
+	}
 	stale, err := stalePages(dir, pages)
 	if err != nil {
 		t.Fatal(err)

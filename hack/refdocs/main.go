@@ -6,6 +6,7 @@
 // events.md (the Event reasons recorded) and cloud-config.md (the top
 // level). All come from the code, so the reference cannot drift from it
 // (the freshness test in this package fails `make test` when it does).
+// The backends' policy documents go to deploy/permissions.
 //
 // Run it with `go generate ./...`, `make docs` or `go run ./hack/refdocs`.
 package main
@@ -43,5 +44,21 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	return writePages(out, pages)
+	if err := writePages(out, pages); err != nil {
+		return err
+	}
+	policies, err := renderPolicies(providers.Default)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(mod.root, permissionsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, doc := range policies {
+		if err := os.WriteFile(filepath.Join(dir, name), doc, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -97,6 +97,9 @@ func renderPage(mod *module, name string, backend providers.Backend) ([]byte, er
 	}
 
 	renderUpstream(&b, backend)
+	if err := renderPermissions(&b, name, backend); err != nil {
+		return nil, err
+	}
 
 	fmt.Fprintf(&b, "## %s\n\n", sectionHeading(name))
 	fmt.Fprintf(&b, "Fields of the `%s:` section of the cloud-config, as YAML paths. `[]` is an\n", name)

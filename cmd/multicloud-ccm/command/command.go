@@ -89,7 +89,7 @@ and carries its settings; see 'multicloud-ccm validate-config --help'.`
 		ctrlOpts.DeleteOrphans = cfg.DeleteOrphans()
 		return upstreamRun(c, args)
 	}
-	cmd.AddCommand(newVersionCommand(registry, version), newValidateConfigCommand(registry), newImportConfigCommand(registry), newOrphansCommand(registry))
+	cmd.AddCommand(newVersionCommand(registry, version), newValidateConfigCommand(registry), newImportConfigCommand(registry), newOrphansCommand(registry), newPermissionsCommand(registry))
 	return cmd
 }
 
