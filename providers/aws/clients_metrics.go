@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics"
+	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
 // recordCloudMetrics is an aws.Config APIOptions entry that reports every
@@ -61,10 +64,39 @@ func (m *cloudMetrics) HandleFinalize(ctx context.Context, in middleware.Finaliz
 		status = re.Response.StatusCode
 	}
 	throttled := err != nil && throttles.IsErrorThrottle(err) == aws.TrueTernary
-	m.rec.Observe(ProviderName, serviceLabel(awsmiddleware.GetServiceID(ctx)), awsmiddleware.GetOperationName(ctx),
-		cloudmetrics.Code(status, err), d, throttled)
+	service, operation := serviceLabel(awsmiddleware.GetServiceID(ctx)), awsmiddleware.GetOperationName(ctx)
+	m.rec.Observe(ProviderName, service, operation, cloudmetrics.Code(status, err), d, throttled)
+	if perm, ok := deniedPermission(service, operation, err); ok {
+		features := declared().FeaturesOf(perm)
+		m.rec.PermissionDenied(ProviderName, perm, features)
+		err = &decl.DeniedError{Permission: perm, Features: features, Err: err}
+	}
 	return out, md, err
 }
+
+// deniedPermission is the IAM action a call was refused for: EC2 answers
+// UnauthorizedOperation, Elastic Load Balancing and STS AccessDenied
+// (both 403), and the action is the service's prefix and the operation.
+func deniedPermission(service, operation string, err error) (string, bool) {
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) {
+		return "", false
+	}
+	switch apiErr.ErrorCode() {
+	case "UnauthorizedOperation", "AccessDenied", "AccessDeniedException":
+	default:
+		return "", false
+	}
+	switch service {
+	case "elbv2", "elb":
+		return "elasticloadbalancing:" + operation, true
+	}
+	return service + ":" + operation, true
+}
+
+// declared is the backend's declaration, built once: denials look up
+// which features need the refused action.
+var declared = sync.OnceValue(Permissions)
 
 // serviceLabel shortens the SDK's service IDs to the names operators and
 // the AWS CLI use ("Elastic Load Balancing v2" -> "elbv2"). Service IDs

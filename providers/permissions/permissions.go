@@ -140,3 +140,34 @@ func (d Declaration) Validate() error {
 	}
 	return nil
 }
+
+// FeaturesOf names the features that need permission, comma-separated
+// ("" when none declares it): what a denial of it stops.
+func (d Declaration) FeaturesOf(permission string) string {
+	var out []string
+	for _, f := range d.Features {
+		if slices.ContainsFunc(f.Grants, func(g Grant) bool { return g.Permission == permission }) {
+			out = append(out, f.Name)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// DeniedError is a call the cloud refused because the identity lacks a
+// permission: the cloud's error, with the permission and the features
+// that need it named, so a Warning Event or log line says what to grant.
+type DeniedError struct {
+	Permission string
+	Features   string
+	Err        error
+}
+
+func (e *DeniedError) Error() string {
+	f := e.Features
+	if f == "" {
+		f = "no declared feature"
+	}
+	return fmt.Sprintf("the cloud identity lacks %s, which %s needs (grant it; multicloud-ccm permissions CLOUD-CONFIG prints the policy): %v", e.Permission, f, e.Err)
+}
+
+func (e *DeniedError) Unwrap() error { return e.Err }

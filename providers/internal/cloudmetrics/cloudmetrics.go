@@ -26,6 +26,7 @@ import (
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 )
 
 // Metric names as scraped. Dashboards and alerts depend on them.
@@ -38,6 +39,10 @@ const (
 	// (ARM's x-ms-ratelimit-remaining-* headers), so an alert can fire
 	// before throttling starts.
 	RateLimitRemainingName = "multicloud_ccm_cloud_api_ratelimit_remaining"
+	// PermissionDeniedName counts calls the cloud refused because the
+	// manager's identity lacks a permission, by permission and the
+	// features that need it (providers/<cloud>/permissions.go).
+	PermissionDeniedName = "multicloud_ccm_cloud_permission_denied_total"
 )
 
 // Codes for an attempt that got no HTTP response; otherwise the code label
@@ -68,6 +73,10 @@ type Recorder struct {
 	throttled *metrics.CounterVec
 	snapshot  *metrics.CounterVec
 	remaining *metrics.GaugeVec
+	denied    *metrics.CounterVec
+	// logged are the permissions whose denial was logged, so each is
+	// logged once per process, not once per call.
+	logged sync.Map
 }
 
 // NewRecorder returns an unregistered Recorder. component-base metrics
@@ -95,12 +104,16 @@ func NewRecorder() *Recorder {
 			Name: RateLimitRemainingName,
 			Help: "Requests the cloud API last reported left in its rate-limit budget, by budget (e.g. subscription-reads, subscription-writes).",
 		}, []string{"provider", "service", "limit"}),
+		denied: metrics.NewCounterVec(&metrics.CounterOpts{
+			Name: PermissionDeniedName,
+			Help: "Calls the cloud refused because the manager's identity lacks a permission, by permission and the features that need it; `multicloud-ccm permissions CLOUD-CONFIG` prints the policy to grant.",
+		}, []string{"provider", "permission", "features"}),
 	}
 }
 
 // Collectors are r's metrics, for registering in a registry.
 func (r *Recorder) Collectors() []metrics.Registerable {
-	return []metrics.Registerable{r.requests, r.duration, r.throttled, r.snapshot, r.remaining}
+	return []metrics.Registerable{r.requests, r.duration, r.throttled, r.snapshot, r.remaining, r.denied}
 }
 
 var (
@@ -129,6 +142,23 @@ func (r *Recorder) Observe(provider, service, operation, code string, d time.Dur
 	if throttled {
 		r.throttled.WithLabelValues(provider, service, operation).Inc()
 	}
+}
+
+// PermissionDenied records a call the cloud refused for want of
+// permission (named as the cloud's policies name it), needed by features,
+// and logs it once per process: what to grant and why.
+func (r *Recorder) PermissionDenied(provider, permission, features string) {
+	provider, permission, features = bounded(provider), bounded(permission), bounded(features)
+	r.denied.WithLabelValues(provider, permission, features).Inc()
+	if _, seen := r.logged.LoadOrStore(provider+"\x00"+permission, true); !seen {
+		klog.InfoS("The cloud denied a call: the manager's identity lacks a permission; grant it (multicloud-ccm permissions CLOUD-CONFIG prints the whole policy)",
+			"provider", provider, "permission", permission, "features", features)
+	}
+}
+
+// PermissionDenied records on the Default recorder.
+func PermissionDenied(provider, permission, features string) {
+	Default().PermissionDenied(provider, permission, features)
 }
 
 // SnapshotLookup records a node lookup served from the instance snapshot
