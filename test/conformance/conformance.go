@@ -382,3 +382,13 @@ type PodCIDRCloud interface {
 type Principal interface {
 	ManagerPrincipal() string
 }
+
+// PermissionWithholder is what a Cloud may also implement when its
+// backend declares permissions: which ones the scenario "a permission
+// withheld gives a clear message and loses nothing" withholds.
+type PermissionWithholder interface {
+	// WithheldPermissions are a permission a new Service's load balancer
+	// needs, with the feature that declares it, and the permission the
+	// instance lookups of Node lifecycle need.
+	WithheldPermissions() (loadBalancer, feature, instances string)
+}

@@ -133,6 +133,13 @@ type suiteCloud struct {
 	// foreignID is the foreignNode scenario's providerID (the adapter's
 	// ForeignProviderID when empty).
 	foreignID string
+	// policy and principal are the minimal policy enforcePolicy set on
+	// the emulator for the manager's identity (nil: none); withholding
+	// says a scenario withholds permissions on purpose, so denials are
+	// expected.
+	policy      []string
+	principal   string
+	withholding bool
 }
 
 // lbService is the package's lbService in this cloud's namespace with its
@@ -250,6 +257,9 @@ func runConformance(t *testing.T, cl *cluster, a conformance.Adapter) {
 	})
 	t.Run("pod CIDRs come from the cloud", func(t *testing.T) {
 		podCIDRsFromTheCloud(t, cl, a)
+	})
+	t.Run("a permission withheld gives a clear message and loses nothing", func(t *testing.T) {
+		permissionWithheld(t, cl, a)
 	})
 	t.Run("a load balancer the upstream CCM made is adopted with its address", func(t *testing.T) {
 		if why := a.Features().NoAdoption; why != "" {

@@ -339,3 +339,10 @@ var _ conformance.Principal = (*Cloud)(nil)
 
 // ManagerPrincipal is the manager's access key ID.
 func (c *Cloud) ManagerPrincipal() string { return accessKeyID }
+
+var _ conformance.PermissionWithholder = (*Cloud)(nil)
+
+// WithheldPermissions: creating the NLB, and reading instances.
+func (c *Cloud) WithheldPermissions() (string, string, string) {
+	return "elasticloadbalancing:CreateLoadBalancer", "network-load-balancers", "ec2:DescribeInstances"
+}
