@@ -511,6 +511,21 @@ func TestArgs(t *testing.T) {
 	}
 }
 
+// TestServiceAccountAnnotations: workload identity's annotation lands on
+// the ServiceAccount the pods run as.
+func TestServiceAccountAnnotations(t *testing.T) {
+	objs := render(t, ns, "-f", values("aws"), "--set", "serviceAccount.annotations.eks\\.amazonaws\\.com/role-arn=arn:aws:iam::123456789012:role/ccm")
+	for _, o := range objs {
+		if o.GetKind() == "ServiceAccount" {
+			if got := o.GetAnnotations()["eks.amazonaws.com/role-arn"]; got != "arn:aws:iam::123456789012:role/ccm" {
+				t.Errorf("ServiceAccount annotations %v", o.GetAnnotations())
+			}
+			return
+		}
+	}
+	t.Fatal("no ServiceAccount rendered")
+}
+
 // TestNodeIPAMArgs: nodeIPAM turns the cloud allocator on with upstream's
 // flags, as kOps passes them to the GCP CCM.
 func TestNodeIPAMArgs(t *testing.T) {
