@@ -2,6 +2,7 @@ package aws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/snapshot"
+	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
 const (
@@ -201,7 +203,16 @@ func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*clou
 	}
 	if zone != "" {
 		zoneID, err := in.zones.zoneID(ctx, zone)
-		if err != nil {
+		var denied *decl.DeniedError
+		switch {
+		case errors.As(err, &denied):
+			// Without ec2:DescribeAvailabilityZones the Node is
+			// initialized without the label (the zone-id-label feature
+			// degrades, as upstream's topology labels do without their
+			// permission): a retry cannot succeed until it is granted, and
+			// the denial is counted and logged.
+			zoneID = ""
+		case err != nil:
 			// Labels are only set when the Node is initialized, so failing
 			// here (the controller retries) beats a Node that never gets it.
 			return nil, fmt.Errorf("zone ID of %s for instance %s: %w", zone, id, err)

@@ -33,7 +33,14 @@ func Permissions() decl.Declaration {
 			Doc:  "Node initialization and lifecycle: providerID, addresses, instance type, zone and zone-ID labels; deletion of Nodes whose instance is terminated, the shutdown taint.",
 			Grants: []decl.Grant{
 				ec2Action("DescribeInstances", "list the cluster's instances and look Nodes up (instances_lookup.go)"),
-				ec2Action("DescribeAvailabilityZones", "the zone ID label (instances_zones.go)"),
+			},
+		},
+		{
+			Name:     "zone-id-label",
+			Doc:      "The topology.k8s.aws/zone-id label on Nodes (instances.go).",
+			Degrades: "Nodes are initialized without the label, as upstream's topology labels go without ec2:DescribeInstanceTopology (cloud-provider-aws pkg/providers/v1/topology.go).",
+			Grants: []decl.Grant{
+				ec2Action("DescribeAvailabilityZones", "map the instance's zone to its zone ID (instances_zones.go)"),
 			},
 		},
 		{
@@ -170,7 +177,7 @@ func Permissions() decl.Declaration {
 // ones; the tagging controller is a flag's (--controllers), and
 // `multicloud-ccm permissions --features` adds it.
 func PermissionFeatures(s *Section, deleteOrphans bool) []string {
-	out := []string{"nodes", "network-load-balancers", "classic-load-balancers", "drift-repair-and-orphans"}
+	out := []string{"nodes", "zone-id-label", "network-load-balancers", "classic-load-balancers", "drift-repair-and-orphans"}
 	if deleteOrphans {
 		out = append(out, "orphan-deletion")
 	}

@@ -47,3 +47,19 @@ func TestDeniedNamesPermissionAndFeature(t *testing.T) {
 		t.Errorf("message does not say what to grant: %v", err)
 	}
 }
+
+// TestZoneIDLabelDegrades: without ec2:DescribeAvailabilityZones a Node
+// is initialized without the zone-ID label instead of never.
+func TestZoneIDLabelDegrades(t *testing.T) {
+	env := newTestEnv(t, nil)
+	id := env.launch(t, cloudsimaws.LaunchSpec{Count: 1})[0]
+	all, _ := Permissions().Grants()
+	env.srv.SetPolicy("AKIDTEST", slices.DeleteFunc(decl.Permissions(all), func(p string) bool { return p == "ec2:DescribeAvailabilityZones" }))
+	md, err := env.in.InstanceMetadata(t.Context(), env.nodeByProviderID(t, id))
+	if err != nil {
+		t.Fatalf("metadata without the zone-ID permission: %v", err)
+	}
+	if md.Zone == "" || md.AdditionalLabels["topology.k8s.aws/zone-id"] != "" {
+		t.Errorf("metadata %+v; want the zone and no zone-ID label", md)
+	}
+}
