@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,6 +101,13 @@ func startHybridSuite(t *testing.T, cl *cluster, run string, adapters ...conform
 // startCCM starts the manager and hands it to every cloud's scenarios.
 func (hs *hybridSuite) startCCM(t *testing.T, name string) {
 	t.Helper()
+	data, err := os.ReadFile(hs.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range hs.clouds {
+		s.enforcePolicy(t, string(data), hs.args)
+	}
 	p := hs.cluster.startCCM(t, "ccm-hybrid-"+hs.name+"-"+name, release(t), hs.path, hs.args...)
 	for _, s := range hs.clouds {
 		s.ccm = p

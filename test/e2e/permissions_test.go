@@ -28,17 +28,28 @@ import (
 // that declare nothing yet run unchecked.
 func (s *suiteCloud) enforcePolicy(t *testing.T, cfgYAML string, args []string) {
 	t.Helper()
-	s.policy = nil
-	b, ok := providers.Default.Lookup(s.adapter.Name())
-	principal, enforces := s.cloud.(conformance.Principal)
-	if !ok || !enforces || b.Permissions == nil || b.PermissionFeatures == nil {
-		return
-	}
 	cfg, err := config.Parse([]byte(cfgYAML), providers.Default)
 	if err != nil {
 		t.Fatalf("the suite's cloud-config: %v", err)
 	}
-	features := b.PermissionFeatures(cfg.Section, cfg.DeleteOrphans())
+	section := cfg.Section
+	if section == nil {
+		section = cfg.Sections[s.adapter.Name()]
+	}
+	s.enforceSection(t, section, cfg.DeleteOrphans(), args)
+}
+
+// enforceSection is enforcePolicy for one cloud's section of a config
+// (a hybrid config's sections each get their cloud's policy).
+func (s *suiteCloud) enforceSection(t *testing.T, section config.Section, deleteOrphans bool, args []string) {
+	t.Helper()
+	s.policy = nil
+	b, ok := providers.Default.Lookup(s.adapter.Name())
+	principal, enforces := s.cloud.(conformance.Principal)
+	if !ok || !enforces || b.Permissions == nil || b.PermissionFeatures == nil || section == nil {
+		return
+	}
+	features := b.PermissionFeatures(section, deleteOrphans)
 	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--controllers=") && strings.Contains(a, "tagging") }) {
 		features = append(features, "tagging")
 	}
