@@ -131,7 +131,8 @@ func (c *Config) setDefaults() {
 }
 
 // Emulator is the Azure cloud. It implements cloudsim.Cloud,
-// cloudsim.TLSCloud and cloudsim.Instances.
+// cloudsim.TLSCloud, cloudsim.Instances and cloudsim.Authorizer
+// (authz.go).
 type Emulator struct {
 	cfg   Config
 	certs *certs

@@ -22,6 +22,10 @@ type Fixture struct {
 	// ClientID and ClientSecret are the service principal's credentials.
 	ClientID     string `json:"clientId"`
 	ClientSecret string `json:"clientSecret"`
+	// AdminClientID is the operator's application (AdminClientID), whose
+	// calls a policy for the service principal never applies to
+	// (IssueTokenFor issues its tokens).
+	AdminClientID string `json:"adminClientId"`
 
 	ResourceGroup string `json:"resourceGroup"`
 
@@ -62,7 +66,7 @@ func (e *Emulator) fixture() Fixture {
 	rg := c + "-rg"
 	f := Fixture{
 		TenantID: e.cfg.TenantID, SubscriptionID: e.cfg.SubscriptionID, Location: e.cfg.Location,
-		ClientID: e.cfg.ClientID, ClientSecret: e.cfg.ClientSecret,
+		ClientID: e.cfg.ClientID, ClientSecret: e.cfg.ClientSecret, AdminClientID: AdminClientID,
 		ResourceGroup: rg,
 		VNetName:      c + "-vnet", VNetCIDR: FixtureVNetCIDR, VNetResourceGroup: rg,
 		SubnetName: c + "-subnet", SubnetCIDR: FixtureSubnetCIDR,

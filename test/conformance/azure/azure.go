@@ -134,7 +134,22 @@ type Cloud struct {
 	uids map[types.NamespacedName]types.UID
 }
 
-var _ conformance.Cloud = (*Cloud)(nil)
+var (
+	_ conformance.Cloud     = (*Cloud)(nil)
+	_ conformance.Principal = (*Cloud)(nil)
+)
+
+// ManagerPrincipal is the manager's application (client) ID, as the
+// emulator tells callers apart (cloudsimazure's Principal: the token's
+// appid, lower-cased). The harness's own clients call as the operator's
+// application (adminToken), never held to the manager's policy.
+func (c *Cloud) ManagerPrincipal() string { return strings.ToLower(c.fx.ClientID) }
+
+// adminToken is a token of the operator's application: a user's console,
+// another controller, the upstream CCM.
+func (c *Cloud) adminToken() staticToken {
+	return staticToken{token: c.emu.IssueTokenFor(cloudsimazure.AdminClientID)}
+}
 
 func (c *Cloud) Server() *cloudsim.Server { return c.srv }
 
@@ -561,9 +576,9 @@ func (s staticToken) GetToken(context.Context, policy.TokenRequestOptions) (azco
 }
 
 // clients are the network clients of another ARM client (an operator,
-// the upstream CCM), authenticated with a token the emulator issued.
+// the upstream CCM), authenticated as the operator's application.
 func (c *Cloud) clients() (*armnetwork.ClientFactory, error) {
-	return armnetwork.NewClientFactory(c.fx.SubscriptionID, staticToken{token: c.emu.IssueToken()}, c.clientOptions())
+	return armnetwork.NewClientFactory(c.fx.SubscriptionID, c.adminToken(), c.clientOptions())
 }
 
 // clientOptions point an ARM client at the emulator.
@@ -583,7 +598,7 @@ func (c *Cloud) clientOptions() *arm.ClientOptions {
 // its primary network configuration's primary IP configuration, read
 // through ARM: the pools the instances it adds next come up in.
 func (c *Cloud) ScaleSetModelPools(ctx context.Context, name string) ([]string, error) {
-	client, err := armcompute.NewVirtualMachineScaleSetsClient(c.fx.SubscriptionID, staticToken{token: c.emu.IssueToken()}, c.clientOptions())
+	client, err := armcompute.NewVirtualMachineScaleSetsClient(c.fx.SubscriptionID, c.adminToken(), c.clientOptions())
 	if err != nil {
 		return nil, err
 	}
