@@ -12,6 +12,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
+	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
 // Cloud is the OpenStack backend's parts, which cloudparts assembles into
@@ -88,5 +89,10 @@ func Backend() providers.Backend {
 		},
 		ImportConfig:        ImportConfig,
 		UpstreamAnnotations: upstreamAnnotations(),
+		Permissions:         Permissions,
+		PermissionFeatures: func(s config.Section, deleteOrphans bool) []string {
+			return PermissionFeatures(s.(*Section), deleteOrphans)
+		},
+		Policy: decl.OpenStackPolicy,
 	}
 }

@@ -191,14 +191,15 @@ func TestAdminAPIAndResources(t *testing.T) {
 	for _, r := range e.srv.Resources() {
 		kinds[r.Kind]++
 		b, _ := json.Marshal(r)
-		for _, secret := range []string{fx.Password, fx.AppCredSecret, c.Token(), first} {
+		for _, secret := range []string{fx.Password, fx.AppCredSecret, fx.OperatorPassword, c.Token(), first} {
 			if strings.Contains(string(b), secret) {
 				t.Errorf("resource shows a secret: %s", b)
 			}
 		}
 	}
 	want := map[string]int{
-		"domain": 1, "project": 1, "user": 1, "role": 3, "application-credential": 1, "network": 2, "subnet": 2,
+		// The user and the operator.
+		"domain": 1, "project": 1, "user": 2, "role": 3, "application-credential": 1, "network": 2, "subnet": 2,
 		"port": 3 + 2, "flavor": 5, "image": 1, "server": 3,
 		// The fixture's router (its interface and gateway ports above) and
 		// the project's default security group with its four rules.

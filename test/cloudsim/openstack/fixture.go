@@ -13,6 +13,7 @@ type image struct {
 
 // Fixture names what NewDefault builds: one domain, project, user and
 // application credential (all with the member role on the project), a
+// second user of the project (the operator), a
 // node network with its subnet, an external network for floating IPs,
 // an image and devstack's flavors. It carries the credentials, since a
 // test has to authenticate with them; nothing else ever shows them.
@@ -34,6 +35,15 @@ type Fixture struct {
 	AppCredID     string `json:"appCredId"`
 	AppCredName   string `json:"appCredName"`
 	AppCredSecret string `json:"appCredSecret"`
+	// OperatorUserID, OperatorUsername and OperatorPassword are a second
+	// user with the member role on the project: another of its people
+	// (an operator's openstack CLI, the upstream CCM's own credentials).
+	// A policy set for the first user (cloudsim.Server.SetPolicy with
+	// UserID, as Principal tells callers apart) never applies to its
+	// calls, so a test harness acting as someone else calls as it.
+	OperatorUserID   string `json:"operatorUserId"`
+	OperatorUsername string `json:"operatorUsername"`
+	OperatorPassword string `json:"operatorPassword"`
 	// NetworkID/NetworkName and SubnetID/SubnetCIDR are the node network
 	// ("<cluster>-nodes") every launched server has a port on.
 	NetworkID   string `json:"networkId"`
@@ -130,6 +140,16 @@ func NewDefault(cfg Config) *Emulator {
 	img := &image{id: e.ids.uuid(), name: "ubuntu-24.04-server-cloudimg-amd64"}
 	e.images.Put(img)
 	f.ImageID = img.id
+
+	// The operator's IDs come from a generator of their own, so every
+	// other ID is what it was before the fixture had an operator.
+	opIDs := newIDGen(e.cfg.Seed ^ 0x6f70657261746f72)
+	op := &user{
+		id: opIDs.hex32(), name: "operator", domainID: d.id, password: "operator-pw-" + opIDs.hex32()[:16],
+		defaultProjectID: p.id, projects: map[string]bool{p.id: true},
+	}
+	e.users.Put(op)
+	f.OperatorUserID, f.OperatorUsername, f.OperatorPassword = op.id, op.name, op.password
 
 	for _, spec := range defaultFlavors {
 		fl, err := e.addFlavor(spec)

@@ -342,3 +342,10 @@ func (c *Cloud) PodRoutes() map[string]string {
 // SetProvisioningDelay changes how long Octavia keeps changes PENDING_*,
 // for the benchmarks' slow-provider scenario.
 func (c *Cloud) SetProvisioningDelay(d time.Duration) { c.emu.SetOctaviaProvisioningDelay(d) }
+
+var _ conformance.Principal = (*Cloud)(nil)
+
+// ManagerPrincipal is the Keystone user the manager's config
+// authenticates as (the emulator tells callers apart by their token's
+// user); the harness calls as the project's operator (Clients).
+func (c *Cloud) ManagerPrincipal() string { return c.fx.UserID }

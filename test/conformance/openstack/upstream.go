@@ -66,13 +66,16 @@ func (c *Cloud) MakeLegacyLoadBalancer(svc *corev1.Service, clusterName string, 
 	return c.makeUpstream(svc, legacy, legacy, clusterName, backends)
 }
 
-// Clients are Octavia and Neutron clients of the fixture's user, as
-// another client of the cloud (an operator's openstack CLI) has them.
+// Clients are Octavia and Neutron clients of the project's operator, as
+// another client of the cloud (an operator's openstack CLI, the upstream
+// CCM) has them: another Keystone user of the project than the
+// manager's, so its calls are never held to the manager's policy
+// (ManagerPrincipal).
 func (c *Cloud) Clients(ctx context.Context) (lb, network *gophercloud.ServiceClient, err error) {
 	provider, err := gcopenstack.AuthenticatedClient(ctx, gophercloud.AuthOptions{
 		IdentityEndpoint: c.fx.IdentityEndpoint(c.srv.URL()),
-		Username:         c.fx.Username,
-		Password:         c.fx.Password,
+		Username:         c.fx.OperatorUsername,
+		Password:         c.fx.OperatorPassword,
 		DomainName:       c.fx.DomainName,
 		Scope:            &gophercloud.AuthScope{ProjectName: c.fx.ProjectName, DomainID: c.fx.DomainID},
 	})
