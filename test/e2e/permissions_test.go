@@ -53,6 +53,11 @@ func (s *suiteCloud) enforceSection(t *testing.T, section config.Section, delete
 	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--controllers=") && strings.Contains(a, "tagging") }) {
 		features = append(features, "tagging")
 	}
+	// The cloud allocator is a flag's too (node-ipam, where a backend
+	// declares reads of its own for it).
+	if _, ok := b.Permissions().Feature("node-ipam"); ok && slices.Contains(args, "--cidr-allocator-type=CloudAllocator") {
+		features = append(features, "node-ipam")
+	}
 	grants, err := b.Permissions().Grants(features...)
 	if err != nil {
 		t.Fatal(err)
