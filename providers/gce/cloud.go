@@ -18,6 +18,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbrecords"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
+	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
 // Cloud is the GCE backend's parts, which cloudparts assembles into the
@@ -174,5 +175,10 @@ func Backend() providers.Backend {
 		},
 		ImportConfig:        ImportConfig,
 		UpstreamAnnotations: upstreamAnnotations(),
+		Permissions:         Permissions,
+		PermissionFeatures: func(s config.Section, deleteOrphans bool) []string {
+			return PermissionFeatures(s.(*Section), deleteOrphans)
+		},
+		Policy: decl.GCEPolicy,
 	}
 }

@@ -169,3 +169,15 @@ func (e *Emulator) serviceAccountsAdmin(mux *http.ServeMux) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 }
+
+// principal is the service account tok was issued to, "" when tok was
+// not issued or has expired at now.
+func (a *authState) principal(tok string, now time.Time) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t, ok := a.tokens[tok]
+	if !ok || !now.Before(t.expiry) {
+		return ""
+	}
+	return t.email
+}

@@ -10,7 +10,6 @@ import (
 
 	compute "cloud.google.com/go/compute/apiv1"
 	"cloud.google.com/go/compute/apiv1/computepb"
-	"google.golang.org/api/option"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
@@ -172,7 +171,7 @@ func (c *Cloud) driftClients(ctx context.Context) (*driftAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	rhc, err := compute.NewRegionHealthChecksRESTClient(ctx, option.WithEndpoint(c.srv.URL()), option.WithoutAuthentication())
+	rhc, err := compute.NewRegionHealthChecksRESTClient(ctx, c.adminOptions("")...)
 	if err != nil {
 		api.close()
 		return nil, err

@@ -5,6 +5,7 @@
 package gce
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -15,6 +16,9 @@ import (
 	"time"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+	"google.golang.org/api/option"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -33,8 +37,20 @@ const (
 	firewallPrefix       = "k8s-fw-"
 )
 
-// serviceAccount is the service account whose key the manager uses.
+// serviceAccount is the service account whose key the manager uses;
+// the policy the suite sets (test/e2e enforcePolicy) is this account's.
 const serviceAccount = "multicloud-ccm@%s.iam.gserviceaccount.com"
+
+// adminAccount is the harness's own service account: the user at the
+// console or in a script (drift, reserved addresses), the upstream CCM
+// and the load balancers it made. Its calls are never held to the
+// manager's policy, as on Google Cloud another principal's roles are its
+// own.
+const adminAccount = "conformance-admin@%s.iam.gserviceaccount.com"
+
+// computeScope is the OAuth scope the harness's clients ask for, as the
+// backend's do.
+const computeScope = "https://www.googleapis.com/auth/compute"
 
 // Options tune the emulator beyond conformance.Options; the benchmarks
 // set slower operations.
@@ -81,7 +97,20 @@ func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 		_ = srv.Close()
 		return nil, err
 	}
-	return &Cloud{Instances: conformance.Instances{Admin: emu}, emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts, key: key}, nil
+	adminKey, err := emu.NewServiceAccountKey(fmt.Sprintf(adminAccount, cfg.Project), srv.URL()+cloudsimgce.TokenPath)
+	if err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	// The token is fetched at the harness's first call, and reused.
+	//nolint:staticcheck // the key is the emulator's own service account key, not arbitrary JSON.
+	creds, err := google.CredentialsFromJSON(context.Background(), adminKey, computeScope)
+	if err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	return &Cloud{Instances: conformance.Instances{Admin: emu}, emu: emu, srv: srv, fx: emu.Fixture(), clusterID: clusterID, opts: opts,
+		key: key, adminKey: adminKey, adminToken: creds.TokenSource}, nil
 }
 
 // Cloud is one GCE emulator behind the adapter. GCE-only tests reach the
@@ -95,6 +124,11 @@ type Cloud struct {
 	opts      conformance.Options
 	// key is the service-account key file (JSON) the manager uses.
 	key []byte
+	// adminKey is the harness's service account's key (adminAccount),
+	// adminToken its tokens: every call of the harness's own clients
+	// (adminOptions) goes as that account.
+	adminKey   []byte
+	adminToken oauth2.TokenSource
 
 	mu     sync.Mutex
 	cached *view
@@ -118,10 +152,28 @@ func (c *Cloud) Fixture() cloudsimgce.Fixture { return c.fx }
 // ClusterID is the cloud-config's clusterID.
 func (c *Cloud) ClusterID() string { return c.clusterID }
 
-// ServiceAccountKey is the key file (JSON) the manager authenticates with,
-// its token_uri the emulator's: for another client of the emulator, such
-// as the upstream GCP CCM through GOOGLE_APPLICATION_CREDENTIALS.
-func (c *Cloud) ServiceAccountKey() []byte { return slices.Clone(c.key) }
+// ServiceAccountKey is a key file (JSON) whose token_uri is the
+// emulator's, for another client of the emulator, such as the upstream
+// GCP CCM through GOOGLE_APPLICATION_CREDENTIALS: the harness's service
+// account's (adminAccount), not the manager's, so that client's calls are
+// never held to the manager's policy.
+func (c *Cloud) ServiceAccountKey() []byte { return slices.Clone(c.adminKey) }
+
+// adminOptions point a Compute Engine REST client at the emulator, its
+// calls made as the harness's service account; base is the API's base
+// URL path the client needs after the host ("" for the
+// cloud.google.com/go/compute clients, "/compute/v1/" for
+// google.golang.org/api's).
+func (c *Cloud) adminOptions(base string) []option.ClientOption {
+	return []option.ClientOption{option.WithEndpoint(strings.TrimSuffix(c.srv.URL(), "/") + base), option.WithTokenSource(c.adminToken)}
+}
+
+var _ conformance.Principal = (*Cloud)(nil)
+
+// ManagerPrincipal is the manager's service account, as the emulator
+// tells callers apart (cloudsimgce's Principal: the account an access
+// token was issued to).
+func (c *Cloud) ManagerPrincipal() string { return fmt.Sprintf(serviceAccount, c.fx.Project) }
 
 // NodeTag is the network tag every launched instance has.
 func (c *Cloud) NodeTag() string { return c.nodeTag() }

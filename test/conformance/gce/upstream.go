@@ -15,7 +15,6 @@ import (
 	computev1 "google.golang.org/api/compute/v1"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/iterator"
-	"google.golang.org/api/option"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -604,8 +603,8 @@ func sortedKeys[V any](m map[string]V) []string {
 // upstreamAPI are the Compute Engine clients MakeUpstreamLoadBalancer
 // calls, the REST clients of cloud.google.com/go/compute and, for the
 // legacy HTTP health checks it has none for, google.golang.org/api's
-// (as providers/gce/clients.go builds them), without credentials (the
-// emulator serves calls without an Authorization header).
+// (as providers/gce/clients.go builds them), calling as the harness's
+// service account (adminOptions), never the manager's.
 type upstreamAPI struct {
 	addresses       *compute.AddressesClient
 	firewalls       *compute.FirewallsClient
@@ -620,7 +619,7 @@ type upstreamAPI struct {
 }
 
 func (c *Cloud) upstreamClients(ctx context.Context) (*upstreamAPI, error) {
-	opts := []option.ClientOption{option.WithEndpoint(c.srv.URL()), option.WithoutAuthentication()}
+	opts := c.adminOptions("")
 	a := &upstreamAPI{}
 	var errs []error
 	add := func(cl interface{ Close() error }, err error) {
@@ -644,7 +643,7 @@ func (c *Cloud) upstreamClients(ctx context.Context) (*upstreamAPI, error) {
 	add(a.backendServices, err)
 	a.groups, err = compute.NewInstanceGroupsRESTClient(ctx, opts...)
 	add(a.groups, err)
-	legacy, err := computev1.NewService(ctx, option.WithEndpoint(strings.TrimSuffix(c.srv.URL(), "/")+"/compute/v1/"), option.WithoutAuthentication())
+	legacy, err := computev1.NewService(ctx, c.adminOptions("/compute/v1/")...)
 	errs = append(errs, err)
 	if err == nil {
 		a.legacyHC, a.legacyOps = computev1.NewHttpHealthChecksService(legacy), computev1.NewGlobalOperationsService(legacy)
