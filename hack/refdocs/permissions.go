@@ -93,4 +93,3 @@ func renderPolicies(reg *providers.Registry) (map[string][]byte, error) {
 	}
 	return out, nil
 }
-

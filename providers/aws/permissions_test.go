@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
+	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 )
 
 // TestPermissionsDeclared: the declaration is well-formed, and every

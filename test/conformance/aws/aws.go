@@ -24,10 +24,10 @@ const (
 	// accessKeyID and SecretAccessKey are fake static credentials: the
 	// emulator does not check signatures, but the secret must still never
 	// show up in the manager's output (or the demo's report).
-	accessKeyID     = "AKIACONFORMANCE00000"
+	accessKeyID = "AKIACONFORMANCE00000"
 	// adminKeyID is the harness's own identity (a user's console, the
 	// upstream CCM): never held to the manager's policy.
-	adminKeyID = "AKIACONFORMANCEADMIN"
+	adminKeyID      = "AKIACONFORMANCEADMIN"
 	SecretAccessKey = "conformance-secret-9f3e1c"
 	// serviceTag is the tag providers/aws puts on everything it creates
 	// for a Service, valued "<namespace>/<name>".
