@@ -171,3 +171,23 @@ func (e *DeniedError) Error() string {
 }
 
 func (e *DeniedError) Unwrap() error { return e.Err }
+
+// byScope groups the permissions of the grants that have a Scope, by
+// scope in the order first met: what a policy format without
+// per-permission scopes (an Azure role, a GCE role) must tell the reader
+// to grant elsewhere too.
+func byScope(grants []Grant) (scopes []string, perms map[string][]string) {
+	perms = map[string][]string{}
+	for _, g := range grants {
+		if g.Scope == "" {
+			continue
+		}
+		if _, ok := perms[g.Scope]; !ok {
+			scopes = append(scopes, g.Scope)
+		}
+		if !slices.Contains(perms[g.Scope], g.Permission) {
+			perms[g.Scope] = append(perms[g.Scope], g.Permission)
+		}
+	}
+	return scopes, perms
+}

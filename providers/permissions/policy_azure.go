@@ -3,7 +3,6 @@ package permissions
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strings"
 )
 
@@ -32,19 +31,7 @@ func AzurePolicy(grants []Grant) ([]byte, error) {
 	}
 	desc := "What the multicloud-ccm cloud-controller-manager calls. Assign it on the cluster's resource group (resourceGroup), and on vnetResourceGroup, securityGroupResourceGroup, routeTableResourceGroup and loadBalancerResourceGroup where they differ."
 	// The scoped grants, by scope in the order first met.
-	var scopes []string
-	byScope := map[string][]string{}
-	for _, g := range grants {
-		if g.Scope == "" {
-			continue
-		}
-		if _, ok := byScope[g.Scope]; !ok {
-			scopes = append(scopes, g.Scope)
-		}
-		if !slices.Contains(byScope[g.Scope], g.Permission) {
-			byScope[g.Scope] = append(byScope[g.Scope], g.Permission)
-		}
-	}
+	scopes, byScope := byScope(grants)
 	if len(scopes) > 0 {
 		var parts []string
 		for _, s := range scopes {

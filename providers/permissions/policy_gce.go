@@ -3,7 +3,6 @@ package permissions
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -24,19 +23,7 @@ func GCEPolicy(grants []Grant) ([]byte, error) {
 	b.WriteString("# The multicloud-ccm cloud-controller-manager's custom role. Create it with\n")
 	b.WriteString("#   gcloud iam roles create multicloudCcm --project=PROJECT_ID --file=THIS_FILE\n")
 	b.WriteString("# and grant it to the manager's service account on the cluster's project (projectID).\n")
-	var scopes []string
-	byScope := map[string][]string{}
-	for _, g := range grants {
-		if g.Scope == "" {
-			continue
-		}
-		if _, ok := byScope[g.Scope]; !ok {
-			scopes = append(scopes, g.Scope)
-		}
-		if !slices.Contains(byScope[g.Scope], g.Permission) {
-			byScope[g.Scope] = append(byScope[g.Scope], g.Permission)
-		}
-	}
+	scopes, byScope := byScope(grants)
 	for _, s := range scopes {
 		fmt.Fprintf(&b, "# Checked on %s, so grant the role there too: %s.\n", gceComment(s), strings.Join(byScope[s], ", "))
 	}
