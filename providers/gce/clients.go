@@ -21,6 +21,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics"
+	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
 // ProviderName is the backend's name in cloud-configs and providerIDs.
@@ -204,12 +205,23 @@ func (t *meteredTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			cancel()
 			return nil, err
 		}
+		if derr := deniedError(resp, t.rec); derr != nil {
+			cancel()
+			return nil, derr
+		}
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 		return resp, nil
 	}
 	start := time.Now()
 	resp, err := t.next.RoundTrip(r)
 	t.observe(service, op, resp, err, time.Since(start))
+	if err == nil {
+		// A denial is returned as the call's error, naming the permission
+		// and its features (clients_denied.go).
+		if derr := deniedError(resp, t.rec); derr != nil {
+			return nil, derr
+		}
+	}
 	return resp, err
 }
 
@@ -357,6 +369,11 @@ func transientTokenError(err error) bool {
 
 // errorCode is a Compute Engine error's HTTP status and first reason.
 func errorCode(err error) (int, string) {
+	var denied *decl.DeniedError
+	if errors.As(err, &denied) {
+		// A denial the transport recognised (clients_denied.go).
+		return http.StatusForbidden, "forbidden"
+	}
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) {
 		reason := ""

@@ -175,6 +175,16 @@ var _ conformance.Principal = (*Cloud)(nil)
 // token was issued to).
 func (c *Cloud) ManagerPrincipal() string { return fmt.Sprintf(serviceAccount, c.fx.Project) }
 
+var _ conformance.PermissionWithholder = (*Cloud)(nil)
+
+// WithheldPermissions: creating the external load balancer's forwarding
+// rule (its target pool and health check are made first, and must be
+// taken down with the Service), and reading one instance, which the
+// lifecycle checks of a Node with a providerID do (a GET each).
+func (c *Cloud) WithheldPermissions() (string, string, string) {
+	return "compute.forwardingRules.create", "external-load-balancers", "compute.instances.get"
+}
+
 // NodeTag is the network tag every launched instance has.
 func (c *Cloud) NodeTag() string { return c.nodeTag() }
 
