@@ -1,7 +1,9 @@
 // Package controllers hands the command every controller the manager runs:
-// the four upstream controllers from k8s.io/cloud-provider (cloud-node,
-// cloud-node-lifecycle, service-lb, node-route) and, as they arrive, this
-// project's own.
+// three upstream controllers from k8s.io/cloud-provider (cloud-node,
+// cloud-node-lifecycle, node-route), this project's service controller
+// under upstream's name (controllers/service; upstream's stays selectable
+// with --use-upstream-service-controller for one release), and this
+// project's own (drift repair, orphans, tagging, node IPAM).
 package controllers
 
 import (
@@ -27,6 +29,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/lbrepair"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/nodeipam"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/orphans"
+	"github.com/multicloud-ccm/multicloud-ccm/controllers/service"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/tagging"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/instancetags"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
@@ -58,6 +61,10 @@ type Options struct {
 	DeleteOrphans bool
 	// Tagging are upstream AWS's tagging controller flags.
 	Tagging *tagging.Options
+	// UpstreamServiceController runs k8s.io/cloud-provider's service
+	// controller instead of this project's (controllers/service), for one
+	// release, so a cluster can go back to it if ours misbehaves.
+	UpstreamServiceController bool
 	// NodeIPAM are the node-ipam controller's flags of upstream's
 	// (cloud-provider-gcp cmd/cloud-controller-manager/options/
 	// nodeipamcontroller.go:38-41); --cluster-cidr, --allocate-node-cidrs
@@ -87,6 +94,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.OrphanGracePeriod, "orphan-grace-period", o.OrphanGracePeriod,
 		"How long a resource must have been an orphan at every scan before orphans: delete deletes it.")
 	o.Tagging.AddFlags(fs)
+	fs.BoolVar(&o.UpstreamServiceController, "use-upstream-service-controller", o.UpstreamServiceController,
+		"Run k8s.io/cloud-provider's service controller instead of this project's (one queue and set of workers per cloud, retries as soon as a cloud answers again, no node list per Service). Kept for one release as a way back; it will be removed.")
 	fs.StringVar(&o.NodeIPAM.ServiceClusterIPRange, "service-cluster-ip-range", o.NodeIPAM.ServiceClusterIPRange,
 		"CIDR range(s) for Services (at most one per family, comma-separated), as kube-apiserver's. With --allocate-node-cidrs=true --cidr-allocator-type=CloudAllocator, never handed to Nodes, and their order is the order of each Node's pod CIDRs (else --cluster-cidr's).")
 	fs.Int32Var(&o.NodeIPAM.MaskSize, "node-cidr-mask-size", o.NodeIPAM.MaskSize,
@@ -121,6 +130,16 @@ func InitFuncConstructors(o *Options) map[string]app.ControllerInitFuncConstruct
 		c.Constructor = guardRouteController(c.Constructor)
 		out[names.NodeRouteController] = c
 	}
+	if c, ok := out[names.ServiceLBController]; ok && !o.UpstreamServiceController {
+		// Ours, under upstream's name and client identity, so
+		// --controllers and RBAC read the same.
+		c.Constructor = func(initCtx app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
+			return func(ctx context.Context, _ genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
+				return startServiceController(ctx, initCtx, completed, cloud)
+			}
+		}
+		out[names.ServiceLBController] = c
+	}
 	out[LoadBalancerRepair] = app.ControllerInitFuncConstructor{
 		InitContext: app.ControllerInitContext{ClientName: LoadBalancerRepair},
 		Constructor: func(initCtx app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
@@ -154,6 +173,36 @@ func InitFuncConstructors(o *Options) map[string]app.ControllerInitFuncConstruct
 		},
 	}
 	return out
+}
+
+// startServiceController starts this project's service controller
+// (controllers/service). Like upstream's (k8s.io/cloud-provider
+// app/core.go startServiceController), a cloud without load balancers
+// is not an error: the controller just does not run.
+func startServiceController(ctx context.Context, initCtx app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) (controller.Interface, bool, error) {
+	if _, ok := cloud.LoadBalancer(); !ok {
+		klog.FromContext(ctx).Info("Not starting the service controller: the cloud serves no load balancers")
+		return nil, false, nil
+	}
+	kube := completed.ClientBuilder.ClientOrDie(initCtx.ClientName)
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartStructuredLogging(0)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	// Upstream's event source, which tools filter Events by.
+	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "service-controller"})
+	c, err := service.New(service.Options{
+		ClusterName: completed.ComponentConfig.KubeCloudShared.ClusterName,
+		Workers:     int(completed.ComponentConfig.ServiceController.ConcurrentServiceSyncs),
+	}, cloud, kube, recorder, completed.SharedInformers.Core().V1().Services(), completed.SharedInformers.Core().V1().Nodes())
+	if err != nil {
+		broadcaster.Shutdown()
+		return nil, false, fmt.Errorf("service controller: %w", err)
+	}
+	go func() {
+		defer broadcaster.Shutdown()
+		c.Run(ctx)
+	}()
+	return nil, true, nil
 }
 
 // startTagging starts upstream AWS's tagging controller when --controllers

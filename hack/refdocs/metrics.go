@@ -16,6 +16,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/lbrepair"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/orphans"
+	"github.com/multicloud-ccm/multicloud-ccm/controllers/service"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
 )
 
@@ -36,6 +37,7 @@ func metricSources(mod *module) []metricSource {
 	out := []metricSource{
 		{"controllers/lbrepair", lbrepair.Metrics()},
 		{"controllers/orphans", orphans.Metrics()},
+		{"controllers/service", service.Metrics()},
 	}
 	// providers.Metrics speaks for internal packages the generator
 	// cannot import.

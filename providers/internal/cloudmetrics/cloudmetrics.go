@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -27,6 +28,8 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/cloudhealth"
 )
 
 // Metric names as scraped. Dashboards and alerts depend on them.
@@ -77,6 +80,9 @@ type Recorder struct {
 	// logged are the permissions whose denial was logged, so each is
 	// logged once per process, not once per call.
 	logged sync.Map
+	// health, on the Default recorder, learns from every attempt whether
+	// each cloud answers (the service controller's retries read it).
+	health *cloudhealth.Board
 }
 
 // NewRecorder returns an unregistered Recorder. component-base metrics
@@ -126,6 +132,7 @@ var (
 func Default() *Recorder {
 	defaultOnce.Do(func() {
 		defaultRecorder = NewRecorder()
+		defaultRecorder.health = cloudhealth.Default
 		legacyregistry.MustRegister(defaultRecorder.Collectors()...)
 	})
 	return defaultRecorder
@@ -141,6 +148,13 @@ func (r *Recorder) Observe(provider, service, operation, code string, d time.Dur
 	r.duration.WithLabelValues(provider, service, operation).Observe(d.Seconds())
 	if throttled {
 		r.throttled.WithLabelValues(provider, service, operation).Inc()
+	}
+	if r.health != nil {
+		status, _ := strconv.Atoi(code) // 0: no response
+		if throttled {
+			status = http.StatusTooManyRequests
+		}
+		r.health.Observe(provider, status, code == CodeCanceled)
 	}
 }
 

@@ -12,6 +12,7 @@ package cloudparts
 import (
 	"reflect"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
@@ -50,6 +51,19 @@ type Parts struct {
 	// Source is what the manager's own controllers ask the assembled
 	// cloud (the hybrid composite gives it); nil for none.
 	Source inventory.Source
+	// Lanes tell the service controller which cloud serves each
+	// Service's load balancer and with which Nodes (the hybrid composite
+	// gives them); nil: one cloud with every Node.
+	Lanes Lanes
+}
+
+// Lanes is what the service controller (controllers/service) asks of a
+// cloud that serves several clouds' load balancers, each on its own
+// queue.
+type Lanes interface {
+	LoadBalancerLanes() []string
+	LoadBalancerLane(svc *v1.Service) string
+	LaneNodes(lane string, nodes []*v1.Node) []*v1.Node
 }
 
 // Cloud is a cloudprovider.Interface assembled from Parts.
@@ -97,6 +111,31 @@ func isNil(v any) bool {
 		return r.IsNil()
 	}
 	return false
+}
+
+// LoadBalancerLanes are the clouds that serve load balancers, one lane
+// each in the service controller.
+func (c *Cloud) LoadBalancerLanes() []string {
+	if c.parts.Lanes == nil || c.lb == nil {
+		return []string{c.parts.Name}
+	}
+	return c.parts.Lanes.LoadBalancerLanes()
+}
+
+// LoadBalancerLane is the cloud that serves svc's load balancer.
+func (c *Cloud) LoadBalancerLane(svc *v1.Service) string {
+	if c.parts.Lanes == nil {
+		return c.parts.Name
+	}
+	return c.parts.Lanes.LoadBalancerLane(svc)
+}
+
+// LaneNodes are the nodes lane's load balancers can use.
+func (c *Cloud) LaneNodes(lane string, nodes []*v1.Node) []*v1.Node {
+	if c.parts.Lanes == nil {
+		return nodes
+	}
+	return c.parts.Lanes.LaneNodes(lane, nodes)
 }
 
 // Parts are the parts c was assembled from.

@@ -89,7 +89,8 @@ func New(members []Member, lbDefault string) (*cloudparts.Cloud, error) {
 		Source:       h,
 	}
 	if h.anyLB() {
-		parts.LoadBalancer = &loadBalancers{h: h}
+		lbs := &loadBalancers{h: h}
+		parts.LoadBalancer, parts.Lanes = lbs, lbs
 	}
 	if h.anyRoutes() {
 		parts.Routes = &routes{h: h}

@@ -54,6 +54,37 @@ func (l *loadBalancers) nodesOf(m *member, nodes []*v1.Node) []*v1.Node {
 	return out
 }
 
+// LoadBalancerLanes are the clouds that serve load balancers: the
+// service controller gives each its own queue and workers.
+func (l *loadBalancers) LoadBalancerLanes() []string {
+	var out []string
+	for _, m := range l.h.members {
+		if m.lb != nil {
+			out = append(out, m.name)
+		}
+	}
+	return out
+}
+
+// LoadBalancerLane is the cloud that serves svc's load balancer; a
+// Service whose annotation names no cloud goes to the default one's lane,
+// whose sync reports the annotation.
+func (l *loadBalancers) LoadBalancerLane(svc *v1.Service) string {
+	if m, err := l.pick(svc); err == nil {
+		return m.name
+	}
+	return l.h.lbDefault
+}
+
+// LaneNodes are the Nodes the lane's cloud owns (nodesOf).
+func (l *loadBalancers) LaneNodes(lane string, nodes []*v1.Node) []*v1.Node {
+	m, ok := l.h.byName[lane]
+	if !ok {
+		return nil
+	}
+	return l.nodesOf(m, nodes)
+}
+
 // GetLoadBalancer implements cloudprovider.LoadBalancer.
 func (l *loadBalancers) GetLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
 	m, err := l.pick(svc)

@@ -1,0 +1,257 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/cloud-provider/api"
+	"k8s.io/klog/v2"
+)
+
+// lane is one cloud's share of the controller: its queue of Services,
+// its workers, its node set, and what it knows of its Services' load
+// balancers. Nothing in a lane waits for another lane.
+type lane struct {
+	name  string
+	c     *Controller
+	queue workqueue.TypedRateLimitingInterface[string]
+	// kick asks the node loop to recompute the node set (buffered: kicks
+	// while it runs coalesce into one more pass).
+	kick chan struct{}
+
+	mu sync.Mutex
+	// sig digests the lane's last node set, gen is its generation
+	// (bumped when the set's names or providerIDs change). The Nodes
+	// themselves are read from the informer at each use.
+	sig uint64
+	gen uint64
+	// records are the Services whose load balancer was ensured in this
+	// process: the digest of the spec it was made from and the node
+	// generation it has. A few words per Service, no node list.
+	records map[string]ensured
+	// waiting are the Services whose last sync failed while the cloud
+	// did not answer, and when.
+	waiting map[string]time.Time
+}
+
+type ensured struct {
+	hash uint64
+	gen  uint64
+}
+
+func newLane(name string, c *Controller) *lane {
+	return &lane{
+		name: name, c: c,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](c.opts.MinRetryDelay, c.opts.MaxRetryDelay),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "service-" + name},
+		),
+		kick:    make(chan struct{}, 1),
+		records: map[string]ensured{},
+		waiting: map[string]time.Time{},
+	}
+}
+
+func (l *lane) run(ctx context.Context) {
+	for range l.c.opts.Workers {
+		go wait.UntilWithContext(ctx, l.worker, time.Second)
+	}
+	go wait.UntilWithContext(ctx, l.nodeLoop, time.Second)
+	go wait.UntilWithContext(ctx, l.recover, l.c.opts.ProbeInterval)
+	<-ctx.Done()
+}
+
+func (l *lane) worker(ctx context.Context) {
+	for l.next(ctx) {
+	}
+}
+
+func (l *lane) next(ctx context.Context) bool {
+	key, quit := l.queue.Get()
+	if quit {
+		return false
+	}
+	defer l.queue.Done(key)
+	health := l.c.opts.Health
+	err := l.c.sync(ctx, l, key)
+	if err == nil {
+		l.queue.Forget(key)
+		if l.settled(key) {
+			// It failed while the cloud did not answer, and now it
+			// served: the others that waited for the cloud go now.
+			l.retryWaiting(ctx, "a Service that waited for the cloud was served")
+		}
+		return true
+	}
+	if health.Down(l.name) {
+		l.mu.Lock()
+		if _, ok := l.waiting[key]; !ok {
+			l.waiting[key] = health.Now()
+		}
+		l.mu.Unlock()
+	}
+	var re *api.RetryError
+	if errors.As(err, &re) {
+		klog.FromContext(ctx).Info("Error processing service, retrying after the delay the cloud asked for", "service", key, "retryAfter", re.RetryAfter(), "err", err)
+		l.queue.AddAfter(key, re.RetryAfter())
+		return true
+	}
+	utilruntime.HandleErrorWithContext(ctx, err, "Error processing service (retrying with exponential backoff)", "service", key)
+	l.queue.AddRateLimited(key)
+	return true
+}
+
+// settled drops key from the waiting Services, saying whether it was
+// one.
+func (l *lane) settled(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.waiting[key]
+	delete(l.waiting, key)
+	return ok
+}
+
+// recover runs every ProbeInterval while Services wait for the cloud:
+// when the cloud has answered any call since the first of them failed,
+// they are all retried now; otherwise one of them is, as a probe.
+func (l *lane) recover(ctx context.Context) {
+	l.mu.Lock()
+	if len(l.waiting) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	first := time.Time{}
+	var oldest string
+	for k, t := range l.waiting {
+		if first.IsZero() || t.Before(first) || (t.Equal(first) && k < oldest) {
+			first, oldest = t, k
+		}
+	}
+	l.mu.Unlock()
+	if l.c.opts.Health.AnsweredSince(l.name, first) {
+		l.retryWaiting(ctx, "the cloud answers again")
+		return
+	}
+	// Still no answer: try the one that waited longest (it goes to the
+	// back of the waiting line by failing again).
+	l.mu.Lock()
+	l.waiting[oldest] = l.c.opts.Health.Now()
+	l.mu.Unlock()
+	l.queue.Add(oldest)
+}
+
+// retryWaiting queues every Service that waits for the cloud, now. They
+// leave the waiting line; one that fails again while the cloud still
+// does not answer joins it anew.
+func (l *lane) retryWaiting(ctx context.Context, why string) {
+	l.mu.Lock()
+	keys := make([]string, 0, len(l.waiting))
+	for k := range l.waiting {
+		keys = append(keys, k)
+	}
+	clear(l.waiting)
+	l.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	slices.Sort(keys)
+	klog.FromContext(ctx).Info("Retrying the Services that failed while the cloud did not answer", "reason", why, "services", len(keys))
+	for _, k := range keys {
+		l.queue.Add(k)
+	}
+}
+
+func (l *lane) kickNodes() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// nodeLoop recomputes the lane's node set on every kick.
+func (l *lane) nodeLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.kick:
+		}
+		start := time.Now()
+		if _, _, err := l.nodeSet(ctx); err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Listing nodes")
+			nodeSyncErrors.Inc()
+			continue
+		}
+		nodeSyncLatency.Observe(time.Since(start).Seconds())
+	}
+}
+
+// nodeSet is the lane's node set, read from the informer now (the Nodes
+// as they are, addresses included), and its generation. When its names
+// or providerIDs differ from the last set's, the generation is bumped
+// and every Service ensured on the lane is queued to have its backends
+// updated (each at most once however often the nodes change meanwhile:
+// the queue holds a key once).
+func (l *lane) nodeSet(ctx context.Context) ([]*v1.Node, uint64, error) {
+	all, err := l.c.stableNodes()
+	if err != nil {
+		return nil, 0, err
+	}
+	nodes := l.c.router.LaneNodes(l.name, all)
+	sig := nodeSetSignature(nodes)
+	l.mu.Lock()
+	if sig == l.sig && l.gen > 0 {
+		defer l.mu.Unlock()
+		return nodes, l.gen, nil
+	}
+	l.sig = sig
+	l.gen++
+	gen := l.gen
+	keys := make([]string, 0, len(l.records))
+	for k, r := range l.records {
+		if r.gen != gen {
+			keys = append(keys, k)
+		}
+	}
+	l.mu.Unlock()
+	klog.FromContext(ctx).V(2).Info("The cloud's node set changed; updating its load balancers", "nodes", len(nodes), "generation", gen, "services", len(keys))
+	for _, k := range keys {
+		l.queue.Add(k)
+	}
+	return nodes, gen, nil
+}
+
+// generation is the lane's node set generation.
+func (l *lane) generation() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gen
+}
+
+func (l *lane) record(key string) (ensured, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, ok := l.records[key]
+	return r, ok
+}
+
+func (l *lane) setRecord(key string, r ensured) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.records[key] = r
+}
+
+// forget drops what the lane knows of key: its next sync ensures in
+// full.
+func (l *lane) forget(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.records, key)
+}
