@@ -44,10 +44,11 @@ func newServiceRouter(next http.RoundTripper, authURL string, rec *cloudmetrics.
 }
 
 // transport records every attempt for service, naming operations by the
-// path below base.
+// path below base, and returns a policy denial as the error naming the
+// rule (clients_denied.go).
 func (s *serviceRouter) transport(service, base string) http.RoundTripper {
 	base = strings.TrimSuffix(base, "/")
-	return cloudmetrics.NewTransport(s.next, cloudmetrics.TransportOptions{
+	metered := cloudmetrics.NewTransport(s.next, cloudmetrics.TransportOptions{
 		Provider: ProviderName,
 		Service:  service,
 		Operation: func(r *http.Request) string {
@@ -59,6 +60,7 @@ func (s *serviceRouter) transport(service, base string) http.RoundTripper {
 		},
 		Recorder: s.rec,
 	})
+	return &deniedTransport{next: metered, service: service, base: base, rec: s.rec}
 }
 
 // route counts requests under endpoint as service. Longer endpoints win,

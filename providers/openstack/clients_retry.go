@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+
+	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
 // retryPolicy decides which failed calls gophercloud makes again and when.
@@ -65,6 +67,13 @@ func (p *retryPolicy) backoff(ctx context.Context, resp *gophercloud.ErrUnexpect
 // retry is gophercloud's hook for every other failure; failCount counts
 // this call's retries so far, this one included.
 func (p *retryPolicy) retry(ctx context.Context, method, url string, _ *gophercloud.RequestOpts, err error, failCount uint) error {
+	// A policy denial the transport recognised (clients_denied.go) is
+	// the answer, returned as itself rather than inside net/http's
+	// *url.Error: it names the call already.
+	var denied *decl.DeniedError
+	if errors.As(err, &denied) {
+		return denied
+	}
 	if int(failCount) >= p.maxAttempts || ctx.Err() != nil {
 		return err
 	}

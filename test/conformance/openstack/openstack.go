@@ -349,3 +349,11 @@ var _ conformance.Principal = (*Cloud)(nil)
 // authenticates as (the emulator tells callers apart by their token's
 // user); the harness calls as the project's operator (Clients).
 func (c *Cloud) ManagerPrincipal() string { return c.fx.UserID }
+
+var _ conformance.PermissionWithholder = (*Cloud)(nil)
+
+// WithheldPermissions: creating the Octavia load balancer, and Nova's
+// GET of one server, which the lifecycle checks of a NotReady Node make.
+func (c *Cloud) WithheldPermissions() (string, string, string) {
+	return "os_load-balancer_api:loadbalancer:post", "load-balancers", "os_compute_api:servers:show"
+}
