@@ -130,10 +130,15 @@ func InitFuncConstructors(o *Options) map[string]app.ControllerInitFuncConstruct
 		c.Constructor = guardRouteController(c.Constructor)
 		out[names.NodeRouteController] = c
 	}
-	if c, ok := out[names.ServiceLBController]; ok && !o.UpstreamServiceController {
+	if c, ok := out[names.ServiceLBController]; ok {
 		// Ours, under upstream's name and client identity, so
-		// --controllers and RBAC read the same.
+		// --controllers and RBAC read the same. Which one runs is decided
+		// when it starts: the flags are parsed after this map is built.
+		upstream := c.Constructor
 		c.Constructor = func(initCtx app.ControllerInitContext, completed *cloudcontrollerconfig.CompletedConfig, cloud cloudprovider.Interface) app.InitFunc {
+			if o.UpstreamServiceController {
+				return upstream(initCtx, completed, cloud)
+			}
 			return func(ctx context.Context, _ genericcontrollermanager.ControllerContext) (controller.Interface, bool, error) {
 				return startServiceController(ctx, initCtx, completed, cloud)
 			}

@@ -336,6 +336,13 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 	hs.waitService(t, kept, "an address", hasAddress)
 	keptLB := dc.waitLB(t, kept, []int32{80}, di)
 	repairsBefore := dc.metricSum("multicloud_ccm_lb_repairs_total", "")
+	// A Service of the other cloud served before: a Node joining that
+	// cloud during the outage must reach its load balancer as fast as
+	// without it (each cloud's Services have their own queue, workers and
+	// node set in the service controller).
+	upKept := hs.createService(t, up.lbService("conf-outage-up", 80))
+	hs.waitService(t, upKept, "an address", hasAddress)
+	up.waitLB(t, upKept, []int32{80}, ui)
 
 	fault.Op = "*"
 	srv := dc.cloud.Server()
@@ -375,6 +382,15 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 		}
 		return ccmproc.Initialized(n), describeNode(n), nil
 	})
+	within(t, start, 15*time.Second, "the new "+up.adapter.Name()+" Node in its cloud's load balancer during the outage", func(context.Context) (bool, string, error) {
+		lbs := up.cloud.LoadBalancers(upKept)
+		if len(lbs) != 1 {
+			return false, fmt.Sprintf("%d load balancers", len(lbs)), nil
+		}
+		want := []string{ui.ID, u2.ID}
+		slices.Sort(want)
+		return slices.Equal(lbs[0].Backends, want), fmt.Sprintf("backends %v, want %v", lbs[0].Backends, want), nil
+	})
 	k := hs.createService(t, up.lbService("conf-during-outage", 80))
 	within(t, time.Now(), 20*time.Second, "a new "+up.adapter.Name()+" Service's address during the outage", func(ctx context.Context) (bool, string, error) {
 		svc, err := hs.getService(ctx, k)
@@ -394,9 +410,20 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 		t.Errorf("%s's NotReady Node was tainted shut down while its cloud did not answer", dc.adapter.Name())
 	}
 	clear()
+	answered := time.Now()
 	hs.setReady(t, di.NodeName, corev1.ConditionTrue)
+	// Retried as soon as the cloud answers (a probe every 5 s), not after
+	// their backoff: the bound leaves room for a probe, a 12-Service
+	// round of ensures and the slowest cloud's operations.
 	for _, p := range pending {
-		hs.waitService(t, p, "an address once "+dc.adapter.Name()+" answers", hasAddress)
+		within(t, answered, 45*time.Second, p.String()+"'s address once "+dc.adapter.Name()+" answers again", func(ctx context.Context) (bool, string, error) {
+			svc, err := hs.getService(ctx, p)
+			if err != nil {
+				return false, "", err
+			}
+			ok, seen := hasAddress(svc)
+			return ok, seen, nil
+		})
 	}
 	if lbs := dc.cloud.LoadBalancers(kept); len(lbs) != 1 || lbs[0].ID != keptLB.ID {
 		t.Errorf("the load balancer served before the outage: %+v, want %s only", lbs, keptLB.ID)
@@ -407,7 +434,7 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 	if n, msgs, err := hs.repairEvents(context.Background(), kept); err != nil || n != 0 {
 		t.Errorf("repair events on %s: %s %v", kept, msgs, err)
 	}
-	for _, p := range append(pending, k, kept) {
+	for _, p := range append(pending, k, kept, upKept) {
 		hs.deleteServiceAndWait(t, p)
 	}
 }
