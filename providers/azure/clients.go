@@ -26,7 +26,8 @@ import (
 // clients are the ARM clients of one credential. azcore does the retries
 // (429 and 5xx, honouring Retry-After), the long-running-operation polling
 // and the per-attempt timeout; the backend adds the metrics
-// (clients_metrics.go) as a per-attempt policy.
+// (clients_metrics.go) as a per-attempt policy and, per call, the naming
+// of the permission a denial lacks (clients_denied.go).
 type clients struct {
 	subscription string
 	vms          *armcompute.VirtualMachinesClient
@@ -104,13 +105,19 @@ func cloudConfiguration(s *Section) cloud.Configuration {
 // clientOptions are the azcore options of the clients of service
 // ("aad", "arm").
 func (c *clientSetup) clientOptions(service string) azcore.ClientOptions {
-	return azcore.ClientOptions{
+	o := azcore.ClientOptions{
 		Cloud:            c.cloud,
 		Transport:        c.transport,
 		Retry:            c.retry,
 		Telemetry:        policy.TelemetryOptions{ApplicationID: "multicloud-ccm"},
 		PerRetryPolicies: []policy.Policy{&metricsPolicy{service: service, rec: c.metrics}},
 	}
+	if service == "arm" {
+		// ARM's RBAC denials name the action (clients_denied.go); Azure
+		// AD's token endpoint is under no RBAC.
+		o.PerCallPolicies = []policy.Policy{&deniedPolicy{rec: c.metrics}}
+	}
+	return o
 }
 
 // credential builds the section's one credential. Secrets go to

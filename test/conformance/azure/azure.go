@@ -145,6 +145,16 @@ var (
 // application (adminToken), never held to the manager's policy.
 func (c *Cloud) ManagerPrincipal() string { return strings.ToLower(c.fx.ClientID) }
 
+var _ conformance.PermissionWithholder = (*Cloud)(nil)
+
+// WithheldPermissions: writing the cluster's load balancer, which a new
+// Service's frontend needs (its public IP is made first, and must be
+// taken down with the Service), and reading VMs, which the lifecycle
+// checks of a NotReady Node need (the listing or a GET by ID).
+func (c *Cloud) WithheldPermissions() (string, string, string) {
+	return "Microsoft.Network/loadBalancers/write", "load-balancers", "Microsoft.Compute/virtualMachines/read"
+}
+
 // adminToken is a token of the operator's application: a user's console,
 // another controller, the upstream CCM.
 func (c *Cloud) adminToken() staticToken {
