@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
@@ -83,8 +84,8 @@ func (s *suiteCloud) enforceSection(t *testing.T, section config.Section, delete
 // Warning Event naming the permission and its feature, and the denial is
 // counted; given back, the Service is served and, deleted, leaves
 // nothing. Less the permission instance lookups need, a NotReady Node's
-// lifecycle checks are denied (counted) and the Node is neither deleted
-// nor tainted.
+// lifecycle checks are denied (counted, and a Warning Event on the Node
+// names the permission) and the Node is neither deleted nor tainted.
 func permissionWithheld(t *testing.T, cl *cluster, a conformance.Adapter) {
 	s := startSuiteCloud(t, cl, a, "withheld")
 	w, ok := s.cloud.(conformance.PermissionWithholder)
@@ -128,6 +129,22 @@ func permissionWithheld(t *testing.T, cl *cluster, a conformance.Adapter) {
 	poll(t, converge, "lifecycle checks denied "+instPerm+" (counted)", func(context.Context) (bool, string, error) {
 		n := s.metricSum("multicloud_ccm_cloud_permission_denied_total", `permission="`+instPerm+`"`) - from
 		return n >= 3, fmt.Sprintf("%d denials", n), nil
+	})
+	poll(t, converge, "a Warning Event on the Node naming "+instPerm, func(ctx context.Context) (bool, string, error) {
+		evs, err := s.admin.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + n1.NodeName + ",reason=CloudPermissionDenied",
+		})
+		if err != nil {
+			return false, "", err
+		}
+		var seen []string
+		for _, ev := range evs.Items {
+			if ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, instPerm) {
+				return true, "", nil
+			}
+			seen = append(seen, ev.Message)
+		}
+		return false, fmt.Sprint(seen), nil
 	})
 	n, err := s.getNode(context.Background(), n1.NodeName)
 	if err != nil {

@@ -68,6 +68,7 @@ type Composite struct {
 	byName    map[string]*member
 	lbDefault string
 	unowned   *unownedNodes
+	denials   *nodeDenials
 	lbs       *lbPlacement
 	// nodes finds a route's target Node by name (routes.go).
 	nodes corelisters.NodeLister
@@ -131,6 +132,7 @@ func newComposite(members []Member, lbDefault string) (*Composite, error) {
 		return nil, fmt.Errorf("hybrid: the default load balancer cloud %q is not one of %s", lbDefault, h.name())
 	}
 	h.unowned = newUnownedNodes(h.names())
+	h.denials = newNodeDenials(h.unowned)
 	return h, nil
 }
 
@@ -172,6 +174,7 @@ func (h *Composite) setInformers(f informers.SharedInformerFactory) {
 		}
 	}
 	h.unowned.watch(f)
+	h.denials.watch(f)
 	h.nodes = f.Core().V1().Nodes().Lister()
 }
 

@@ -47,7 +47,8 @@ func (i *instances) lifecycle(ctx context.Context, node *v1.Node, foreign bool,
 		return false, err
 	}
 	defer release()
-	return ask(m.instances, ctx, node)
+	ok, err := ask(m.instances, ctx, node)
+	return ok, i.h.denials.observe(node, err)
 }
 
 // InstanceMetadata implements cloudprovider.InstancesV2: the owner's,
@@ -68,7 +69,7 @@ func (i *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloud
 	md, err := m.instances.InstanceMetadata(ctx, node)
 	release()
 	if err != nil || md == nil {
-		return md, err
+		return md, i.h.denials.observe(node, err)
 	}
 	out := *md
 	out.AdditionalLabels = maps.Clone(md.AdditionalLabels)
