@@ -29,8 +29,13 @@ type Parts struct {
 	// Instances serve the node and node-lifecycle controllers.
 	Instances cloudprovider.InstancesV2
 	// LoadBalancer serves the service controller; nil for none. New
-	// serializes its calls per Service (lbserial).
+	// serializes its calls per Service (lbserial) unless Routed.
 	LoadBalancer cloudprovider.LoadBalancer
+	// Routed says LoadBalancer only routes each call to a cloud that is
+	// itself assembled by New (the hybrid composite), whose own lbserial
+	// serializes it and keeps the records drift repair reads: a second
+	// one around the router would only double the bookkeeping.
+	Routed bool
 	// Routes serve the route controller; nil when routes are not
 	// configured (the manager then does not run it).
 	Routes cloudprovider.Routes
@@ -94,7 +99,10 @@ func New(p Parts) *Cloud {
 		p.Inventory = nil
 	}
 	c := &Cloud{parts: p}
-	if p.LoadBalancer != nil {
+	switch {
+	case p.LoadBalancer != nil && p.Routed:
+		c.lb = p.LoadBalancer
+	case p.LoadBalancer != nil:
 		c.serial = lbserial.Wrap(p.LoadBalancer)
 		c.lb = c.serial
 	}

@@ -91,7 +91,7 @@ func New(members []Member, lbDefault string) (*cloudparts.Cloud, error) {
 	}
 	if h.anyLB() {
 		lbs := &loadBalancers{h: h}
-		parts.LoadBalancer, parts.Lanes = lbs, lbs
+		parts.LoadBalancer, parts.Lanes, parts.Routed = lbs, lbs, true
 	}
 	if h.anyRoutes() {
 		parts.Routes = &routes{h: h}
