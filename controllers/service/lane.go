@@ -175,13 +175,23 @@ func (l *lane) kickNodes() {
 	}
 }
 
-// nodeLoop recomputes the lane's node set on every kick.
+// nodePassInterval is the least time between two node passes of a lane:
+// Nodes registering by the thousand cost a pass a second, not one per
+// Node, and a change reaches the load balancers within about a second.
+const nodePassInterval = time.Second
+
+// nodeLoop recomputes the lane's node set on kicks, at most once per
+// nodePassInterval. A lane with no Service ensured yet has nothing to
+// update: its first syncs read the Nodes themselves.
 func (l *lane) nodeLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-l.kick:
+		}
+		if !l.hasRecords() {
+			continue
 		}
 		start := time.Now()
 		if _, _, err := l.nodeSet(ctx); err != nil {
@@ -190,7 +200,18 @@ func (l *lane) nodeLoop(ctx context.Context) {
 			continue
 		}
 		nodeSyncLatency.Observe(time.Since(start).Seconds())
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(nodePassInterval):
+		}
 	}
+}
+
+func (l *lane) hasRecords() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.records) > 0
 }
 
 // nodeSet is the lane's node set, read from the informer now (the Nodes

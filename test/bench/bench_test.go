@@ -125,7 +125,9 @@ func newCloudWorld(b *testing.B, binary, cloud string, opts conformance.Options,
 	}
 	w.ccmOpts = ccmproc.Options{
 		Binary: binary, CloudConfig: cfg, Kubeconfig: kubeconfig,
-		Args: append(append([]string{"--configure-cloud-routes=false", "--v=1"}, w.cloud.ExtraArgs()...), extraArgs...),
+		// BENCH_CCM_ARGS adds flags to every manager, for before/after rows
+		// (BENCH_CCM_ARGS=--use-upstream-service-controller).
+		Args: append(append(append([]string{"--configure-cloud-routes=false", "--v=1"}, w.cloud.ExtraArgs()...), extraArgs...), strings.Fields(os.Getenv("BENCH_CCM_ARGS"))...),
 		Env:  env,
 	}
 	w.startCCM(b)
