@@ -119,8 +119,10 @@ func (l *lane) settled(key string) bool {
 }
 
 // recover runs every ProbeInterval while Services wait for the cloud:
-// when the cloud has answered any call since the first of them failed,
-// they are all retried now; otherwise one of them is, as a probe.
+// when the cloud has answered a call since the first of them failed, and
+// its last call was answered (a cloud half up does not get them all at
+// every tick), they are all retried now; otherwise one of them is, as a
+// probe.
 func (l *lane) recover(ctx context.Context) {
 	l.mu.Lock()
 	if len(l.waiting) == 0 {
@@ -135,7 +137,7 @@ func (l *lane) recover(ctx context.Context) {
 		}
 	}
 	l.mu.Unlock()
-	if l.c.opts.Health.AnsweredSince(l.name, first) {
+	if h := l.c.opts.Health; h.AnsweredSince(l.name, first) && !h.Down(l.name) {
 		l.retryWaiting(ctx, "the cloud answers again")
 		return
 	}
