@@ -405,9 +405,11 @@ func (c *Controller) syncEnsure(ctx context.Context, l *lane, key string, svc *v
 		return err
 	}
 	l.setRecord(key, ensured{hash: hash, gen: gen})
-	if l.generation() != gen {
-		// The nodes changed while it was made.
-		l.queue.Add(key)
+	// The nodes may have changed while it was made, and the node loop
+	// skips lanes with no Service ensured yet: read the set again, which
+	// queues this Service (and any other behind) when it moved on.
+	if _, _, err := l.nodeSet(ctx); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Listing nodes after an ensure")
 	}
 	return nil
 }

@@ -391,3 +391,24 @@ func TestRetriedWhenTheCloudAnswersAgain(t *testing.T) {
 		eventually(t, fmt.Sprintf("%s served after the outage", n), func() bool { return len(e.service(t, n).Status.LoadBalancer.Ingress) == 1 })
 	}
 }
+
+// TestNodeJoiningDuringTheFirstEnsure: a Node that joins while a lane's
+// first load balancer is being made (no Service ensured yet, so no node
+// pass runs) reaches it right after.
+func TestNodeJoiningDuringTheFirstEnsure(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	lb := &fakeLB{hook: func(op string, svc *v1.Service) error {
+		if op == "ensure" {
+			once.Do(func() { close(entered); <-release })
+		}
+		return nil
+	}}
+	e := start(t, &fakeCloud{lb: lb}, lb, Options{})
+	e.create(t, node("n1", nil), lbService("web", nil))
+	<-entered
+	e.create(t, node("n2", nil))
+	time.Sleep(50 * time.Millisecond) // the node loop's pass, skipped
+	close(release)
+	eventually(t, "the joining node in the load balancer", func() bool { return slices.Equal(lb.hostsOf("web"), []string{"n1", "n2"}) })
+}

@@ -39,6 +39,11 @@ type lane struct {
 	// waiting are the Services whose last sync failed while the cloud
 	// did not answer, and when.
 	waiting map[string]time.Time
+	// syncing counts the waiting Services being synced now: no probe is
+	// sent while one is (a sync against a cloud that does not answer can
+	// sit in its SDK's retries for most of a minute; probes every 5 s
+	// would take every worker).
+	syncing int
 }
 
 type ensured struct {
@@ -80,7 +85,18 @@ func (l *lane) next(ctx context.Context) bool {
 	}
 	defer l.queue.Done(key)
 	health := l.c.opts.Health
+	l.mu.Lock()
+	_, wasWaiting := l.waiting[key]
+	if wasWaiting {
+		l.syncing++
+	}
+	l.mu.Unlock()
 	err := l.c.sync(ctx, l, key)
+	if wasWaiting {
+		l.mu.Lock()
+		l.syncing--
+		l.mu.Unlock()
+	}
 	if err == nil {
 		l.queue.Forget(key)
 		if l.settled(key) {
@@ -129,6 +145,7 @@ func (l *lane) recover(ctx context.Context) {
 		l.mu.Unlock()
 		return
 	}
+	probing := l.syncing > 0
 	first := time.Time{}
 	var oldest string
 	for k, t := range l.waiting {
@@ -139,6 +156,11 @@ func (l *lane) recover(ctx context.Context) {
 	l.mu.Unlock()
 	if h := l.c.opts.Health; h.AnsweredSince(l.name, first) && !h.Down(l.name) {
 		l.retryWaiting(ctx, "the cloud answers again")
+		return
+	}
+	if probing {
+		// A waiting Service is being tried already: its outcome is the
+		// probe.
 		return
 	}
 	// Still no answer: try the one that waited longest (it goes to the
@@ -249,13 +271,6 @@ func (l *lane) nodeSet(ctx context.Context) ([]*v1.Node, uint64, error) {
 		l.queue.Add(k)
 	}
 	return nodes, gen, nil
-}
-
-// generation is the lane's node set generation.
-func (l *lane) generation() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.gen
 }
 
 func (l *lane) record(key string) (ensured, bool) {

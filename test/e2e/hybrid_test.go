@@ -425,6 +425,9 @@ func (hs *hybridSuite) outage(t *testing.T, down int, fault cloudsim.FaultSpec) 
 			return ok, seen, nil
 		})
 	}
+	if !strings.Contains(hs.ccm().log.String(), "Retrying the Services that failed while the cloud did not answer") {
+		t.Errorf("the service controller never retried %s's waiting Services when it answered again (they waited out their backoff)", dc.adapter.Name())
+	}
 	if lbs := dc.cloud.LoadBalancers(kept); len(lbs) != 1 || lbs[0].ID != keptLB.ID {
 		t.Errorf("the load balancer served before the outage: %+v, want %s only", lbs, keptLB.ID)
 	}
