@@ -195,44 +195,40 @@ type meteredTransport struct {
 
 func (t *meteredTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	service, op := computeOperation(r.Method, r.URL.Path)
+	ctx, cancel := context.WithCancel(r.Context())
 	if t.timeout > 0 {
-		ctx, cancel := context.WithTimeout(r.Context(), t.timeout)
-		r = r.WithContext(ctx)
-		start := time.Now()
-		resp, err := t.next.RoundTrip(r)
-		t.observe(service, op, resp, err, time.Since(start))
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		if derr := deniedError(resp, t.rec); derr != nil {
-			cancel()
-			return nil, derr
-		}
-		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
-		return resp, nil
+		ctx, cancel = context.WithTimeout(r.Context(), t.timeout)
 	}
+	r = r.WithContext(ctx)
 	start := time.Now()
 	resp, err := t.next.RoundTrip(r)
-	t.observe(service, op, resp, err, time.Since(start))
-	if err == nil {
-		// A denial is returned as the call's error, naming the permission
-		// and its features (clients_denied.go).
-		if derr := deniedError(resp, t.rec); derr != nil {
-			return nil, derr
-		}
+	// A 403's body says whether it is throttling or a missing permission
+	// (clients_denied.go).
+	body := forbiddenBody(resp)
+	t.observe(service, op, resp, err, time.Since(start), body)
+	if err != nil {
+		cancel()
+		return nil, err
 	}
-	return resp, err
+	if derr := deniedError(resp, body, t.rec); derr != nil {
+		// A denial is returned as the call's error, naming the permission
+		// and its features.
+		cancel()
+		return nil, derr
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
 }
 
-func (t *meteredTransport) observe(service, op string, resp *http.Response, err error, d time.Duration) {
+func (t *meteredTransport) observe(service, op string, resp *http.Response, err error, d time.Duration, forbidden []byte) {
 	status := 0
 	if resp != nil {
 		status = resp.StatusCode
 	}
-	// 403 is throttling only with reason rateLimitExceeded, which is in
-	// the body; 429 always is.
-	t.rec.Observe(ProviderName, service, op, cloudmetrics.Code(status, err), d, status == http.StatusTooManyRequests)
+	// 429 is always throttling; 403 only with reason rateLimitExceeded or
+	// userRateLimitExceeded, which is in the body.
+	throttled := status == http.StatusTooManyRequests || status == http.StatusForbidden && rateLimited(forbidden)
+	t.rec.Observe(ProviderName, service, op, cloudmetrics.Code(status, err), d, throttled)
 }
 
 // cancelOnClose ends an attempt's timeout when its body is closed.

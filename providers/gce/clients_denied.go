@@ -32,13 +32,9 @@ const maxDeniedBody = 64 << 10
 // which features need the refused permission.
 var declared = sync.OnceValue(Permissions)
 
-// deniedError turns a 403 naming a missing permission into the error the
-// call returns: a *decl.DeniedError naming the permission and the
-// features that need it, around the text of the error the client would
-// have made (errorCode, and with it retryable and isNotFound, read it as
-// the 403 forbidden it is: never retried, never "not found"). It counts
-// the denial and logs it once. Any other response is left to the client: nil.
-func deniedError(resp *http.Response, rec *cloudmetrics.Recorder) error {
+// forbiddenBody is the body of a 403 (restored for the client to read),
+// nil for any other response.
+func forbiddenBody(resp *http.Response) []byte {
 	if resp == nil || resp.StatusCode != http.StatusForbidden || resp.Body == nil {
 		return nil
 	}
@@ -48,6 +44,17 @@ func deniedError(resp *http.Response, rec *cloudmetrics.Recorder) error {
 	if err != nil {
 		return nil
 	}
+	return body
+}
+
+// deniedError turns a 403 naming a missing permission (body, read by
+// forbiddenBody) into the error the call returns: a *decl.DeniedError
+// naming the permission and the features that need it, around the text
+// of the error the client would have made (errorCode, and with it
+// retryable and isNotFound, read it as the 403 forbidden it is: never
+// retried, never "not found"). It counts the denial and logs it once.
+// Any other response is left to the client: nil.
+func deniedError(resp *http.Response, body []byte, rec *cloudmetrics.Recorder) error {
 	perm, ok := deniedPermission(body)
 	if !ok {
 		return nil
@@ -63,9 +70,29 @@ func deniedError(resp *http.Response, rec *cloudmetrics.Recorder) error {
 	return &decl.DeniedError{Permission: perm, Features: features, Err: errors.New(gerr.Error())}
 }
 
+// rateLimited says a 403 body is Compute Engine's throttling
+// (rateLimitExceeded, userRateLimitExceeded), which retryable retries.
+func rateLimited(body []byte) bool {
+	reason, _ := forbiddenReason(body)
+	return reason == "rateLimitExceeded" || reason == "userRateLimitExceeded"
+}
+
 // deniedPermission is the permission a Compute Engine 403 body names,
 // when its reason is "forbidden".
 func deniedPermission(body []byte) (string, bool) {
+	reason, msg := forbiddenReason(body)
+	if reason != "forbidden" && reason != "" {
+		return "", false
+	}
+	m := requiredPermissionRE.FindStringSubmatch(msg)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// forbiddenReason is a 403 body's first reason and its message.
+func forbiddenReason(body []byte) (reason, message string) {
 	var e struct {
 		Error struct {
 			Message string `json:"message"`
@@ -75,21 +102,15 @@ func deniedPermission(body []byte) (string, bool) {
 			} `json:"errors"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(body, &e) != nil {
-		return "", false
+	if len(body) == 0 || json.Unmarshal(body, &e) != nil {
+		return "", ""
 	}
-	msg := e.Error.Message
+	message = e.Error.Message
 	if len(e.Error.Errors) > 0 {
-		if e.Error.Errors[0].Reason != "forbidden" {
-			return "", false
-		}
+		reason = e.Error.Errors[0].Reason
 		if e.Error.Errors[0].Message != "" {
-			msg = e.Error.Errors[0].Message
+			message = e.Error.Errors[0].Message
 		}
 	}
-	m := requiredPermissionRE.FindStringSubmatch(msg)
-	if m == nil {
-		return "", false
-	}
-	return m[1], true
+	return reason, message
 }

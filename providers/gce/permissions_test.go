@@ -103,5 +103,10 @@ func TestDeniedPermission(t *testing.T) {
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("%s: %q, %v; want %q", c.body, got, ok, c.want)
 		}
+		// Throttling is the rate-limit reason, and only it: the cloud
+		// health the service controller reads counts it as no answer.
+		if want := strings.Contains(c.body, "rateLimitExceeded"); rateLimited([]byte(c.body)) != want {
+			t.Errorf("%s: rateLimited = %v, want %v", c.body, !want, want)
+		}
 	}
 }
