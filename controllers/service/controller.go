@@ -45,6 +45,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/cloudhealth"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
 // Name is the controller's name in --controllers (upstream's
@@ -115,6 +116,9 @@ func (o *Options) setDefaults() {
 type Controller struct {
 	opts     Options
 	balancer cloudprovider.LoadBalancer
+	// batch is balancer's pass over many Services' backends; nil when
+	// it has none (each Service is updated alone).
+	batch    lbhosts.Updater
 	router   Lanes
 	kube     kubernetes.Interface
 	recorder record.EventRecorder
@@ -154,6 +158,9 @@ func New(opts Options, cloud cloudprovider.Interface, kube kubernetes.Interface,
 		services: services.Lister(), nodes: nodes.Lister(),
 		servicesSynced: services.Informer().HasSynced, nodesSynced: nodes.Informer().HasSynced,
 		lanes: map[string]*lane{}, deleted: map[string]*v1.Service{},
+	}
+	if b, ok := balancer.(lbhosts.Updater); ok {
+		c.batch = b
 	}
 	for _, name := range router.LoadBalancerLanes() {
 		c.lanes[name] = newLane(name, c)
@@ -476,6 +483,64 @@ func (c *Controller) updateHosts(ctx context.Context, l *lane, key string, svc *
 	c.recorder.Eventf(svc, v1.EventTypeWarning, EventUpdateFailed,
 		"Error updating load balancer with new hosts %v [node names limited, total number of nodes: %d], error: %v", loggableNodeNames(nodes), len(nodes), err)
 	return err
+}
+
+// updateHostsBatch brings the load balancers of keys (claimed by the
+// node pass) to nodes in one call of the backend's batch. A Service that
+// changed or left since its ensure, one the batch did not take, and one
+// whose update failed are queued: the worker ensures or updates it alone,
+// with the Warning Events of updateHosts.
+func (c *Controller) updateHostsBatch(ctx context.Context, l *lane, keys []string, nodes []*v1.Node, gen uint64) {
+	var (
+		svcs   []*v1.Service
+		hashes []uint64
+		batch  []string
+	)
+	for _, key := range keys {
+		namespace, name, err := cache.SplitMetaNamespaceKey(key)
+		if err != nil {
+			continue
+		}
+		svc, err := c.services.Services(namespace).Get(name)
+		rec, ok := l.record(key)
+		if err != nil || !ok || !wantsLoadBalancer(svc) || needsCleanup(svc) || c.laneOf(svc) != l || specHash(svc) != rec.hash {
+			l.queue.Add(key)
+			continue
+		}
+		svcs, hashes, batch = append(svcs, svc), append(hashes, rec.hash), append(batch, key)
+	}
+	if len(batch) == 0 {
+		return
+	}
+	start := time.Now()
+	loadBalancerSyncs.Add(float64(len(batch)))
+	klog.FromContext(ctx).V(2).Info("Updating backends for load balancers in one batch", "services", len(batch), "nodes", len(nodes), "names", loggableNodeNames(nodes))
+	errs := c.batch.UpdateLoadBalancerHosts(ctx, c.opts.ClusterName, svcs, nodes)
+	updateHostsLatency.Observe(time.Since(start).Seconds())
+	for i, key := range batch {
+		var err error
+		if i < len(errs) {
+			err = errs[i]
+		} else {
+			err = lbhosts.ErrNotBatched
+		}
+		switch {
+		case err == nil:
+			l.setRecord(key, ensured{hash: hashes[i], gen: gen})
+			if len(nodes) == 0 {
+				c.recorder.Event(svcs[i], v1.EventTypeWarning, EventNoNodes, "There are no available nodes for LoadBalancer")
+			} else {
+				c.recorder.Event(svcs[i], v1.EventTypeNormal, EventUpdated, "Updated load balancer with new hosts")
+			}
+		case errors.Is(err, cloudprovider.ImplementedElsewhere):
+			l.setRecord(key, ensured{hash: hashes[i], gen: gen})
+		default:
+			if !errors.Is(err, lbhosts.ErrNotBatched) {
+				klog.FromContext(ctx).V(2).Info("Batched backend update failed; updating the Service alone", "service", key, "err", err)
+			}
+			l.queue.Add(key)
+		}
+	}
 }
 
 // addFinalizer patches the load-balancer-cleanup finalizer onto svc.

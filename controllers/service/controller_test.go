@@ -21,6 +21,7 @@ import (
 	servicehelper "k8s.io/cloud-provider/service/helpers"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/cloudhealth"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
 // These are small unit tests on a fake clientset and a recording load
@@ -411,4 +412,82 @@ func TestNodeJoiningDuringTheFirstEnsure(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // the node loop's pass, skipped
 	close(release)
 	eventually(t, "the joining node in the load balancer", func() bool { return slices.Equal(lb.hostsOf("web"), []string{"n1", "n2"}) })
+}
+
+// batchLB is fakeLB with a batch (lbhosts.Updater): "solo" is not
+// batched, "flaky" fails in its first batch.
+type batchLB struct {
+	*fakeLB
+	batches [][]string
+	flaked  bool
+}
+
+func (b *batchLB) UpdateLoadBalancerHosts(_ context.Context, _ string, svcs []*v1.Service, nodes []*v1.Node) []error {
+	errs := make([]error, len(svcs))
+	var names []string
+	for i, svc := range svcs {
+		names = append(names, svc.Name)
+		switch {
+		case svc.Name == "solo":
+			errs[i] = lbhosts.ErrNotBatched
+		case svc.Name == "flaky" && !b.flaked:
+			b.flaked = true
+			errs[i] = errors.New("pool busy")
+		default:
+			errs[i] = b.record("batch", svc, nodes)
+		}
+	}
+	b.mu.Lock()
+	b.batches = append(b.batches, names)
+	b.mu.Unlock()
+	return errs
+}
+
+type batchCloud struct {
+	fakeCloud
+	b *batchLB
+}
+
+func (c *batchCloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.b, true }
+
+// TestNodeChangeIsOneBatch: with a backend batch, a joining Node reaches
+// every load balancer in one call; a Service the batch does not take, or
+// whose update failed in it, is updated alone, once.
+func TestNodeChangeIsOneBatch(t *testing.T) {
+	lb := &fakeLB{}
+	b := &batchLB{fakeLB: lb}
+	e := start(t, &batchCloud{fakeCloud: fakeCloud{lb: lb}, b: b}, lb, Options{Workers: 2})
+	e.create(t, node("n1", nil))
+	names := []string{"a", "b", "c", "flaky", "solo"}
+	for _, n := range names {
+		e.create(t, lbService(n, nil))
+	}
+	for _, n := range names {
+		eventually(t, n+" served", func() bool { return len(e.service(t, n).Status.LoadBalancer.Ingress) == 1 })
+	}
+	e.drain()
+	e.create(t, node("n2", nil))
+	for _, n := range names {
+		eventually(t, n+" has n2", func() bool { return slices.Equal(lb.hostsOf(n), []string{"n1", "n2"}) })
+	}
+	b.mu.Lock()
+	batches := slices.Clone(b.batches)
+	b.mu.Unlock()
+	if len(batches) != 1 || !slices.Equal(batches[0], names) {
+		t.Errorf("batches %v, want one of %v", batches, names)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if lb.count("batch", n) != 1 || lb.count("update", n) != 0 {
+			t.Errorf("%s: %d batched and %d single updates, want 1 and 0", n, lb.count("batch", n), lb.count("update", n))
+		}
+	}
+	for _, n := range []string{"flaky", "solo"} {
+		if lb.count("update", n) != 1 {
+			t.Errorf("%s: %d single updates, want 1", n, lb.count("update", n))
+		}
+	}
+	evs := strings.Join(e.drain(), "\n")
+	if got := strings.Count(evs, "Normal UpdatedLoadBalancer Updated load balancer with new hosts"); got != len(names) {
+		t.Errorf("%d UpdatedLoadBalancer events, want %d: %s", got, len(names), evs)
+	}
 }

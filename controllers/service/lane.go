@@ -44,6 +44,11 @@ type lane struct {
 	// sit in its SDK's retries for most of a minute; probes every 5 s
 	// would take every worker).
 	syncing int
+	// claimed are the Services a worker syncs or a node pass updates now;
+	// free is signalled when one is released (a worker that got a key the
+	// node pass holds waits for it).
+	claimed map[string]bool
+	free    *sync.Cond
 }
 
 type ensured struct {
@@ -52,7 +57,7 @@ type ensured struct {
 }
 
 func newLane(name string, c *Controller) *lane {
-	return &lane{
+	l := &lane{
 		name: name, c: c,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](c.opts.MinRetryDelay, c.opts.MaxRetryDelay),
@@ -61,7 +66,10 @@ func newLane(name string, c *Controller) *lane {
 		kick:    make(chan struct{}, 1),
 		records: map[string]ensured{},
 		waiting: map[string]time.Time{},
+		claimed: map[string]bool{},
 	}
+	l.free = sync.NewCond(&l.mu)
+	return l
 }
 
 func (l *lane) run(ctx context.Context) {
@@ -86,17 +94,24 @@ func (l *lane) next(ctx context.Context) bool {
 	defer l.queue.Done(key)
 	health := l.c.opts.Health
 	l.mu.Lock()
+	for l.claimed[key] {
+		// The node pass is updating its backends.
+		l.free.Wait()
+	}
+	l.claimed[key] = true
 	_, wasWaiting := l.waiting[key]
 	if wasWaiting {
 		l.syncing++
 	}
 	l.mu.Unlock()
 	err := l.c.sync(ctx, l, key)
+	l.mu.Lock()
 	if wasWaiting {
-		l.mu.Lock()
 		l.syncing--
-		l.mu.Unlock()
 	}
+	delete(l.claimed, key)
+	l.free.Broadcast()
+	l.mu.Unlock()
 	if err == nil {
 		l.queue.Forget(key)
 		if l.settled(key) {
@@ -218,11 +233,13 @@ func (l *lane) nodeLoop(ctx context.Context) {
 			continue
 		}
 		start := time.Now()
-		if _, _, err := l.nodeSet(ctx); err != nil {
+		nodes, gen, err := l.nodeSet(ctx)
+		if err != nil {
 			utilruntime.HandleErrorWithContext(ctx, err, "Listing nodes")
 			nodeSyncErrors.Inc()
 			continue
 		}
+		l.updateStale(ctx, nodes, gen)
 		nodeSyncLatency.Observe(time.Since(start).Seconds())
 		select {
 		case <-ctx.Done():
@@ -241,9 +258,8 @@ func (l *lane) hasRecords() bool {
 // nodeSet is the lane's node set, read from the informer now (the Nodes
 // as they are, addresses included), and its generation. When its names
 // or providerIDs differ from the last set's, the generation is bumped
-// and every Service ensured on the lane is queued to have its backends
-// updated (each at most once however often the nodes change meanwhile:
-// the queue holds a key once).
+// and the node loop is asked for a pass, which brings every Service
+// ensured on the lane to it (updateStale).
 func (l *lane) nodeSet(ctx context.Context) ([]*v1.Node, uint64, error) {
 	all, err := l.c.stableNodes()
 	if err != nil {
@@ -259,18 +275,56 @@ func (l *lane) nodeSet(ctx context.Context) ([]*v1.Node, uint64, error) {
 	l.sig = sig
 	l.gen++
 	gen := l.gen
-	keys := make([]string, 0, len(l.records))
-	for k, r := range l.records {
+	stale := 0
+	for _, r := range l.records {
 		if r.gen != gen {
-			keys = append(keys, k)
+			stale++
 		}
 	}
 	l.mu.Unlock()
-	klog.FromContext(ctx).V(2).Info("The cloud's node set changed; updating its load balancers", "nodes", len(nodes), "generation", gen, "services", len(keys))
-	for _, k := range keys {
-		l.queue.Add(k)
+	klog.FromContext(ctx).V(2).Info("The cloud's node set changed; updating its load balancers", "nodes", len(nodes), "generation", gen, "services", stale)
+	if stale > 0 {
+		l.kickNodes()
 	}
 	return nodes, gen, nil
+}
+
+// updateStale brings the load balancers of the lane's Services that do
+// not have node generation gen to nodes. A backend with a batch
+// (lbhosts.Updater) gets every such Service that no worker holds in one
+// call; the rest, and all of them without one, are queued, each at most
+// once however often the nodes changed meanwhile (the queue holds a key
+// once), for the worker's UpdateLoadBalancer.
+func (l *lane) updateStale(ctx context.Context, nodes []*v1.Node, gen uint64) {
+	l.mu.Lock()
+	var queued, batch []string
+	for k, r := range l.records {
+		switch {
+		case r.gen == gen:
+		case l.c.batch == nil || l.claimed[k]:
+			queued = append(queued, k)
+		default:
+			l.claimed[k] = true
+			batch = append(batch, k)
+		}
+	}
+	l.mu.Unlock()
+	for _, k := range queued {
+		l.queue.Add(k)
+	}
+	if len(batch) == 0 {
+		return
+	}
+	slices.Sort(batch)
+	defer func() {
+		l.mu.Lock()
+		for _, k := range batch {
+			delete(l.claimed, k)
+		}
+		l.free.Broadcast()
+		l.mu.Unlock()
+	}()
+	l.c.updateHostsBatch(ctx, l, batch, nodes, gen)
 }
 
 func (l *lane) record(key string) (ensured, bool) {

@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
 // lbKind is the kind of load balancer a Service gets.
@@ -186,4 +188,20 @@ func (t *typedLoadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, clus
 		return err
 	}
 	return t.nlb.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
+}
+
+// batchParallel is how many Services' targets a node pass changes at
+// once: each has its own target group (or Classic ELB), so their
+// RegisterTargets calls share nothing, and ELB's API rate limits leave
+// room for this many.
+const batchParallel = 20
+
+var _ lbhosts.Updater = (*typedLoadBalancers)(nil)
+
+// UpdateLoadBalancerHosts updates every Service's targets in one pass,
+// batchParallel at a time.
+func (t *typedLoadBalancers) UpdateLoadBalancerHosts(ctx context.Context, clusterName string, svcs []*v1.Service, nodes []*v1.Node) []error {
+	return lbhosts.Parallel(ctx, batchParallel, svcs, func(ctx context.Context, svc *v1.Service) error {
+		return t.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+	})
 }

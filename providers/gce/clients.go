@@ -44,6 +44,7 @@ type clients struct {
 	httpHealthChecks *computev1.HttpHealthChecksService
 	firewalls        *compute.FirewallsClient
 	globalOperations *compute.GlobalOperationsClient
+	regionOperations *compute.RegionOperationsClient
 	routes           *compute.RoutesClient
 	// The internal passthrough load balancer's parts.
 	instanceGroups     *compute.InstanceGroupsClient
@@ -156,6 +157,9 @@ func newClients(ctx context.Context, setup *clientSetup) (*clients, error) {
 		return nil, err
 	}
 	if c.globalOperations, err = compute.NewGlobalOperationsRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.regionOperations, err = compute.NewRegionOperationsRESTClient(ctx, opts...); err != nil {
 		return nil, err
 	}
 	if c.routes, err = compute.NewRoutesRESTClient(ctx, opts...); err != nil {

@@ -251,6 +251,12 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, _ string, svc *v
 	if err != nil {
 		return err
 	}
+	return l.updateHosts(ctx, svc, sp, members)
+}
+
+// updateHosts brings one Service's backends to members (the instances of
+// the nodes).
+func (l *loadBalancers) updateHosts(ctx context.Context, svc *v1.Service, sp *lbSpec, members []instanceRef) error {
 	if sp.internal {
 		err := l.updateInternal(ctx, lbName(svc), naming.ServiceKey(svc), sp, members)
 		if err != nil {

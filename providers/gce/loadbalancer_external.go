@@ -141,14 +141,14 @@ func (l *loadBalancers) syncPoolMembers(ctx context.Context, pool *computepb.Tar
 	}
 	name := pool.GetName()
 	if len(add) > 0 {
-		err := waitOp(ctx)(l.api.targetPools.AddInstance(ctx, &computepb.AddInstanceTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name,
+		err := l.waitRegional(ctx)(l.api.targetPools.AddInstance(ctx, &computepb.AddInstanceTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name,
 			TargetPoolsAddInstanceRequestResource: &computepb.TargetPoolsAddInstanceRequest{Instances: add}}, l.api.retry))
 		if err != nil {
 			return fmt.Errorf("target pool %s: add %d instances: %w", name, len(add), err)
 		}
 	}
 	if len(remove) > 0 {
-		err := waitOp(ctx)(l.api.targetPools.RemoveInstance(ctx, &computepb.RemoveInstanceTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name,
+		err := l.waitRegional(ctx)(l.api.targetPools.RemoveInstance(ctx, &computepb.RemoveInstanceTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: name,
 			TargetPoolsRemoveInstanceRequestResource: &computepb.TargetPoolsRemoveInstanceRequest{Instances: remove}}, l.api.retry))
 		if err != nil {
 			return fmt.Errorf("target pool %s: remove %d instances: %w", name, len(remove), err)

@@ -16,6 +16,8 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbrecords"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/ttlcache"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
 // lbRecordTTL bounds how long a record of a load balancer's pools and
@@ -272,4 +274,20 @@ func (l *loadBalancers) ingress(hostname string, proxy bool, addr string) *v1.Lo
 		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: addr, IPMode: &mode}}}
 	}
 	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: addr}}}
+}
+
+// batchParallel is how many Services' members a node pass changes at
+// once: each load balancer's pool is its own, so their member updates
+// share nothing, and each waits for its own load balancer to be ACTIVE
+// again.
+const batchParallel = 20
+
+var _ lbhosts.Updater = (*loadBalancers)(nil)
+
+// UpdateLoadBalancerHosts updates every Service's members in one pass,
+// batchParallel at a time.
+func (l *loadBalancers) UpdateLoadBalancerHosts(ctx context.Context, clusterName string, svcs []*v1.Service, nodes []*v1.Node) []error {
+	return lbhosts.Parallel(ctx, batchParallel, svcs, func(ctx context.Context, svc *v1.Service) error {
+		return l.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+	})
 }

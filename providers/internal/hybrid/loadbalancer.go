@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
 // loadBalancers routes each Service to the cloud its annotation (else the
@@ -20,7 +22,10 @@ import (
 // then writes its address), and the old one is deleted after.
 type loadBalancers struct{ h *Composite }
 
-var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
+var (
+	_ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
+	_ lbhosts.Updater            = (*loadBalancers)(nil)
+)
 
 // pick is the member that serves svc's load balancer.
 func (l *loadBalancers) pick(svc *v1.Service) (*member, error) {
@@ -149,6 +154,47 @@ func (l *loadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName stri
 	}
 	defer release()
 	return m.lb.UpdateLoadBalancer(ctx, clusterName, svc, l.nodesOf(m, nodes))
+}
+
+// UpdateLoadBalancerHosts implements lbhosts.Updater: each cloud's
+// Services in one pass of that cloud, with that cloud's Nodes (the
+// service controller's lanes give it one cloud's at a time).
+func (l *loadBalancers) UpdateLoadBalancerHosts(ctx context.Context, clusterName string, svcs []*v1.Service, nodes []*v1.Node) []error {
+	errs := make([]error, len(svcs))
+	byMember := map[*member][]int{}
+	var order []*member
+	for i, svc := range svcs {
+		m, err := l.pick(svc)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		if _, ok := byMember[m]; !ok {
+			order = append(order, m)
+		}
+		byMember[m] = append(byMember[m], i)
+	}
+	for _, m := range order {
+		idx := byMember[m]
+		sub := make([]*v1.Service, len(idx))
+		for j, i := range idx {
+			sub[j] = svcs[i]
+		}
+		var out []error
+		if release, err := m.lbShare.acquire(ctx); err != nil {
+			out = make([]error, len(sub))
+			for j := range out {
+				out[j] = err
+			}
+		} else {
+			out = lbhosts.Update(ctx, m.lb, clusterName, sub, l.nodesOf(m, nodes))
+			release()
+		}
+		for j, i := range idx {
+			errs[i] = out[j]
+		}
+	}
+	return errs
 }
 
 // EnsureLoadBalancerDeleted implements cloudprovider.LoadBalancer: in

@@ -25,6 +25,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,8 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
 // LoadBalancer is a cloudprovider.LoadBalancer whose calls for one
@@ -140,6 +143,12 @@ func (l *LoadBalancer) unref(k string, st *serviceState) {
 // Service as the backend reads it and the backend nodes. The nodes are
 // written into the hash one by one: at 5000 Nodes every call computes it.
 func syncSignature(svc *v1.Service, nodes []*v1.Node) [32]byte {
+	return signature(svc, nodesDigest(nodes))
+}
+
+// signature is syncSignature with the nodes' digest computed once (a
+// batch gives every Service the same nodes).
+func signature(svc *v1.Service, nodes [32]byte) [32]byte {
 	h := sha256.New()
 	b, _ := json.Marshal(struct {
 		UID         string
@@ -147,6 +156,15 @@ func syncSignature(svc *v1.Service, nodes []*v1.Node) [32]byte {
 		Spec        v1.ServiceSpec
 	}{string(svc.UID), svc.Annotations, svc.Spec})
 	h.Write(b)
+	h.Write(nodes[:])
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// nodesDigest digests the nodes' names and providerIDs, in name order.
+func nodesDigest(nodes []*v1.Node) [32]byte {
+	h := sha256.New()
 	sorted := slices.Clone(nodes)
 	slices.SortFunc(sorted, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
 	// One scratch buffer: a []byte(string) per Node would allocate.
@@ -221,6 +239,96 @@ func (l *LoadBalancer) UpdateLoadBalancer(ctx context.Context, clusterName strin
 	}
 	l.release(k, st, err == nil, &sig)
 	return err
+}
+
+// UpdateLoadBalancerHosts runs the backend's batch (lbhosts.Updater) in
+// the turn of every Service it updates: the turns are taken in key order
+// (two batches never hold each other's), each Service skipped as
+// UpdateLoadBalancer skips it, the rest passed on in one call.
+func (l *LoadBalancer) UpdateLoadBalancerHosts(ctx context.Context, clusterName string, svcs []*v1.Service, nodes []*v1.Node) []error {
+	u, ok := l.inner.(lbhosts.Updater)
+	if !ok {
+		return lbhosts.NotBatched(len(svcs))
+	}
+	errs := make([]error, len(svcs))
+	order := make([]int, len(svcs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(key(svcs[a]), key(svcs[b])) })
+	type held struct {
+		i      int
+		st     *serviceState
+		seen   uint64
+		sig    [32]byte
+		notYet bool
+	}
+	var turns []held
+	nodeSum := nodesDigest(nodes)
+	for _, i := range order {
+		k := key(svcs[i])
+		if len(turns) > 0 && key(svcs[turns[len(turns)-1].i]) == k {
+			// The same Service twice: the first one's outcome is its.
+			errs[i] = lbhosts.ErrNotBatched
+			continue
+		}
+		st, seen, err := l.acquire(ctx, k)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		turns = append(turns, held{i: i, st: st, seen: seen, sig: signature(svcs[i], nodeSum)})
+	}
+	var call []held
+	l.mu.Lock()
+	for t := range turns {
+		h := &turns[t]
+		k := key(svcs[h.i])
+		switch {
+		case !l.provisioned[k] && len(svcs[h.i].Status.LoadBalancer.Ingress) == 0:
+			// Not provisioned yet (UpdateLoadBalancer): its ensure
+			// registers the current nodes.
+			h.notYet = true
+		case h.st.lastOK != nil && h.st.lastOK.at > h.seen && h.st.lastOK.syncSig == h.sig:
+		default:
+			call = append(call, *h)
+		}
+	}
+	l.mu.Unlock()
+	if len(call) > 0 {
+		sub := make([]*v1.Service, len(call))
+		for j, h := range call {
+			sub[j] = svcs[h.i]
+		}
+		out := u.UpdateLoadBalancerHosts(ctx, clusterName, sub, nodes)
+		if len(out) != len(sub) {
+			out = lbhosts.NotBatched(len(sub))
+		}
+		for j, h := range call {
+			errs[h.i] = out[j]
+		}
+	}
+	anyOK := false
+	for _, h := range turns {
+		k := key(svcs[h.i])
+		switch err := errs[h.i]; {
+		case h.notYet:
+			klog.FromContext(ctx).V(2).Info("Load balancer not provisioned yet; its ensure registers the current nodes", "service", klog.KObj(svcs[h.i]))
+			l.release(k, h.st, false, nil)
+		case errors.Is(err, lbhosts.ErrNotBatched):
+			l.releaseKeeping(k, h.st)
+		default:
+			anyOK = anyOK || err == nil
+			sig := h.sig
+			l.release(k, h.st, err == nil, &sig)
+		}
+	}
+	if anyOK {
+		l.mu.Lock()
+		l.nodes = nodes
+		l.mu.Unlock()
+	}
+	return errs
 }
 
 // EnsureLoadBalancerDeleted runs the backend's delete in the Service's

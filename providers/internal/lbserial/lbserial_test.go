@@ -3,6 +3,7 @@ package lbserial
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cloudprovider "k8s.io/cloud-provider"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
 // slowLB records overlapping calls per Service and can block ensures.
@@ -318,5 +321,51 @@ func TestEnsureIf(t *testing.T) {
 	}
 	if n := l.inFlight(); n != 0 {
 		t.Errorf("%d Services still tracked", n)
+	}
+}
+
+// batchLB is slowLB with a batch that updates each Service.
+type batchLB struct {
+	*slowLB
+	got [][]string
+}
+
+func (b *batchLB) UpdateLoadBalancerHosts(ctx context.Context, cluster string, svcs []*v1.Service, n []*v1.Node) []error {
+	var names []string
+	errs := make([]error, len(svcs))
+	for i, s := range svcs {
+		names = append(names, s.Name)
+		errs[i] = b.UpdateLoadBalancer(ctx, cluster, s, n)
+	}
+	b.got = append(b.got, names)
+	return errs
+}
+
+// TestBatch: the batch reaches the backend's in the Services' turns, with
+// only the Services a single update would change (not one whose ensure
+// has not run, nor one already brought to these nodes); a backend without
+// a batch gives ErrNotBatched for every Service.
+func TestBatch(t *testing.T) {
+	inner := &batchLB{slowLB: &slowLB{running: map[string]int{}}}
+	l := Wrap(inner)
+	ctx := t.Context()
+	a, b, fresh := svc("a"), svc("b"), svc("fresh")
+	for _, s := range []*v1.Service{a, b} {
+		if _, err := l.EnsureLoadBalancer(ctx, "c", s, nodes("n1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := l.UpdateLoadBalancerHosts(ctx, "c", []*v1.Service{b, fresh, a}, nodes("n1", "n2"))
+	if fmt.Sprint(errs) != "[<nil> <nil> <nil>]" || fmt.Sprint(inner.got) != "[[a b]]" {
+		t.Errorf("errors %v, batches %v: want a and b in one batch", errs, inner.got)
+	}
+	if inner.overlaps.Load() != 0 {
+		t.Error("calls of one Service overlapped")
+	}
+	plain := Wrap(&slowLB{running: map[string]int{}})
+	for _, err := range plain.UpdateLoadBalancerHosts(ctx, "c", []*v1.Service{a}, nodes("n1")) {
+		if !errors.Is(err, lbhosts.ErrNotBatched) {
+			t.Errorf("without a batch: %v", err)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/events"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
 // ReasonUnsupported: the Service carries an annotation of the upstream
@@ -175,6 +176,28 @@ func (l *gatedLB) UpdateLoadBalancer(ctx context.Context, clusterName string, sv
 		return err
 	}
 	return l.LoadBalancer.UpdateLoadBalancer(ctx, clusterName, svc, nodes)
+}
+
+// UpdateLoadBalancerHosts passes the admitted Services on to the
+// backend's batch (lbhosts.Updater); a refused one gets its reason.
+func (l *gatedLB) UpdateLoadBalancerHosts(ctx context.Context, clusterName string, svcs []*v1.Service, nodes []*v1.Node) []error {
+	errs := make([]error, len(svcs))
+	var admitted []*v1.Service
+	var idx []int
+	for i, svc := range svcs {
+		if err := l.gate.admit(ctx, svc); err != nil {
+			errs[i] = err
+			continue
+		}
+		admitted, idx = append(admitted, svc), append(idx, i)
+	}
+	if len(admitted) > 0 {
+		out := lbhosts.Update(ctx, l.LoadBalancer, clusterName, admitted, nodes)
+		for j, i := range idx {
+			errs[i] = out[j]
+		}
+	}
+	return errs
 }
 
 // EnsureLoadBalancerDeleted always passes: a Service must be deletable
