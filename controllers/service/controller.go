@@ -411,7 +411,11 @@ func (c *Controller) syncEnsure(ctx context.Context, l *lane, key string, svc *v
 		c.recorder.Eventf(svc, v1.EventTypeWarning, EventSyncFailed, "Error syncing load balancer: %v", err)
 		return err
 	}
-	l.setRecord(key, ensured{hash: hash, gen: gen})
+	// Hashed again: a backend that records something on the Service
+	// (OpenStack's load-balancer-id annotation) writes it onto svc as
+	// well, and that change, coming back from the informer, is the spec
+	// this load balancer was made from, not one to ensure again.
+	l.setRecord(key, ensured{hash: specHash(svc), gen: gen})
 	// The nodes may have changed while it was made, and the node loop
 	// skips lanes with no Service ensured yet: read the set again, which
 	// queues this Service (and any other behind) when it moved on.

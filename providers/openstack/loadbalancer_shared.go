@@ -284,6 +284,10 @@ func (l *loadBalancers) recordID(ctx context.Context, svc *v1.Service, id string
 	if _, err := servicehelpers.PatchService(l.services, svc, updated); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("record load balancer %s in annotation %s: %w", id, annotationLoadBalancerID, err)
 	}
+	// The caller's Service says so too, as upstream's patcher leaves it:
+	// the service controller then takes the annotation for the one its
+	// load balancer was made with, not for a change to ensure again.
+	svc.Annotations = updated.Annotations
 	klog.FromContext(ctx).V(2).Info("Recorded the load balancer's ID on the Service", "annotation", annotationLoadBalancerID, "id", id)
 	return nil
 }
@@ -301,6 +305,7 @@ func (l *loadBalancers) forgetID(ctx context.Context, svc *v1.Service, gone stri
 	if _, err := servicehelpers.PatchService(l.services, svc, updated); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove annotation %s naming deleted load balancer %s: %w", annotationLoadBalancerID, gone, err)
 	}
+	svc.Annotations = updated.Annotations
 	klog.FromContext(ctx).V(2).Info("Removed the annotation of the deleted load balancer", "annotation", annotationLoadBalancerID, "id", gone)
 	return nil
 }

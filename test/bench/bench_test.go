@@ -89,7 +89,7 @@ func newWorldWith(b *testing.B, binary string, opts conformance.Options, env []s
 // newCloudWorld is newWorldWith for the cloud named (not $CLOUD's).
 func newCloudWorld(b *testing.B, binary, cloud string, opts conformance.Options, env []string, extraArgs ...string) *world {
 	b.Helper()
-	w := &world{dir: b.TempDir(), ids: map[string]string{}}
+	w := &world{dir: logDir(b), ids: map[string]string{}}
 	var err error
 	logf, _ := os.Create(filepath.Join(w.dir, "controlplane.log"))
 	if w.cp, err = controlplane.Start(controlplane.Options{Output: logf}); err != nil {
@@ -286,6 +286,21 @@ var (
 	tableMu sync.Mutex
 	table   []row
 )
+
+// logDir is the directory a world's manager writes its log and config
+// to: kept after the run under BENCH_KEEP_LOGS (a test's TempDir is
+// removed with it).
+func logDir(b *testing.B) string {
+	b.Helper()
+	if os.Getenv("BENCH_KEEP_LOGS") == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp("", "bench-logs-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
 
 func record(b *testing.B, scenario, metric, value, goal string) {
 	tableMu.Lock()

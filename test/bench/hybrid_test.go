@@ -180,7 +180,7 @@ func recordRegistration(b *testing.B, ws []*world, figs []nodeFigures, scenario 
 // the manager.
 func newHybridWorld(b *testing.B, binary string, names []string) []*world {
 	b.Helper()
-	dir := b.TempDir()
+	dir := logDir(b)
 	logf, _ := os.Create(filepath.Join(dir, "controlplane.log"))
 	cp, err := controlplane.Start(controlplane.Options{Output: logf})
 	if err != nil {
