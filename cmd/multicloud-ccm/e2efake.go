@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
-	"github.com/multicloud-ccm/multicloud-ccm/test/e2e/fakecloud"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/fakecloud"
 )
 
 // The e2e tests build the binary with -tags e2efake to add a test backend

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
-	"github.com/multicloud-ccm/multicloud-ccm/test/e2e/fakecloud"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/fakecloud"
 )
 
 const (

@@ -1,7 +1,7 @@
 // Package e2e runs the built multicloud-ccm binary as a subprocess against a
 // real etcd + kube-apiserver, authenticated as the cloud-controller-manager
 // ServiceAccount bound only by deploy/'s RBAC. The foundation's scenarios use
-// the e2efake test backend (test/e2e/fakecloud), compiled in by build tag.
+// the e2efake test backend (providers/fakecloud), compiled in by build tag.
 package e2e
 
 import (

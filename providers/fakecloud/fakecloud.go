@@ -1,4 +1,4 @@
-// Package fakecloud is the test backend the foundation's end-to-end tests
+// Package fakecloud is the test backend the end-to-end tests (test/e2e)
 // run the real binary with. It is built on k8s.io/cloud-provider/fake and
 // configured entirely from its cloud-config section, because the binary runs
 // as a separate process: the instances it reports come from the section,
