@@ -65,6 +65,12 @@ type Lanes interface {
 	LoadBalancerLane(svc *v1.Service) string
 	// LaneNodes are the nodes lane's load balancers can use as backends.
 	LaneNodes(lane string, nodes []*v1.Node) []*v1.Node
+	// LanesInUse tells the cloud that each lane has workers of its own:
+	// a bound it keeps on one cloud's calls so that a shared pool of
+	// workers stays free for the others (the hybrid composite's) is
+	// not needed, and would only make a cloud's Services wait for each
+	// other.
+	LanesInUse()
 }
 
 // Options are the controller's settings.
@@ -162,6 +168,7 @@ func New(opts Options, cloud cloudprovider.Interface, kube kubernetes.Interface,
 	if b, ok := balancer.(lbhosts.Updater); ok {
 		c.batch = b
 	}
+	router.LanesInUse()
 	for _, name := range router.LoadBalancerLanes() {
 		c.lanes[name] = newLane(name, c)
 		c.laneOrder = append(c.laneOrder, name)
@@ -601,3 +608,4 @@ type oneLane string
 func (o oneLane) LoadBalancerLanes() []string                     { return []string{string(o)} }
 func (o oneLane) LoadBalancerLane(*v1.Service) string             { return string(o) }
 func (o oneLane) LaneNodes(_ string, nodes []*v1.Node) []*v1.Node { return nodes }
+func (o oneLane) LanesInUse()                                     {}

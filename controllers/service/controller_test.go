@@ -134,6 +134,8 @@ func (c *lanedCloud) LoadBalancerLanes() []string { return c.lanes }
 func (c *lanedCloud) LoadBalancerLane(svc *v1.Service) string {
 	return svc.Annotations["lane"]
 }
+func (c *lanedCloud) LanesInUse() {}
+
 func (c *lanedCloud) LaneNodes(lane string, nodes []*v1.Node) []*v1.Node {
 	var out []*v1.Node
 	for _, n := range nodes {

@@ -203,6 +203,10 @@ func (l *lane) retryWaiting(ctx context.Context, why string) {
 	slices.Sort(keys)
 	klog.FromContext(ctx).Info("Retrying the Services that failed while the cloud did not answer", "reason", why, "services", len(keys))
 	for _, k := range keys {
+		// The failures while the cloud did not answer say nothing of the
+		// Service: one that fails now starts its backoff afresh, not at
+		// the minutes the outage built up.
+		l.queue.Forget(k)
 		l.queue.Add(k)
 	}
 }

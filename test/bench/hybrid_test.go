@@ -408,6 +408,7 @@ func outage(b *testing.B, d, up *world, latencies string) {
 	// Without the fault: the same samples, the cloud answering.
 	base := up.sample(b, "before-"+d.cloudName+"-down", true)
 	byNameBase := <-base.byName
+	burstBase := up.burst(b, "burst-before-"+d.cloudName+"-down")
 
 	fault := cloudsim.FaultSpec{Op: cloudsim.AllOps, FailNext: math.MaxInt32}
 	if err := d.srv.SetFault(fault); err != nil {
@@ -431,6 +432,8 @@ func outage(b *testing.B, d, up *world, latencies string) {
 	// a minute in.
 	time.Sleep(time.Until(begin.Add(10 * time.Second)))
 	early := up.sample(b, tag+"-early", true)
+	burstDuring := up.burst(b, "burst-"+tag)
+	burstEnd := time.Since(begin)
 	time.Sleep(time.Until(begin.Add(time.Minute)))
 	late := up.sample(b, tag+"-late", false)
 	time.Sleep(time.Until(begin.Add(outageLength)))
@@ -454,6 +457,8 @@ func outage(b *testing.B, d, up *world, latencies string) {
 		fmt.Sprintf("%s / %s / %s", r(base.node), r(early.node), r(late.node)), "as without the fault")
 	record(b, scenario, fmt.Sprintf("then a new Service annotated %s: address after (without the fault / 10 s in / 60 s in)", up.cloudName),
 		fmt.Sprintf("%s / %s / %s", r(base.svc), r(early.svc), r(late.svc)), "as without the fault")
+	record(b, scenario, fmt.Sprintf("a burst of %d new Services annotated %s: time until all have an address (without the fault / during it)", burstServices, up.cloudName),
+		fmt.Sprintf("%s / %s (ended %s into the outage)", r(burstBase), r(burstDuring), r(burstEnd)), "as without the fault")
 	byNameDuring := "not initialized"
 	if byName.took >= 0 {
 		byNameDuring = r(byName.took) + " (during the outage)"
@@ -543,6 +548,26 @@ func (w *world) sample(b *testing.B, name string, byName bool) sampled {
 	})
 	out.svc = time.Since(start)
 	return out
+}
+
+// burstServices new Services of the served cloud are created at once
+// during another cloud's outage: more than the service controller's
+// workers, so a cloud sharing them with a failing one would queue them.
+const burstServices = 50
+
+// burst creates burstServices Services of w's cloud at once and returns
+// the time until all have an address.
+func (w *world) burst(b *testing.B, prefix string) time.Duration {
+	b.Helper()
+	start := time.Now()
+	w.createServicesAs(b, burstServices, prefix, func(int) map[string]string { return map[string]string{providerAnnotation: w.cloudName} })
+	for i := range burstServices {
+		name := fmt.Sprintf("%s-%04d", prefix, i)
+		w.pollFast(b, 5*time.Minute, "Service "+name+"'s address", func(ctx context.Context) bool {
+			return w.serviceHasAddress(ctx, name)
+		})
+	}
+	return time.Since(start)
 }
 
 // pollFast polls cond every 50 ms (the samples take about a second; the

@@ -43,6 +43,10 @@ import (
 // Then the hybrid runs (hybridPairs, hybrid_test.go): each pair's
 // emulators at once behind one manager, as <cloud>+<cloud>/<scenario>.
 func TestConformance(t *testing.T) {
+	// Parallel with the other top-level tests that run whole clusters
+	// (TestUpstreamServiceControllerStillServes): their clouds' runs fill
+	// the -parallel slots this test's last runs leave free.
+	t.Parallel()
 	for _, a := range clouds.All() {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()

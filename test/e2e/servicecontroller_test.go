@@ -19,6 +19,7 @@ const ourServiceController = "workersPerCloud"
 // scenarios of every cloud with upstream's, so both stay served until
 // the flag goes.
 func TestUpstreamServiceControllerStillServes(t *testing.T) {
+	t.Parallel() // beside TestConformance's runs
 	for _, a := range clouds.All() {
 		t.Run(a.Name(), func(t *testing.T) {
 			t.Parallel()

@@ -69,6 +69,7 @@ type Lanes interface {
 	LoadBalancerLanes() []string
 	LoadBalancerLane(svc *v1.Service) string
 	LaneNodes(lane string, nodes []*v1.Node) []*v1.Node
+	LanesInUse()
 }
 
 // Cloud is a cloudprovider.Interface assembled from Parts.
@@ -144,6 +145,13 @@ func (c *Cloud) LaneNodes(lane string, nodes []*v1.Node) []*v1.Node {
 		return nodes
 	}
 	return c.parts.Lanes.LaneNodes(lane, nodes)
+}
+
+// LanesInUse passes the service controller's word on to the lanes.
+func (c *Cloud) LanesInUse() {
+	if c.parts.Lanes != nil {
+		c.parts.Lanes.LanesInUse()
+	}
 }
 
 // Parts are the parts c was assembled from.

@@ -90,6 +90,17 @@ func (l *loadBalancers) LaneNodes(lane string, nodes []*v1.Node) []*v1.Node {
 	return l.nodesOf(m, nodes)
 }
 
+// LanesInUse: the service controller gives each cloud its own queue and
+// workers, so a cloud's load-balancer calls are no longer bounded here
+// (share.go): the bound kept upstream's shared workers free for the
+// other clouds, and with lanes it would only fail a cloud's own Services
+// against each other.
+func (l *loadBalancers) LanesInUse() {
+	for _, m := range l.h.members {
+		m.lbShare.disable()
+	}
+}
+
 // GetLoadBalancer implements cloudprovider.LoadBalancer.
 func (l *loadBalancers) GetLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service) (*v1.LoadBalancerStatus, bool, error) {
 	m, err := l.pick(svc)

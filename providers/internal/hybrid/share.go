@@ -3,7 +3,10 @@ package hybrid
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
+
+	"k8s.io/cloud-provider/api"
 )
 
 // One cloud's outage must not stall the others: the controllers' workers
@@ -26,6 +29,16 @@ const (
 type share struct {
 	cloud, kind string
 	slots       chan struct{}
+	// off: no bound (the service controller's lanes isolate the clouds'
+	// load-balancer calls already).
+	off atomic.Bool
+}
+
+// disable lifts the bound.
+func (s *share) disable() {
+	if s != nil {
+		s.off.Store(true)
+	}
 }
 
 func newShare(cloud, kind string, n int) *share {
@@ -34,7 +47,7 @@ func newShare(cloud, kind string, n int) *share {
 
 // acquire takes a slot, waiting up to slotWait; release gives it back.
 func (s *share) acquire(ctx context.Context) (release func(), err error) {
-	if s == nil {
+	if s == nil || s.off.Load() {
 		return func() {}, nil
 	}
 	t := time.NewTimer(slotWait)
@@ -43,8 +56,11 @@ func (s *share) acquire(ctx context.Context) (release func(), err error) {
 	case s.slots <- struct{}{}:
 		return func() { <-s.slots }, nil
 	case <-t.C:
-		return nil, fmt.Errorf("cloud %s already has %d %s calls in flight for %s (slow or down?); not waiting for it, so the other clouds keep their workers",
-			s.cloud, cap(s.slots), s.kind, slotWait)
+		// A RetryError: the controllers try again after slotWait, not
+		// after a backoff that grew while the cloud was down (the call
+		// never reached it).
+		return nil, api.NewRetryError(fmt.Sprintf("cloud %s already has %d %s calls in flight for %s (slow or down?); not waiting for it, so the other clouds keep their workers",
+			s.cloud, cap(s.slots), s.kind, slotWait), slotWait)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
