@@ -322,7 +322,7 @@ func (c *Controller) sync(ctx context.Context, l *lane, key string) error {
 	svc = svc.DeepCopy()
 	if !wantsLoadBalancer(svc) || needsCleanup(svc) {
 		err := c.syncDelete(ctx, l, key, svc)
-		if err != nil {
+		if err != nil && !interrupted(ctx) {
 			c.recorder.Eventf(svc, v1.EventTypeWarning, EventSyncFailed, "Error syncing load balancer: %v", err)
 		}
 		return err
@@ -409,7 +409,9 @@ func (c *Controller) syncEnsure(ctx context.Context, l *lane, key string, svc *v
 		return nil
 	}
 	if err != nil {
-		c.recorder.Eventf(svc, v1.EventTypeWarning, EventSyncFailed, "Error syncing load balancer: %v", err)
+		if !interrupted(ctx) {
+			c.recorder.Eventf(svc, v1.EventTypeWarning, EventSyncFailed, "Error syncing load balancer: %v", err)
+		}
 		return err
 	}
 	c.recorder.Event(svc, v1.EventTypeNormal, EventEnsured, "Ensured load balancer")

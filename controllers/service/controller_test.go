@@ -35,6 +35,9 @@ type fakeLB struct {
 	calls []string
 	hosts map[string][]string
 	hook  func(op string, svc *v1.Service) error
+	// ensureCtx, when set, runs first in EnsureLoadBalancer with its
+	// context (a call sleeping in its SDK's retries).
+	ensureCtx func(ctx context.Context, svc *v1.Service) error
 }
 
 func (f *fakeLB) record(op string, svc *v1.Service, nodes []*v1.Node) error {
@@ -95,7 +98,12 @@ func (f *fakeLB) GetLoadBalancerName(_ context.Context, _ string, svc *v1.Servic
 	return cloudprovider.DefaultLoadBalancerName(svc)
 }
 
-func (f *fakeLB) EnsureLoadBalancer(_ context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+func (f *fakeLB) EnsureLoadBalancer(ctx context.Context, _ string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
+	if f.ensureCtx != nil {
+		if err := f.ensureCtx(ctx, svc); err != nil {
+			return nil, err
+		}
+	}
 	if err := f.record("ensure", svc, nodes); err != nil {
 		return nil, err
 	}
@@ -491,5 +499,56 @@ func TestNodeChangeIsOneBatch(t *testing.T) {
 	evs := strings.Join(e.drain(), "\n")
 	if got := strings.Count(evs, "Normal UpdatedLoadBalancer Updated load balancer with new hosts"); got != len(names) {
 		t.Errorf("%d UpdatedLoadBalancer events, want %d: %s", got, len(names), evs)
+	}
+}
+
+// TestSyncSleepingInRetriesStartsOverWhenTheCloudAnswers: a sync that
+// began while its cloud did not answer and sleeps in its SDK's retry
+// backoff is interrupted once the cloud answers again and run at once,
+// without a Warning for the interruption.
+func TestSyncSleepingInRetriesStartsOverWhenTheCloudAnswers(t *testing.T) {
+	health := cloudhealth.New(nil)
+	var mu sync.Mutex
+	outage := true
+	lb := &fakeLB{ensureCtx: func(ctx context.Context, svc *v1.Service) error {
+		mu.Lock()
+		down := outage
+		mu.Unlock()
+		if !down {
+			return nil
+		}
+		health.Observe("fake", 503, false)
+		if svc.Name == "a" {
+			return errors.New("503 Service Unavailable")
+		}
+		// b: an SDK sleeping a minute before its next attempt.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Minute):
+			return errors.New("503 Service Unavailable")
+		}
+	}}
+	e := start(t, &fakeCloud{lb: lb}, lb, Options{Workers: 2, Health: health, MinRetryDelay: time.Hour, MaxRetryDelay: time.Hour, ProbeInterval: 20 * time.Millisecond})
+	e.create(t, node("n1", nil), lbService("a", nil), lbService("b", nil))
+	eventually(t, "a failed", func() bool {
+		for _, ev := range e.drain() {
+			if strings.Contains(ev, "SyncLoadBalancerFailed") {
+				return true
+			}
+		}
+		return false
+	})
+	mu.Lock()
+	outage = false
+	mu.Unlock()
+	health.Observe("fake", 200, false) // another controller's call is answered
+	for _, n := range []string{"a", "b"} {
+		eventually(t, n+" served once the cloud answers", func() bool { return len(e.service(t, n).Status.LoadBalancer.Ingress) == 1 })
+	}
+	for _, ev := range e.drain() {
+		if strings.Contains(ev, "SyncLoadBalancerFailed") && strings.Contains(ev, "context") {
+			t.Errorf("the interruption became a Warning: %s", ev)
+		}
 	}
 }

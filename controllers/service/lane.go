@@ -49,6 +49,25 @@ type lane struct {
 	// node pass holds waits for it).
 	claimed map[string]bool
 	free    *sync.Cond
+	// running are the syncs in flight: when each began, and how to
+	// interrupt it (once the cloud answers again, a sync that began
+	// before its last unanswered call may be sleeping in its SDK's retry
+	// backoff, up to 20 s on AWS; it is interrupted and run again now).
+	running map[string]runningSync
+}
+
+type runningSync struct {
+	began     time.Time
+	interrupt context.CancelCauseFunc
+}
+
+// errCloudAnswers interrupts a sync that began while its cloud did not
+// answer, once it answers again: the sync is run again at once.
+var errCloudAnswers = errors.New("interrupted: the cloud answers again, so the sync starts over")
+
+// interrupted says ctx was cancelled by errCloudAnswers.
+func interrupted(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errCloudAnswers)
 }
 
 type ensured struct {
@@ -67,6 +86,7 @@ func newLane(name string, c *Controller) *lane {
 		records: map[string]ensured{},
 		waiting: map[string]time.Time{},
 		claimed: map[string]bool{},
+		running: map[string]runningSync{},
 	}
 	l.free = sync.NewCond(&l.mu)
 	return l
@@ -103,21 +123,32 @@ func (l *lane) next(ctx context.Context) bool {
 	if wasWaiting {
 		l.syncing++
 	}
+	sctx, interrupt := context.WithCancelCause(ctx)
+	l.running[key] = runningSync{began: health.Now(), interrupt: interrupt}
 	l.mu.Unlock()
-	err := l.c.sync(ctx, l, key)
+	err := l.c.sync(sctx, l, key)
+	again := interrupted(sctx) && ctx.Err() == nil
+	interrupt(nil)
 	l.mu.Lock()
 	if wasWaiting {
 		l.syncing--
 	}
+	delete(l.running, key)
 	delete(l.claimed, key)
 	l.free.Broadcast()
 	l.mu.Unlock()
+	if again {
+		klog.FromContext(ctx).V(2).Info("The cloud answers again; syncing the Service again at once", "service", key)
+		l.queue.Forget(key)
+		l.queue.Add(key)
+		return true
+	}
 	if err == nil {
 		l.queue.Forget(key)
 		if l.settled(key) {
 			// It failed while the cloud did not answer, and now it
 			// served: the others that waited for the cloud go now.
-			l.retryWaiting(ctx, "a Service that waited for the cloud was served")
+			l.retryWaiting(ctx, "a Service that waited for the cloud was served", false)
 		}
 		return true
 	}
@@ -170,7 +201,7 @@ func (l *lane) recover(ctx context.Context) {
 	}
 	l.mu.Unlock()
 	if h := l.c.opts.Health; h.AnsweredSince(l.name, first) && !h.Down(l.name) {
-		l.retryWaiting(ctx, "the cloud answers again")
+		l.retryWaiting(ctx, "the cloud answers again", true)
 		return
 	}
 	if probing {
@@ -189,7 +220,7 @@ func (l *lane) recover(ctx context.Context) {
 // retryWaiting queues every Service that waits for the cloud, now. They
 // leave the waiting line; one that fails again while the cloud still
 // does not answer joins it anew.
-func (l *lane) retryWaiting(ctx context.Context, why string) {
+func (l *lane) retryWaiting(ctx context.Context, why string, interruptExposed bool) {
 	l.mu.Lock()
 	keys := make([]string, 0, len(l.waiting))
 	for k := range l.waiting {
@@ -201,6 +232,20 @@ func (l *lane) retryWaiting(ctx context.Context, why string) {
 		return
 	}
 	slices.Sort(keys)
+	// The syncs in flight that began before the cloud's last unanswered
+	// call start over too, rather than finish their SDK's retry backoff.
+	// (Only when the cloud's last call was answered: a cloud half up
+	// would have its syncs started over and over.)
+	if interruptExposed {
+		down := l.c.opts.Health.UnavailableAt(l.name)
+		l.mu.Lock()
+		for _, r := range l.running {
+			if r.began.Before(down) {
+				r.interrupt(errCloudAnswers)
+			}
+		}
+		l.mu.Unlock()
+	}
 	klog.FromContext(ctx).Info("Retrying the Services that failed while the cloud did not answer", "reason", why, "services", len(keys))
 	for _, k := range keys {
 		// The failures while the cloud did not answer say nothing of the

@@ -79,5 +79,16 @@ func (b *Board) AnsweredSince(cloud string, t time.Time) bool {
 	return ok && s.answered.After(t)
 }
 
+// UnavailableAt is when the cloud's last attempt without a usable
+// answer was (zero: none).
+func (b *Board) UnavailableAt(cloud string) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s, ok := b.clouds[cloud]; ok {
+		return s.unavailable
+	}
+	return time.Time{}
+}
+
 // Now is the board's clock, so callers compare times it gave.
 func (b *Board) Now() time.Time { return b.now() }
