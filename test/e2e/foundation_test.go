@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/fakecloud"
+	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 )
 
 const (
