@@ -10,8 +10,10 @@ import (
 )
 
 // One cloud's outage must not stall the others: the controllers' workers
-// are shared (the service controller's 10, the node controller's 10, the
-// lifecycle controller's), and a call to a cloud that hangs holds its
+// are shared (the node controller's 10, the lifecycle controller's, and
+// upstream's service controller's 10 when --use-upstream-service-controller
+// runs it: this project's gives each cloud its own and lifts the load
+// balancer bound, LanesInUse), and a call to a cloud that hangs holds its
 // worker until the request times out. So in a hybrid cluster each cloud
 // may have at most callShare calls of a kind in flight; a call that finds
 // no slot within slotWait fails at once with an error (never "gone": the
