@@ -501,3 +501,44 @@ func TestOneCloudDownKeepsTheOthersServed(t *testing.T) {
 		t.Errorf("aws Node with aws down: %v %v", ok, err)
 	}
 }
+
+// TestLanesLiftTheLoadBalancerShare: a call past a cloud's share is a
+// RetryError (retried after slotWait, not a grown backoff); once the
+// service controller says its lanes are in use, a cloud's load-balancer
+// calls are not bounded here.
+func TestLanesLiftTheLoadBalancerShare(t *testing.T) {
+	aws, os := newFake("aws", "a1"), newFake("openstack", "o1")
+	aws.hang = make(chan struct{})
+	defer close(aws.hang)
+	h := compose(t, "openstack", os, aws)
+	lb := &loadBalancers{h: h}
+	nodes := []*v1.Node{node("a1", "aws://a1", nil), node("o1", "openstack://o1", nil)}
+	ensure := func(i int) chan error {
+		done := make(chan error, 1)
+		svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("aws-", i), UID: types.UID(fmt.Sprint("uid-aws-", i)),
+			Annotations: map[string]string{AnnotationLoadBalancerProvider: "aws"}}}
+		go func() { _, err := lb.EnsureLoadBalancer(context.Background(), "c", svc, nodes); done <- err }()
+		return done
+	}
+	// callShare+1 calls: callShare hang in the cloud, one finds no slot.
+	results := make(chan error, callShare+1)
+	for i := range callShare + 1 {
+		go func() { results <- <-ensure(i) }()
+	}
+	var re *cloudproviderapi.RetryError
+	select {
+	case err := <-results:
+		if !errors.As(err, &re) || re.RetryAfter() != slotWait {
+			t.Errorf("a call past the share: %v, want a RetryError after %s", err, slotWait)
+		}
+	case <-time.After(3 * slotWait):
+		t.Fatal("no call past the share failed")
+	}
+	lb.LanesInUse()
+	select {
+	case err := <-ensure(callShare + 1):
+		t.Errorf("with lanes, a call past the share still returned at once: %v", err)
+	case <-time.After(3 * slotWait):
+		// It reached the (hanging) cloud: no bound.
+	}
+}
