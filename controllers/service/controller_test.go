@@ -552,3 +552,41 @@ func TestSyncSleepingInRetriesStartsOverWhenTheCloudAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestBackendAnnotationIsNoChange: a backend that records something on
+// the Service during the ensure (OpenStack's load-balancer-id), on the
+// API object and on the Service it was given, is not ensured again when
+// that change comes back from the informer.
+func TestBackendAnnotationIsNoChange(t *testing.T) {
+	var kube *fake.Clientset
+	var mu sync.Mutex
+	lb := &fakeLB{}
+	lb.ensureCtx = func(ctx context.Context, svc *v1.Service) error {
+		if svc.Annotations["lb-id"] != "" {
+			return nil
+		}
+		mu.Lock()
+		k := kube
+		mu.Unlock()
+		cur, err := k.CoreV1().Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Annotations = map[string]string{"lb-id": "lb-1"}
+		if _, err := k.CoreV1().Services(svc.Namespace).Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		svc.Annotations = cur.Annotations
+		return nil
+	}
+	e := start(t, &fakeCloud{lb: lb}, lb, Options{})
+	mu.Lock()
+	kube = e.kube
+	mu.Unlock()
+	e.create(t, node("n1", nil), lbService("web", nil))
+	eventually(t, "the address", func() bool { return len(e.service(t, "web").Status.LoadBalancer.Ingress) == 1 })
+	time.Sleep(200 * time.Millisecond) // the annotation's update event
+	if n := lb.count("ensure", "web"); n != 1 {
+		t.Errorf("%d ensures, want 1: the backend's own annotation was taken for a change", n)
+	}
+}
