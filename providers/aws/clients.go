@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -45,19 +43,11 @@ func sdkConfig(ctx context.Context, s *Section) (aws.Config, error) {
 	// AWS_CA_BUNDLE handling, which refuses a plain *http.Client) while
 	// bounding every attempt.
 	httpClient := awshttp.NewBuildableClient().WithTimeout(s.RequestTimeout)
+	retryer, wakeStack := wakeRetries(s.MaxAttempts)
 	opts := []func(*awsconfig.LoadOptions) error{
 		awsconfig.WithRegion(s.Region),
 		awsconfig.WithHTTPClient(httpClient),
-		awsconfig.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = s.MaxAttempts
-				o.MaxBackoff = 20 * time.Second
-				// The client-side retry quota would stop retrying exactly
-				// when the CCM is being throttled hardest; backoff, not a
-				// quota, is what keeps us polite.
-				o.RateLimiter = noRateLimit{}
-			})
-		}),
+		awsconfig.WithRetryer(retryer),
 	}
 	if c := s.Credentials; c.AccessKeyID != "" {
 		opts = append(opts, awsconfig.WithCredentialsProvider(
@@ -71,7 +61,7 @@ func sdkConfig(ctx context.Context, s *Section) (aws.Config, error) {
 	// client itself.
 	cfg.HTTPClient = ownRequestBodies(cfg.HTTPClient)
 	// Every client built from cfg, STS included, counts each attempt on /metrics.
-	cfg.APIOptions = append(cfg.APIOptions, recordCloudMetrics)
+	cfg.APIOptions = append(cfg.APIOptions, recordCloudMetrics, wakeStack)
 	if ar := s.AssumeRole; ar.RoleARN != "" {
 		stsClient := sts.NewFromConfig(cfg, func(o *sts.Options) {
 			if s.Endpoints.STS != "" {

@@ -54,15 +54,7 @@ func (m *cloudMetrics) HandleFinalize(ctx context.Context, in middleware.Finaliz
 	out, md, err := next.HandleFinalize(ctx, in)
 	d := time.Since(start)
 
-	// The SDK keeps each attempt's raw response in the metadata, next to an
-	// API error too; the ResponseError is the fallback for a stack without
-	// that middleware.
-	status := 0
-	if resp, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response); ok && resp != nil {
-		status = resp.StatusCode
-	} else if re := (*smithyhttp.ResponseError)(nil); errors.As(err, &re) && re.Response != nil {
-		status = re.Response.StatusCode
-	}
+	status := attemptStatus(md, err)
 	throttled := err != nil && throttles.IsErrorThrottle(err) == aws.TrueTernary
 	service, operation := serviceLabel(awsmiddleware.GetServiceID(ctx)), awsmiddleware.GetOperationName(ctx)
 	m.rec.Observe(ProviderName, service, operation, cloudmetrics.Code(status, err), d, throttled)
@@ -72,6 +64,20 @@ func (m *cloudMetrics) HandleFinalize(ctx context.Context, in middleware.Finaliz
 		err = &decl.DeniedError{Permission: perm, Features: features, Err: err}
 	}
 	return out, md, err
+}
+
+// attemptStatus is an attempt's HTTP status, 0 without a response. The
+// SDK keeps each attempt's raw response in the metadata, next to an API
+// error too; the ResponseError is the fallback for a stack without that
+// middleware.
+func attemptStatus(md middleware.Metadata, err error) int {
+	if resp, ok := awsmiddleware.GetRawResponse(md).(*smithyhttp.Response); ok && resp != nil {
+		return resp.StatusCode
+	}
+	if re := (*smithyhttp.ResponseError)(nil); errors.As(err, &re) && re.Response != nil {
+		return re.Response.StatusCode
+	}
+	return 0
 }
 
 // deniedPermission is the IAM action a call was refused for: EC2 answers
