@@ -403,6 +403,45 @@ func TestRetriedWhenTheCloudAnswersAgain(t *testing.T) {
 	}
 }
 
+// TestRetriedAtTheCloudsFirstAnswer: Services waiting for the cloud are
+// retried as soon as it answers any call, not at the next probe (an hour
+// here, as their backoff is).
+func TestRetriedAtTheCloudsFirstAnswer(t *testing.T) {
+	health := cloudhealth.New(nil)
+	var down sync.Mutex
+	outage := true
+	lb := &fakeLB{hook: func(op string, svc *v1.Service) error {
+		down.Lock()
+		defer down.Unlock()
+		if outage {
+			health.Observe("fake", 503, false)
+			return errors.New("service unavailable")
+		}
+		return nil
+	}}
+	e := start(t, &fakeCloud{lb: lb}, lb, Options{Health: health, MinRetryDelay: time.Hour, MaxRetryDelay: time.Hour, ProbeInterval: time.Hour})
+	e.create(t, node("n1", nil), lbService("a", nil), lbService("b", nil))
+	failed := 0
+	eventually(t, "both failed", func() bool {
+		for _, ev := range e.drain() {
+			if strings.HasPrefix(ev, "Warning SyncLoadBalancerFailed") {
+				failed++
+			}
+		}
+		return failed >= 2
+	})
+	down.Lock()
+	outage = false
+	down.Unlock()
+	for _, n := range []string{"a", "b"} {
+		eventually(t, fmt.Sprintf("%s served after the cloud answers", n), func() bool {
+			// Some other call (a Node's lookup, say) is answered.
+			health.Observe("fake", 200, false)
+			return len(e.service(t, n).Status.LoadBalancer.Ingress) == 1
+		})
+	}
+}
+
 // TestNodeJoiningDuringTheFirstEnsure: a Node that joins while a lane's
 // first load balancer is being made (no Service ensured yet, so no node
 // pass runs) reaches it right after.

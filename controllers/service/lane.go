@@ -25,6 +25,9 @@ type lane struct {
 	// kick asks the node loop to recompute the node set (buffered: kicks
 	// while it runs coalesce into one more pass).
 	kick chan struct{}
+	// waits tells the recover loop that a Service began to wait for the
+	// cloud (buffered like kick), so it listens for the cloud's answer.
+	waits chan struct{}
 
 	mu sync.Mutex
 	// sig digests the lane's last node set, gen is its generation
@@ -83,6 +86,7 @@ func newLane(name string, c *Controller) *lane {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "service-" + name},
 		),
 		kick:    make(chan struct{}, 1),
+		waits:   make(chan struct{}, 1),
 		records: map[string]ensured{},
 		waiting: map[string]time.Time{},
 		claimed: map[string]bool{},
@@ -97,8 +101,39 @@ func (l *lane) run(ctx context.Context) {
 		go wait.UntilWithContext(ctx, l.worker, time.Second)
 	}
 	go wait.UntilWithContext(ctx, l.nodeLoop, time.Second)
-	go wait.UntilWithContext(ctx, l.recover, l.c.opts.ProbeInterval)
+	go l.recoverLoop(ctx)
 	<-ctx.Done()
+}
+
+// recoverLoop runs recover every ProbeInterval, and at once when the
+// cloud answers while Services wait for it: the wait from the answer to
+// their retry is then none rather than up to a probe interval. An answer
+// is heeded once per interval: a cloud half up, answering some calls and
+// failing others, must not have every waiting Service retried at each of
+// its answers.
+func (l *lane) recoverLoop(ctx context.Context) {
+	tick := time.NewTicker(l.c.opts.ProbeInterval)
+	defer tick.Stop()
+	heed := true
+	for {
+		var answer <-chan struct{}
+		l.mu.Lock()
+		if heed && len(l.waiting) > 0 {
+			answer = l.c.opts.Health.NextAnswer(l.name)
+		}
+		l.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.waits:
+		case <-tick.C:
+			heed = true
+			l.recover(ctx, true)
+		case <-answer:
+			heed = false
+			l.recover(ctx, false)
+		}
+	}
 }
 
 func (l *lane) worker(ctx context.Context) {
@@ -155,6 +190,9 @@ func (l *lane) next(ctx context.Context) bool {
 	if health.Down(l.name) {
 		l.mu.Lock()
 		if _, ok := l.waiting[key]; !ok {
+			if len(l.waiting) == 0 {
+				l.wakeRecover()
+			}
 			l.waiting[key] = health.Now()
 		}
 		l.mu.Unlock()
@@ -180,12 +218,11 @@ func (l *lane) settled(key string) bool {
 	return ok
 }
 
-// recover runs every ProbeInterval while Services wait for the cloud:
-// when the cloud has answered a call since the first of them failed, and
-// its last call was answered (a cloud half up does not get them all at
-// every tick), they are all retried now; otherwise one of them is, as a
-// probe.
-func (l *lane) recover(ctx context.Context) {
+// recover runs while Services wait for the cloud: when the cloud has
+// answered a call since the first of them failed, and its last call was
+// answered (a cloud half up does not get them all at every tick), they
+// are all retried now; otherwise, if probe, one of them is, as a probe.
+func (l *lane) recover(ctx context.Context, probe bool) {
 	l.mu.Lock()
 	if len(l.waiting) == 0 {
 		l.mu.Unlock()
@@ -204,9 +241,9 @@ func (l *lane) recover(ctx context.Context) {
 		l.retryWaiting(ctx, "the cloud answers again", true)
 		return
 	}
-	if probing {
+	if probing || !probe {
 		// A waiting Service is being tried already: its outcome is the
-		// probe.
+		// probe. (Or this is an answer, not the probe's tick.)
 		return
 	}
 	// Still no answer: try the one that waited longest (it goes to the
@@ -253,6 +290,13 @@ func (l *lane) retryWaiting(ctx context.Context, why string, interruptExposed bo
 		// the minutes the outage built up.
 		l.queue.Forget(k)
 		l.queue.Add(k)
+	}
+}
+
+func (l *lane) wakeRecover() {
+	select {
+	case l.waits <- struct{}{}:
+	default:
 	}
 }
 

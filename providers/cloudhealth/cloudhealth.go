@@ -25,6 +25,8 @@ type Board struct {
 
 type state struct {
 	answered, unavailable time.Time
+	// next is closed at the cloud's next answer (nil: nobody waits).
+	next chan struct{}
 }
 
 // New returns an empty board; now nil is time.Now.
@@ -56,9 +58,29 @@ func (b *Board) Observe(cloud string, status int, canceled bool) {
 	}
 	if status > 0 && status < 500 && status != http.StatusTooManyRequests {
 		s.answered = now
+		if s.next != nil {
+			close(s.next)
+			s.next = nil
+		}
 	} else {
 		s.unavailable = now
 	}
+}
+
+// NextAnswer is closed when the cloud next answers a call, so a waiter
+// learns of the end of an outage at once rather than at its next poll.
+func (b *Board) NextAnswer(cloud string) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.clouds[cloud]
+	if !ok {
+		s = &state{}
+		b.clouds[cloud] = s
+	}
+	if s.next == nil {
+		s.next = make(chan struct{})
+	}
+	return s.next
 }
 
 // Down says the cloud's last attempt got no usable answer, and since

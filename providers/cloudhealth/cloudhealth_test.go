@@ -42,3 +42,31 @@ func TestBoard(t *testing.T) {
 		t.Error("clouds are told apart")
 	}
 }
+
+// TestNextAnswer: the channel closes at the cloud's next answer, not at
+// an unanswered attempt nor at another cloud's answer.
+func TestNextAnswer(t *testing.T) {
+	b := New(nil)
+	next := b.NextAnswer("aws")
+	closed := func() bool {
+		select {
+		case <-next:
+			return true
+		default:
+			return false
+		}
+	}
+	b.Observe("aws", 503, false)
+	b.Observe("aws", 429, false)
+	b.Observe("gce", 200, false)
+	if closed() {
+		t.Fatal("closed without an answer from aws")
+	}
+	b.Observe("aws", 403, false)
+	if !closed() {
+		t.Fatal("aws answered: want the channel closed")
+	}
+	if again := b.NextAnswer("aws"); again == next {
+		t.Error("a closed channel was handed out again")
+	}
+}
