@@ -31,6 +31,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/orphans"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/service"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/tagging"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/instancetags"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
@@ -260,13 +261,19 @@ func awsTagger(cloud cloudprovider.Interface) (instancetags.Tagger, bool) {
 }
 
 // inventorySource is the cloud's inventory source when some configured
-// cloud lists its load balancers' parts.
+// cloud lists its load balancers' parts. The cloud is the registry's
+// line (*compose.Cloud); the app framework hands it over as the
+// interface.
 func inventorySource(cloud cloudprovider.Interface) (inventory.Source, bool) {
-	src, ok := cloud.(interface{ InventorySource() inventory.Source })
-	if !ok || src.InventorySource() == nil || len(src.InventorySource().Inventories()) == 0 {
+	c, ok := cloud.(*compose.Cloud)
+	if !ok {
 		return nil, false
 	}
-	return src.InventorySource(), true
+	src := c.InventorySource()
+	if src == nil || len(src.Inventories()) == 0 {
+		return nil, false
+	}
+	return src, true
 }
 
 // startOrphans starts the orphan controller when it is on and some

@@ -3,8 +3,8 @@ package providers
 import (
 	"k8s.io/component-base/metrics"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose/hybrid"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/hybrid"
 )
 
 // Metrics are the series the backends' shared internal packages register
@@ -16,6 +16,6 @@ import (
 func Metrics() map[string][]metrics.Registerable {
 	return map[string][]metrics.Registerable{
 		"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudmetrics": cloudmetrics.NewRecorder().Collectors(),
-		"github.com/multicloud-ccm/multicloud-ccm/providers/internal/hybrid":       hybrid.Metrics(),
+		"github.com/multicloud-ccm/multicloud-ccm/providers/compose/hybrid":        hybrid.Metrics(),
 	}
 }

@@ -11,10 +11,9 @@ import (
 	"strings"
 	"sync"
 
-	cloudprovider "k8s.io/cloud-provider"
-
 	"github.com/multicloud-ccm/multicloud-ccm/config"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/hybrid"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose/hybrid"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/importcfg"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
@@ -26,16 +25,17 @@ type Backend struct {
 	Name string
 	// NewSection returns a new, zero config section owned by the backend.
 	NewSection func() config.Section
-	// New builds the cloud from a validated cloud-config whose Section is
-	// the one NewSection returned. It must not block on the cloud: the
-	// manager calls Initialize once leadership is won.
-	New func(ctx context.Context, cfg *config.CloudConfig) (cloudprovider.Interface, error)
+	// New builds the cloud's parts from a validated cloud-config whose
+	// Section is the one NewSection returned; the registry assembles them
+	// (providers/compose). It must not block on the cloud: the manager
+	// calls Initialize once leadership is won.
+	New func(ctx context.Context, cfg *config.CloudConfig) (compose.Parts, error)
 	// ImportConfig reads the upstream CCM's own config file into the
 	// backend's section (`multicloud-ccm import-config`).
 	ImportConfig importcfg.Func
 	// UpstreamAnnotations lists the upstream CCM's Service annotations and
-	// what the backend does with each; NewCloud puts the gate that applies
-	// it in front of the backend's load balancers.
+	// what the backend does with each; the gate of the cloud's line
+	// applies it (unless the parts give a table of their own).
 	UpstreamAnnotations *upstreamann.Table
 	// Permissions declares the cloud permissions of each feature
 	// (providers/permissions); nil while a backend declares none.
@@ -134,8 +134,9 @@ func (r *Registry) NewSection(provider string) (config.Section, bool) {
 // them (hybrid): a Node is served by the cloud its providerID names, a
 // Service's load balancer by the cloud it picks. A config for one cloud
 // is the composite of that cloud alone, so Nodes of no configured cloud
-// are left alone the same way.
-func (r *Registry) NewCloud(ctx context.Context, cfg *config.CloudConfig) (cloudprovider.Interface, error) {
+// are left alone the same way. It is the only place the line
+// (providers/compose) is put together.
+func (r *Registry) NewCloud(ctx context.Context, cfg *config.CloudConfig) (*compose.Cloud, error) {
 	var members []hybrid.Member
 	for _, cc := range cfg.Clouds() {
 		cloud, err := r.newOne(ctx, cc)
@@ -147,40 +148,35 @@ func (r *Registry) NewCloud(ctx context.Context, cfg *config.CloudConfig) (cloud
 	return hybrid.New(members, cfg.LoadBalancerProvider)
 }
 
-// newOne builds one cloud, its load balancers behind the gate of its
-// upstream annotation table.
-func (r *Registry) newOne(ctx context.Context, cfg *config.CloudConfig) (cloudprovider.Interface, error) {
+// newOne builds one cloud's line: its load balancers behind the gate of
+// its upstream annotation table and the per-Service serializer.
+func (r *Registry) newOne(ctx context.Context, cfg *config.CloudConfig) (*compose.Cloud, error) {
 	b, ok := r.Lookup(cfg.Provider)
 	if !ok {
 		// config.Parse already refuses this; reaching here means the
 		// caller skipped it, so say what the binary has.
 		return nil, fmt.Errorf("provider %q is not compiled into this binary (compiled in: %s)", cfg.Provider, r.CompiledString())
 	}
-	cloud, err := b.New(ctx, cfg)
+	parts, err := b.New(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("initialize provider %q: %w", cfg.Provider, err)
 	}
-	if cloud == nil {
-		return nil, fmt.Errorf("initialize provider %q: backend returned no cloud", cfg.Provider)
+	if parts.Instances == nil {
+		return nil, fmt.Errorf("initialize provider %q: backend returned no instances", cfg.Provider)
+	}
+	if parts.Name == "" {
+		parts.Name = cfg.Provider
 	}
 	// No upstream annotation is ignored silently: the gate warns about
 	// or refuses what the backend does not serve. A cloud whose table
 	// depends on its config gives its own.
-	table := b.UpstreamAnnotations
-	if c, ok := cloud.(configuredAnnotations); ok && c.UpstreamAnnotations() != nil {
-		table = c.UpstreamAnnotations()
+	if parts.UpstreamAnnotations == nil {
+		parts.UpstreamAnnotations = b.UpstreamAnnotations
 	}
-	return upstreamann.Wrap(cloud, table), nil
+	return compose.New(parts), nil
 }
 
 var _ config.Sections = (*Registry)(nil)
-
-// configuredAnnotations is a cloud whose upstream annotation table may
-// depend on its cloud-config (AWS: which Services get Classic ELBs); nil
-// means the registered one.
-type configuredAnnotations interface {
-	UpstreamAnnotations() *upstreamann.Table
-}
 
 // ImportOptions are the options of a backend's ImportConfig, for the
 // command (importcfg is internal to providers).

@@ -12,7 +12,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
@@ -20,7 +20,7 @@ import (
 // ProviderName is the cloud-config provider name and the providerID scheme.
 const ProviderName = "aws"
 
-// Cloud is the AWS backend's parts, which cloudparts assembles into the
+// Cloud is the AWS backend's parts, which the registry assembles (providers/compose) into the
 // cloudprovider.Interface.
 type Cloud struct {
 	cfg       *Section
@@ -67,8 +67,8 @@ func New(ctx context.Context, cc *config.CloudConfig) (*Cloud, error) {
 // config's: with defaultType classic, unannotated Services get Classic
 // ELBs and their annotations are served. The inventory lists NLBs and
 // Classic ELBs alike, with their parts.
-func (c *Cloud) Parts() cloudparts.Parts {
-	return cloudparts.Parts{
+func (c *Cloud) Parts() compose.Parts {
+	return compose.Parts{
 		Name: ProviderName, Instances: c.instances, LoadBalancer: c.typedLB, Routes: c.routes,
 		SetInformers:        c.nodes.SetInformers,
 		UpstreamAnnotations: upstreamAnnotations(c.cfg.LoadBalancer.DefaultType),
@@ -81,8 +81,8 @@ func Backend() providers.Backend {
 	return providers.Backend{
 		Name:       ProviderName,
 		NewSection: func() config.Section { return &Section{} },
-		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
-			return cloudparts.Assemble(New(ctx, cc))
+		New: func(ctx context.Context, cc *config.CloudConfig) (compose.Parts, error) {
+			return compose.PartsOf(New(ctx, cc))
 		},
 		ImportConfig: ImportConfig,
 		// What the reference documents: the default config (NLBs); each

@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 )
@@ -842,7 +842,7 @@ func TestCloudOffersInventory(t *testing.T) {
 	if inv, ok := c.Parts().Inventory.(*lbInventory); !ok || inv.l != c.lb {
 		t.Fatalf("Parts().Inventory = %#v", c.Parts().Inventory)
 	}
-	if cloudparts.New(c.Parts()).Parts().Inventory == nil {
+	if compose.New(c.Parts()).Parts().Inventory == nil {
 		t.Error("the assembled cloud lost the inventory")
 	}
 }

@@ -15,7 +15,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
 )
 
@@ -76,7 +76,7 @@ func TestRoutesSupportedOnlyWithRouteTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r, ok := cloudparts.New(c.Parts()).Routes(); ok != tt.want || (ok && r == nil) {
+		if r, ok := compose.New(c.Parts()).Routes(); ok != tt.want || (ok && r == nil) {
 			t.Errorf("Routes() with %+v = %v, %v; want supported=%v", tt.sel, r, ok, tt.want)
 		}
 	}

@@ -5,17 +5,16 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/informers"
-	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/utils/clock"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
-// Cloud is the Azure backend's parts, which cloudparts assembles into the
+// Cloud is the Azure backend's parts, which the registry assembles (providers/compose) into the
 // cloudprovider.Interface.
 type Cloud struct {
 	cfg       *Section
@@ -71,8 +70,8 @@ func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Clou
 // Service informer tells the security group which addresses still have a
 // Service, and the inventory which Service a part named after a UID is
 // for.
-func (c *Cloud) Parts() cloudparts.Parts {
-	return cloudparts.Parts{
+func (c *Cloud) Parts() compose.Parts {
+	return compose.Parts{
 		Name: ProviderName, Instances: c.instances, LoadBalancer: c.lb, Routes: c.routes, Inventory: c.lb,
 		SetInformers: func(f informers.SharedInformerFactory) {
 			c.nodes.SetInformers(f)
@@ -86,8 +85,8 @@ func Backend() providers.Backend {
 	return providers.Backend{
 		Name:       ProviderName,
 		NewSection: func() config.Section { return &Section{} },
-		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
-			return cloudparts.Assemble(New(ctx, cc))
+		New: func(ctx context.Context, cc *config.CloudConfig) (compose.Parts, error) {
+			return compose.PartsOf(New(ctx, cc))
 		},
 		ImportConfig:        ImportConfig,
 		UpstreamAnnotations: upstreamAnnotations(),

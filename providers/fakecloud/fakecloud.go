@@ -23,6 +23,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 )
 
 // Name is the cloud-config provider name of this backend.
@@ -99,8 +100,8 @@ func Register(r *providers.Registry) {
 	r.MustRegister(providers.Backend{
 		Name:       Name,
 		NewSection: func() config.Section { return &Section{} },
-		New: func(_ context.Context, cfg *config.CloudConfig) (cloudprovider.Interface, error) {
-			return New(cfg.Section.(*Section))
+		New: func(_ context.Context, cfg *config.CloudConfig) (compose.Parts, error) {
+			return compose.PartsOf(New(cfg.Section.(*Section)))
 		},
 	})
 }
@@ -136,6 +137,16 @@ func New(s *Section) (*Cloud, error) {
 	}
 	c.Cloud.OverrideInstanceMetadata = c.instanceMetadata
 	return c, nil
+}
+
+// Parts are the fake's parts: the wrapper serves instances and load
+// balancers so its overrides are used; routes when the section asks.
+func (c *Cloud) Parts() compose.Parts {
+	p := compose.Parts{Name: Name, Instances: c, LoadBalancer: c, Initialize: c.Cloud.Initialize}
+	if rt, ok := c.Cloud.Routes(); ok {
+		p.Routes = rt
+	}
+	return p
 }
 
 // InstancesV2 returns the wrapper so its overrides are used.

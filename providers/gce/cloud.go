@@ -15,13 +15,13 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbrecords"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
-// Cloud is the GCE backend's parts, which cloudparts assembles into the
+// Cloud is the GCE backend's parts, which the registry assembles (providers/compose) into the
 // cloudprovider.Interface.
 type Cloud struct {
 	cfg       *Section
@@ -140,8 +140,8 @@ func newCloud(s *Section, clusterID string, api *clients, zones []string, clk cl
 // nodes' network, and the Node informer, so Node names map to instances
 // without cloud calls; the load balancers' inventory (inventory.go) for
 // drift repair and orphan cleanup.
-func (c *Cloud) Parts() cloudparts.Parts {
-	return cloudparts.Parts{
+func (c *Cloud) Parts() compose.Parts {
+	return compose.Parts{
 		Name: ProviderName, Instances: c.instances, LoadBalancer: c.lb, Routes: c.routes,
 		Initialize: c.initialize, SetInformers: c.nodes.SetInformers,
 		Inventory: c.lb,
@@ -170,8 +170,8 @@ func Backend() providers.Backend {
 	return providers.Backend{
 		Name:       ProviderName,
 		NewSection: func() config.Section { return &Section{} },
-		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
-			return cloudparts.Assemble(New(ctx, cc))
+		New: func(ctx context.Context, cc *config.CloudConfig) (compose.Parts, error) {
+			return compose.PartsOf(New(ctx, cc))
 		},
 		ImportConfig:        ImportConfig,
 		UpstreamAnnotations: upstreamAnnotations(),

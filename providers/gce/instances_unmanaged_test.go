@@ -19,7 +19,7 @@ import (
 	"k8s.io/cloud-provider/controllers/nodelifecycle"
 	controllersmetrics "k8s.io/component-base/metrics/prometheus/controllers"
 
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	gceemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
 	"github.com/multicloud-ccm/multicloud-ccm/test/controlplane"
@@ -195,7 +195,7 @@ func TestUnmanagedNodesUpstreamControllers(t *testing.T) {
 		}
 	}
 
-	cloud := cloudparts.New(env.cloud.Parts())
+	cloud := compose.New(env.cloud.Parts())
 	f := informers.NewSharedInformerFactory(client, 0)
 	cloud.SetInformers(f)
 	metrics := controllersmetrics.NewControllerManagerMetrics("test")

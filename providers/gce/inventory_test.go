@@ -11,7 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	gceemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
@@ -260,7 +260,7 @@ func TestInventoryOwned(t *testing.T) {
 	}
 
 	// The backend hands it to the kit.
-	if cloudparts.New(env.cloud.Parts()).Parts().Inventory == nil {
+	if compose.New(env.cloud.Parts()).Parts().Inventory == nil {
 		t.Error("Parts has no Inventory")
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cloudprovider "k8s.io/cloud-provider"
 
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	gceemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
 )
@@ -22,7 +22,7 @@ import (
 func TestRoutes(t *testing.T) {
 	env := newTestEnv(t, gceemu.Config{}, nil)
 	ctx := t.Context()
-	rt, ok := cloudparts.New(env.cloud.Parts()).Routes()
+	rt, ok := compose.New(env.cloud.Parts()).Routes()
 	if !ok {
 		t.Fatal("routes not supported")
 	}

@@ -3,7 +3,7 @@
 // (controllers/orphans): one batched listing of every cloud resource this
 // cluster's load balancers are made of, each with the Service it serves.
 // The controllers are cloud-neutral; each backend implements Inventory,
-// and the kit (providers/internal/cloudparts) carries it.
+// and the kit (providers/compose) carries it.
 //
 // It is its own package, outside providers/internal, because controllers/
 // reads it and Go's internal rule keeps providers/internal to providers/.
@@ -111,7 +111,7 @@ type Cloud struct {
 	Repair func(ctx context.Context, clusterName string, svc *v1.Service, still func() bool) (st *v1.LoadBalancerStatus, ran bool, err error)
 }
 
-// Source is what the manager's cloud (providers/internal/hybrid) offers
+// Source is what the manager's cloud (providers/compose/hybrid) offers
 // the controllers.
 type Source interface {
 	// Inventories are the configured clouds whose backends implement

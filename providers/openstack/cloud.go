@@ -10,12 +10,12 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
 
-// Cloud is the OpenStack backend's parts, which cloudparts assembles into
+// Cloud is the OpenStack backend's parts, which the registry assembles (providers/compose) into
 // the cloudprovider.Interface.
 type Cloud struct {
 	cfg       *Section
@@ -60,8 +60,8 @@ func newCloud(s *Section, clusterID string, api *clients, clk clock.Clock) *Clou
 // Parts are the backend's parts: routes only with routes.routerID; the
 // Node informer maps Node names to servers through their providerIDs;
 // the inventory lists the load balancers' parts (inventory.go).
-func (c *Cloud) Parts() cloudparts.Parts {
-	return cloudparts.Parts{
+func (c *Cloud) Parts() compose.Parts {
+	return compose.Parts{
 		Name: ProviderName, Instances: c.instances, LoadBalancer: c.lb, Routes: c.routes,
 		Initialize: c.initialize, SetInformers: c.nodes.SetInformers,
 		Inventory: lbInventory{c.lb},
@@ -84,8 +84,8 @@ func Backend() providers.Backend {
 	return providers.Backend{
 		Name:       ProviderName,
 		NewSection: func() config.Section { return &Section{} },
-		New: func(ctx context.Context, cc *config.CloudConfig) (cloudprovider.Interface, error) {
-			return cloudparts.Assemble(New(ctx, cc))
+		New: func(ctx context.Context, cc *config.CloudConfig) (compose.Parts, error) {
+			return compose.PartsOf(New(ctx, cc))
 		},
 		ImportConfig:        ImportConfig,
 		UpstreamAnnotations: upstreamAnnotations(),

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose/hybrid"
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
@@ -25,10 +26,10 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/test/controlplane"
 )
 
-// The hybrid cloud-config's keys a cluster uses (providers/internal/hybrid).
+// The hybrid cloud-config's keys a cluster uses.
 const (
-	providerLabel      = "multicloud-ccm.io/provider"
-	providerAnnotation = "multicloud-ccm.io/load-balancer-provider"
+	providerLabel      = hybrid.LabelProvider
+	providerAnnotation = hybrid.AnnotationLoadBalancerProvider
 )
 
 const (
@@ -370,7 +371,7 @@ func waitEachInitialized(b *testing.B, ws []*world, start time.Time, timeout tim
 // outages: each cloud's API in turn answers 5xx on every call for
 // outageLength while the next cloud is served; every cloud at the load
 // balancer rows' latencies. The hybrid composite bounds each cloud's
-// calls in flight (providers/internal/hybrid/share.go) so one cloud's
+// calls in flight (providers/compose/hybrid/share.go) so one cloud's
 // outage leaves the others the controllers' workers; the figures say
 // whether the served cloud's new Node and Service take as long as
 // without the fault.

@@ -15,15 +15,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose/hybrid"
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 )
 
-// The hybrid cloud-config's keys a cluster uses (providers/internal/hybrid).
+// The hybrid cloud-config's keys a cluster uses.
 const (
-	providerAnnotation = "multicloud-ccm.io/load-balancer-provider"
-	providerLabel      = "multicloud-ccm.io/provider"
+	providerLabel      = hybrid.LabelProvider
+	providerAnnotation = hybrid.AnnotationLoadBalancerProvider
 )
 
 // hybridPairs are the hybrid runs of the suite: each pair's emulators at

@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose/hybrid"
 	"github.com/multicloud-ccm/multicloud-ccm/test/ccmproc"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
 	"github.com/multicloud-ccm/multicloud-ccm/test/conformance/clouds"
@@ -64,10 +65,9 @@ const (
 	// scraper (Prometheus) reads the manager's /metrics.
 	metricsReader = "metrics-reader"
 
-	// The hybrid cloud-config's keys a cluster uses
-	// (providers/internal/hybrid, which this package cannot import).
-	providerLabel      = "multicloud-ccm.io/provider"
-	providerAnnotation = "multicloud-ccm.io/load-balancer-provider"
+	// The hybrid cloud-config's keys a cluster uses.
+	providerLabel      = hybrid.LabelProvider
+	providerAnnotation = hybrid.AnnotationLoadBalancerProvider
 )
 
 // demoCloud is one of the sandbox's clouds: its emulator, its instances
@@ -204,7 +204,7 @@ func Run(ctx context.Context, o Options) error {
 	// Routes are configured when any cloud programs them; in a hybrid
 	// cluster each Node's route is made in its own cloud, and a cloud
 	// without routes makes none for its Nodes
-	// (providers/internal/hybrid/routes.go), so only routed clouds'
+	// (providers/compose/hybrid/routes.go), so only routed clouds'
 	// Nodes are waited on for routes.
 	routes := false
 	var cfgs []conformance.CloudConfig

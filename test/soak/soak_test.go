@@ -68,7 +68,7 @@ const (
 	unownedSeries     = `multicloud_ccm_unowned_nodes{reason="foreign-provider-id"} 1`
 
 	// maxForeignLogLines bounds the manager's log lines naming the foreign
-	// Node over the whole run. The design (providers/internal/hybrid,
+	// Node over the whole run. The design (providers/compose/hybrid,
 	// unowned.go and instances.go) is that such a Node is told about once,
 	// in an Event, and logged once ("Node not served"), never at each of
 	// the lifecycle controller's checks (120 in 10 minutes at the default

@@ -108,7 +108,7 @@ const (
 	// pass waits for each Node in turn, so in a hybrid cluster a cloud
 	// that does not answer would hold up every other cloud's Nodes until
 	// its request timed out; a cloud's calls beyond its share then fail
-	// fast (providers/internal/hybrid/share.go) while the other workers
+	// fast (providers/compose/hybrid/share.go) while the other workers
 	// go on. The backends still make one batched read per pass.
 	defaultConcurrentNodeLifecycleSyncs = 10
 )

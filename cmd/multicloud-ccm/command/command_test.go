@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/cloud-provider/fake"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 )
 
 // testSection is a backend section with a default, a required field and a
@@ -49,8 +49,8 @@ func testRegistry(names ...string) *providers.Registry {
 		r.MustRegister(providers.Backend{
 			Name:       n,
 			NewSection: func() config.Section { return &testSection{} },
-			New: func(context.Context, *config.CloudConfig) (cloudprovider.Interface, error) {
-				return &fake.Cloud{}, nil
+			New: func(context.Context, *config.CloudConfig) (compose.Parts, error) {
+				return compose.Parts{Instances: &fake.Cloud{}}, nil
 			},
 		})
 	}
@@ -152,9 +152,9 @@ func TestValidateConfigNeverTouchesTheCloud(t *testing.T) {
 	r.MustRegister(providers.Backend{
 		Name:       "aws",
 		NewSection: func() config.Section { return &testSection{} },
-		New: func(context.Context, *config.CloudConfig) (cloudprovider.Interface, error) {
+		New: func(context.Context, *config.CloudConfig) (compose.Parts, error) {
 			t.Fatal("validate-config built the cloud")
-			return nil, nil
+			return compose.Parts{}, nil
 		},
 	})
 	if _, stderr, err := run(t, r, "validate-config", writeConfig(t, header+"provider: aws\nclusterID: c1\naws: {region: r1}\n")); err != nil {

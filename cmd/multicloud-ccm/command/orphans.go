@@ -13,12 +13,10 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
-	cloudprovider "k8s.io/cloud-provider"
 
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/controllers/orphans"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
 // newOrphansCommand is the orphan controller's dry run: the same list it
@@ -74,23 +72,21 @@ func listOrphans(ctx context.Context, c *cobra.Command, registry *providers.Regi
 	if err != nil {
 		return err
 	}
-	src, _ := cloud.(interface{ InventorySource() inventory.Source })
-	if src == nil || src.InventorySource() == nil {
+	src := cloud.InventorySource()
+	if src == nil {
 		return errors.New("this cloud lists no load-balancer resources")
 	}
 	// A backend that reads Services from the shared informers (Azure
 	// finds the Service of a part named by UID alone through them) gets
 	// them here as in the manager, or it would call such parts nobody's.
-	if iu, ok := cloud.(cloudprovider.InformerUser); ok {
-		factory := informers.NewSharedInformerFactory(kube, 0)
-		iu.SetInformers(factory)
-		ictx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		factory.Start(ictx.Done())
-		for typ, ok := range factory.WaitForCacheSync(ictx.Done()) {
-			if !ok {
-				return fmt.Errorf("list %v from the cluster: not synced", typ)
-			}
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	cloud.SetInformers(factory)
+	ictx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	factory.Start(ictx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ictx.Done()) {
+		if !ok {
+			return fmt.Errorf("list %v from the cluster: not synced", typ)
 		}
 	}
 	list, err := kube.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
@@ -106,14 +102,14 @@ func listOrphans(ctx context.Context, c *cobra.Command, registry *providers.Regi
 	fmt.Fprintln(w, "CLOUD\tKIND\tID\tNAME\tSERVICE\tKEPT\tREASON")
 	listed := map[string]bool{}
 	var failed []error
-	for _, cl := range src.InventorySource().Inventories() {
+	for _, cl := range src.Inventories() {
 		listed[cl.Name] = true
 		owned, err := cl.Owned(ctx)
 		if err != nil {
 			failed = append(failed, fmt.Errorf("cloud %s: %w", cl.Name, err))
 			continue
 		}
-		for _, o := range orphans.Find(cl.Name, owned, services, src.InventorySource().ServingCloud) {
+		for _, o := range orphans.Find(cl.Name, owned, services, src.ServingCloud) {
 			kept := ""
 			if o.Kept {
 				kept = "kept"

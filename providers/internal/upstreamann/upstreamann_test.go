@@ -1,17 +1,11 @@
 package upstreamann
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
-	cloudprovider "k8s.io/cloud-provider"
-
-	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
 var testTable = &Table{
@@ -82,96 +76,5 @@ func TestValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want it to say %q", err, want)
 		}
-	}
-}
-
-// countingLB records which calls reached the backend.
-type countingLB struct {
-	cloudprovider.LoadBalancer
-	ensured, updated, deleted int
-}
-
-func (c *countingLB) EnsureLoadBalancer(context.Context, string, *v1.Service, []*v1.Node) (*v1.LoadBalancerStatus, error) {
-	c.ensured++
-	return &v1.LoadBalancerStatus{}, nil
-}
-
-func (c *countingLB) UpdateLoadBalancer(context.Context, string, *v1.Service, []*v1.Node) error {
-	c.updated++
-	return nil
-}
-
-func (c *countingLB) EnsureLoadBalancerDeleted(context.Context, string, *v1.Service) error {
-	c.deleted++
-	return nil
-}
-
-func TestGate(t *testing.T) {
-	ctx := context.Background()
-	inner := &countingLB{}
-	rec := record.NewFakeRecorder(10)
-	g := &gate{table: testTable, warned: map[types.UID]string{}, recorder: rec}
-	lb := &gatedLB{LoadBalancer: inner, gate: g}
-
-	refused := svc(map[string]string{"example.com/ssl-cert": "arn:aws:acm:x"})
-	_, err := lb.EnsureLoadBalancer(ctx, "k", refused, nil)
-	if err == nil || !strings.Contains(err.Error(), "example.com/ssl-cert") || !strings.Contains(err.Error(), "TLS is not terminated here") || inner.ensured != 0 {
-		t.Fatalf("refused Service: err %v, backend ensured %d times", err, inner.ensured)
-	}
-	if err := lb.UpdateLoadBalancer(ctx, "k", refused, nil); err == nil || inner.updated != 0 {
-		t.Errorf("refused Service updated: %v", err)
-	}
-	if err := lb.EnsureLoadBalancerDeleted(ctx, "k", refused); err != nil || inner.deleted != 1 {
-		t.Errorf("refused Service not deletable: %v", err)
-	}
-
-	warned := svc(map[string]string{"example.com/idle-timeout": "60"})
-	for range 3 {
-		if _, err := lb.EnsureLoadBalancer(ctx, "k", warned, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := lb.UpdateLoadBalancer(ctx, "k", warned, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if inner.ensured != 3 || inner.updated != 3 {
-		t.Errorf("warned Service: backend ensured %d, updated %d times; want 3, 3", inner.ensured, inner.updated)
-	}
-	if n := len(rec.Events); n != 1 {
-		t.Fatalf("%d events for one unchanged annotation, want 1", n)
-	}
-	ev := <-rec.Events
-	if !strings.HasPrefix(ev, "Warning "+ReasonUnsupported) || !strings.Contains(ev, "example.com/idle-timeout") || !strings.Contains(ev, "has no effect here") {
-		t.Errorf("event %q", ev)
-	}
-	// A changed value is told again.
-	warned.Annotations["example.com/idle-timeout"] = "120"
-	if _, err := lb.EnsureLoadBalancer(ctx, "k", warned, nil); err != nil || len(rec.Events) != 1 {
-		t.Errorf("changed value: %v, %d events", err, len(rec.Events))
-	}
-}
-
-// inventoried is a cloud whose backend lists its load balancers' parts.
-type inventoried struct{ cloudprovider.Interface }
-
-func (inventoried) Inventory() (inventory.Cloud, bool) { return inventory.Cloud{Name: "x"}, true }
-
-// TestGatePassesTheInventoryOn: the gate hides nothing the manager's own
-// controllers ask of the backend.
-func TestGatePassesTheInventoryOn(t *testing.T) {
-	gated := Wrap(inventoried{}, testTable)
-	inv, ok := gated.(interface {
-		Inventory() (inventory.Cloud, bool)
-	})
-	if !ok {
-		t.Fatal("the gated cloud offers no Inventory")
-	}
-	if c, ok := inv.Inventory(); !ok || c.Name != "x" {
-		t.Errorf("Inventory() = %+v, %v", c, ok)
-	}
-	if _, ok := Wrap(struct{ cloudprovider.Interface }{}, testTable).(interface {
-		Inventory() (inventory.Cloud, bool)
-	}).Inventory(); ok {
-		t.Error("an inventory from a backend without one")
 	}
 }

@@ -27,7 +27,7 @@ func (a allocatingCloud) PodCIDRs(_ context.Context, n *v1.Node) (podcidrs.Answe
 // composite whose clouds have none offers no allocator.
 func TestPodCIDRRouting(t *testing.T) {
 	gce, os := newFake("gce", "10.4.1.0/24"), newFake("openstack", "o1")
-	h := compose(t, "openstack", os, gce)
+	h := composite(t, "openstack", os, gce)
 	// Members hold the InstancesV2 their cloud gave; give gce's an
 	// allocator as a backend's instances carry one.
 	for _, m := range h.members {
@@ -50,7 +50,7 @@ func TestPodCIDRRouting(t *testing.T) {
 			t.Errorf("Node %s: %v, want ErrNotServed", n.Name, err)
 		}
 	}
-	if _, ok := (&instances{h: compose(t, "openstack", newFake("openstack"))}).PodCIDRAllocator(); ok {
+	if _, ok := (&instances{h: composite(t, "openstack", newFake("openstack"))}).PodCIDRAllocator(); ok {
 		t.Error("a composite without an allocating cloud offers an allocator")
 	}
 }

@@ -7,9 +7,10 @@
 // virtual-kubelet, bare metal: never deleted, never tainted, counted)
 // hold there too.
 //
-// The composite is assembled by cloudparts like any backend; each member
-// is a backend's assembled cloud, used only through cloudprovider's
-// interfaces.
+// The composite is the first step of the line (providers/compose): it
+// is assembled by compose like any backend, and each member is a
+// cloud's own line (*compose.Cloud), called through its explicit
+// capabilities.
 package hybrid
 
 import (
@@ -26,7 +27,7 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/cloudparts"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
@@ -47,13 +48,13 @@ type Member struct {
 	// Name is the provider's name, which is also its providerID scheme
 	// (aws://, azure://, gce://, openstack://).
 	Name  string
-	Cloud cloudprovider.Interface
+	Cloud *compose.Cloud
 }
 
 // member is a Member with the interfaces it offers.
 type member struct {
 	name      string
-	cloud     cloudprovider.Interface
+	cloud     *compose.Cloud
 	instances cloudprovider.InstancesV2
 	lb        cloudprovider.LoadBalancer // nil: none
 	routes    cloudprovider.Routes       // nil: not configured
@@ -77,12 +78,12 @@ type Composite struct {
 // New assembles the composite of members (at least one, in the config's
 // order); lbDefault names the member whose load balancer a Service gets
 // when its annotation names none.
-func New(members []Member, lbDefault string) (*cloudparts.Cloud, error) {
+func New(members []Member, lbDefault string) (*compose.Cloud, error) {
 	h, err := newComposite(members, lbDefault)
 	if err != nil {
 		return nil, err
 	}
-	parts := cloudparts.Parts{
+	parts := compose.Parts{
 		Name:         h.name(),
 		Instances:    &instances{h: h},
 		Initialize:   h.initialize,
@@ -96,7 +97,7 @@ func New(members []Member, lbDefault string) (*cloudparts.Cloud, error) {
 	if h.anyRoutes() {
 		parts.Routes = &routes{h: h}
 	}
-	return cloudparts.New(parts), nil
+	return compose.New(parts), nil
 }
 
 func newComposite(members []Member, lbDefault string) (*Composite, error) {
@@ -169,9 +170,7 @@ func (h *Composite) initialize(b cloudprovider.ControllerClientBuilder, stop <-c
 // watches Nodes for ones no configured cloud owns.
 func (h *Composite) setInformers(f informers.SharedInformerFactory) {
 	for _, m := range h.members {
-		if iu, ok := m.cloud.(cloudprovider.InformerUser); ok {
-			iu.SetInformers(f)
-		}
+		m.cloud.SetInformers(f)
 	}
 	h.unowned.watch(f)
 	h.denials.watch(f)
@@ -276,12 +275,8 @@ var _ inventory.Source = (*Composite)(nil)
 func (h *Composite) Inventories() []inventory.Cloud {
 	var out []inventory.Cloud
 	for _, m := range h.members {
-		if c, ok := m.cloud.(interface {
-			Inventory() (inventory.Cloud, bool)
-		}); ok {
-			if inv, ok := c.Inventory(); ok {
-				out = append(out, inv)
-			}
+		if inv, ok := m.cloud.Inventory(); ok {
+			out = append(out, inv)
 		}
 	}
 	return out

@@ -1,13 +1,30 @@
-// Package cloudparts assembles a cloudprovider.Interface from a backend's
-// parts: its instances, load balancers and routes, what it does once
-// leadership is won, and what it wants of the manager's informers.
+// Package compose is the assembly line between the manager's
+// controllers and the cloud backends: the one place a cloud is put
+// together from a backend's parts, and the steps a load-balancer call
+// walks from the service controller to the cloud, each owning one
+// decision:
+//
+//  1. the hybrid composite (compose/hybrid) picks the cloud that serves
+//     the Service (with one cloud configured, that cloud);
+//  2. the gate (gate.go) admits the Service or refuses it for an
+//     upstream annotation this cloud does not serve, and warns about the
+//     ones it ignores;
+//  3. the serializer (compose/lbserial) gives each Service one call at a
+//     time, skips a call a newer one makes moot, and keeps the records
+//     drift repair reads;
+//  4. the backend makes the cloud calls.
+//
+// The registry (providers.Registry.NewCloud) builds the line once: a
+// *Cloud per configured cloud (New: steps 2-4), and the composite of
+// them (step 1), itself a *Cloud. The controllers get the concrete type
+// and call its capabilities (Inventory, InventorySource, the lanes) by
+// name; nothing is found by asserting anonymous interfaces.
 //
 // Every backend offers the same shape (InstancesV2 only, no legacy
 // Instances, Zones or Clusters; a cluster ID always; routes only when
-// configured; load-balancer calls serialized per Service), so the
-// plumbing lives here once instead of in each backend's cloud.go, and a
-// composite of several clouds is assembled the same way.
-package cloudparts
+// configured), so the plumbing lives here once instead of in each
+// backend's cloud.go.
+package compose
 
 import (
 	"reflect"
@@ -17,7 +34,7 @@ import (
 	"k8s.io/client-go/informers"
 	cloudprovider "k8s.io/cloud-provider"
 
-	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbserial"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose/lbserial"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
@@ -29,12 +46,13 @@ type Parts struct {
 	// Instances serve the node and node-lifecycle controllers.
 	Instances cloudprovider.InstancesV2
 	// LoadBalancer serves the service controller; nil for none. New
-	// serializes its calls per Service (lbserial) unless Routed.
+	// puts the gate and the per-Service serializer (lbserial) in front
+	// of it, unless Routed.
 	LoadBalancer cloudprovider.LoadBalancer
 	// Routed says LoadBalancer only routes each call to a cloud that is
-	// itself assembled by New (the hybrid composite), whose own lbserial
-	// serializes it and keeps the records drift repair reads: a second
-	// one around the router would only double the bookkeeping.
+	// itself assembled by New (the hybrid composite), whose own gate and
+	// lbserial stand in its line: a second pair around the router would
+	// only double the bookkeeping.
 	Routed bool
 	// Routes serve the route controller; nil when routes are not
 	// configured (the manager then does not run it).
@@ -46,8 +64,10 @@ type Parts struct {
 	// when the backend needs none.
 	SetInformers func(informers.SharedInformerFactory)
 	// UpstreamAnnotations is the backend's table of the upstream CCM's
-	// Service annotations when it depends on the cloud-config (AWS: which
-	// Services get Classic ELBs); nil for the registered one.
+	// Service annotations, which the gate applies: the backend sets it
+	// when it depends on the cloud-config (AWS: which Services get
+	// Classic ELBs), else the registry sets the registered one. nil: no
+	// gate.
 	UpstreamAnnotations *upstreamann.Table
 	// Inventory lists the backend's load-balancer resources for drift
 	// repair and orphan cleanup (controllers/lbrepair,
@@ -75,10 +95,14 @@ type Lanes interface {
 // Cloud is a cloudprovider.Interface assembled from Parts.
 type Cloud struct {
 	parts Parts
-	lb    cloudprovider.LoadBalancer
-	// serial is lb, the backend's load balancer serialized per Service;
-	// nil without one.
+	// lb is the line's load balancer: the gate, then serial, then the
+	// backend's (or, Routed, the composite's router alone).
+	lb cloudprovider.LoadBalancer
+	// serial is the backend's load balancer serialized per Service; nil
+	// without one.
 	serial *lbserial.LoadBalancer
+	// gate applies the upstream annotation table; nil without one.
+	gate *gate
 }
 
 var (
@@ -106,6 +130,10 @@ func New(p Parts) *Cloud {
 	case p.LoadBalancer != nil:
 		c.serial = lbserial.Wrap(p.LoadBalancer)
 		c.lb = c.serial
+		if p.UpstreamAnnotations != nil {
+			c.gate = newGate(p.UpstreamAnnotations)
+			c.lb = &gatedLB{LoadBalancer: c.serial, gate: c.gate}
+		}
 	}
 	return c
 }
@@ -157,8 +185,12 @@ func (c *Cloud) LanesInUse() {
 // Parts are the parts c was assembled from.
 func (c *Cloud) Parts() Parts { return c.parts }
 
-// Initialize implements cloudprovider.Interface.
+// Initialize implements cloudprovider.Interface: the gate's Event
+// recorder, then the backend's.
 func (c *Cloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
+	if c.gate != nil {
+		c.gate.start(b, stop)
+	}
 	if c.parts.Initialize != nil {
 		c.parts.Initialize(b, stop)
 	}
@@ -192,8 +224,8 @@ func (c *Cloud) Zones() (cloudprovider.Zones, bool) { return nil, false }
 // Clusters is not offered.
 func (c *Cloud) Clusters() (cloudprovider.Clusters, bool) { return nil, false }
 
-// LoadBalancer serves the service controller, one Service's calls at a
-// time.
+// LoadBalancer serves the service controller: the gate, then one
+// Service's calls at a time.
 func (c *Cloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) { return c.lb, c.lb != nil }
 
 // Routes serves the route controller when routes are configured.
@@ -201,7 +233,8 @@ func (c *Cloud) Routes() (cloudprovider.Routes, bool) { return c.parts.Routes, c
 
 // Inventory is the backend's inventory with what its serialized load
 // balancer knows of the syncs; false when it has no inventory or no load
-// balancers.
+// balancers. A repair re-ensures only a Service that synced, so one the
+// gate admitted before: it goes to the serializer directly.
 func (c *Cloud) Inventory() (inventory.Cloud, bool) {
 	if c.parts.Inventory == nil || c.serial == nil {
 		return inventory.Cloud{}, false
@@ -221,15 +254,11 @@ func (c *Cloud) Inventory() (inventory.Cloud, bool) {
 // the assembled cloud offers nothing.
 func (c *Cloud) InventorySource() inventory.Source { return c.parts.Source }
 
-// UpstreamAnnotations is the cloud-config's table of upstream
-// annotations, nil when the backend's registered table applies.
-func (c *Cloud) UpstreamAnnotations() *upstreamann.Table { return c.parts.UpstreamAnnotations }
-
-// Assemble is a backend constructor's result assembled, for
-// providers.Backend.New: return cloudparts.Assemble(New(ctx, cc)).
-func Assemble[B interface{ Parts() Parts }](b B, err error) (cloudprovider.Interface, error) {
+// PartsOf is a backend constructor's result as parts, for
+// providers.Backend.New: return compose.PartsOf(New(ctx, cc)).
+func PartsOf[B interface{ Parts() Parts }](b B, err error) (Parts, error) {
 	if err != nil {
-		return nil, err
+		return Parts{}, err
 	}
-	return New(b.Parts()), nil
+	return b.Parts(), nil
 }

@@ -1,4 +1,4 @@
-package upstreamann
+package compose
 
 import (
 	"context"
@@ -8,13 +8,12 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/events"
-	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/upstreamann"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
@@ -29,72 +28,27 @@ const ReasonUnsupported = "UnsupportedAnnotation"
 // eventSource names this gate in the Events it records.
 const eventSource = "multicloud-ccm"
 
-// Wrap puts the gate for t in front of cloud's load balancers: a Service
-// with a Refused annotation is not provisioned (EnsureLoadBalancer and
-// UpdateLoadBalancer fail with the reason, which the service controller
-// records as a Warning Event), and one with an Ignored annotation gets a
-// Warning Event once. Deletion and reads always pass, so a Service can
-// always be cleaned up. Everything else of cloud is unchanged.
-func Wrap(cloud cloudprovider.Interface, t *Table) cloudprovider.Interface {
-	if t == nil {
-		return cloud
-	}
-	return &gatedCloud{Interface: cloud, gate: &gate{table: t, warned: map[types.UID]string{}}}
-}
-
-type gatedCloud struct {
-	cloudprovider.Interface
-	gate *gate
-}
-
-var (
-	_ cloudprovider.Interface    = (*gatedCloud)(nil)
-	_ cloudprovider.InformerUser = (*gatedCloud)(nil)
-)
-
-// Initialize starts the gate's event recorder, then the backend's.
-func (c *gatedCloud) Initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
-	c.gate.start(b, stop)
-	c.Interface.Initialize(b, stop)
-}
-
-// SetInformers passes the informers on: the manager offers them only to
-// a cloud that implements InformerUser, and the backends need them.
-func (c *gatedCloud) SetInformers(f informers.SharedInformerFactory) {
-	if iu, ok := c.Interface.(cloudprovider.InformerUser); ok {
-		iu.SetInformers(f)
-	}
-}
-
-// Inventory passes the backend's on: drift repair and orphan cleanup
-// (controllers/) list the cloud through it. A repair re-ensures only a
-// Service that synced, so through the gate, before.
-func (c *gatedCloud) Inventory() (inventory.Cloud, bool) {
-	if i, ok := c.Interface.(interface {
-		Inventory() (inventory.Cloud, bool)
-	}); ok {
-		return i.Inventory()
-	}
-	return inventory.Cloud{}, false
-}
-
-// LoadBalancer returns the backend's, gated.
-func (c *gatedCloud) LoadBalancer() (cloudprovider.LoadBalancer, bool) {
-	lb, ok := c.Interface.LoadBalancer()
-	if !ok {
-		return nil, false
-	}
-	return &gatedLB{LoadBalancer: lb, gate: c.gate}, true
-}
+// The gate is the line's step for the upstream CCM's Service annotations
+// (upstreamann.Table): a Service with a Refused annotation is not
+// provisioned (EnsureLoadBalancer and UpdateLoadBalancer fail with the
+// reason, which the service controller records as a Warning Event), and
+// one with an Ignored annotation gets a Warning Event once. Deletion and
+// reads always pass, so a Service can always be cleaned up. It stands
+// in front of the per-Service serializer: a refused Service takes no
+// turn.
 
 type gate struct {
-	table *Table
+	table *upstreamann.Table
 
 	mu       sync.Mutex
 	recorder record.EventRecorder
 	// warned holds, per Service, the findings last warned about, so a
 	// Service is told once per change rather than at every node change.
 	warned map[types.UID]string
+}
+
+func newGate(t *upstreamann.Table) *gate {
+	return &gate{table: t, warned: map[types.UID]string{}}
 }
 
 func (g *gate) start(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
@@ -125,7 +79,7 @@ func (g *gate) admit(ctx context.Context, svc *v1.Service) error {
 	return nil
 }
 
-func (g *gate) warn(ctx context.Context, svc *v1.Service, ignored []Finding) {
+func (g *gate) warn(ctx context.Context, svc *v1.Service, ignored []upstreamann.Finding) {
 	var fp strings.Builder
 	for _, f := range ignored {
 		fp.WriteString(f.Key + "=" + f.Value + "\n")

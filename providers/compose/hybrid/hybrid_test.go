@@ -19,6 +19,8 @@ import (
 	cloudprovider "k8s.io/cloud-provider"
 	cloudproviderapi "k8s.io/cloud-provider/api"
 	"k8s.io/component-base/metrics/testutil"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
 )
 
 // fakeCloud is one cloud with instances by name, a load balancer and
@@ -165,31 +167,24 @@ func (f *fakeCloud) DeleteRoute(_ context.Context, _ string, r *cloudprovider.Ro
 	return nil
 }
 
-// Interface.
-func (f *fakeCloud) Initialize(cloudprovider.ControllerClientBuilder, <-chan struct{}) {}
-func (f *fakeCloud) ProviderName() string                                              { return f.name }
-func (f *fakeCloud) HasClusterID() bool                                                { return true }
-func (f *fakeCloud) InstancesV2() (cloudprovider.InstancesV2, bool)                    { return f, true }
-func (f *fakeCloud) Instances() (cloudprovider.Instances, bool)                        { return nil, false }
-func (f *fakeCloud) Zones() (cloudprovider.Zones, bool)                                { return nil, false }
-func (f *fakeCloud) Clusters() (cloudprovider.Clusters, bool)                          { return nil, false }
-func (f *fakeCloud) LoadBalancer() (cloudprovider.LoadBalancer, bool)                  { return f, true }
-func (f *fakeCloud) Routes() (cloudprovider.Routes, bool) {
-	if f.noRoutes {
-		return nil, false
+// line is the fake's own line, as the registry builds a member.
+func (f *fakeCloud) line() *compose.Cloud {
+	p := compose.Parts{Name: f.name, Instances: f, LoadBalancer: f}
+	if !f.noRoutes {
+		p.Routes = f
 	}
-	return f, true
+	return compose.New(p)
 }
 
 func node(name, providerID string, labels map[string]string) *v1.Node {
 	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Labels: labels}, Spec: v1.NodeSpec{ProviderID: providerID}}
 }
 
-func compose(t *testing.T, lbDefault string, clouds ...*fakeCloud) *Composite {
+func composite(t *testing.T, lbDefault string, clouds ...*fakeCloud) *Composite {
 	t.Helper()
 	var ms []Member
 	for _, c := range clouds {
-		ms = append(ms, Member{Name: c.name, Cloud: c})
+		ms = append(ms, Member{Name: c.name, Cloud: c.line()})
 	}
 	h, err := newComposite(ms, lbDefault)
 	if err != nil {
@@ -205,7 +200,7 @@ func compose(t *testing.T, lbDefault string, clouds ...*fakeCloud) *Composite {
 func TestNodeOwnership(t *testing.T) {
 	aws, os := newFake("aws", "a1", "both"), newFake("openstack", "o1", "both")
 	aws.gone, os.stopped = []string{"a-gone"}, []string{"o1"}
-	in := &instances{h: compose(t, "openstack", os, aws)}
+	in := &instances{h: composite(t, "openstack", os, aws)}
 	ctx := context.Background()
 
 	for _, tt := range []struct {
@@ -281,7 +276,7 @@ func TestNodeOwnership(t *testing.T) {
 	aws.lookupErr = nil
 
 	// One cloud: a Node without providerID is asked of it alone.
-	single := &instances{h: compose(t, "aws", newFake("aws", "a1"))}
+	single := &instances{h: composite(t, "aws", newFake("aws", "a1"))}
 	if md, err := single.InstanceMetadata(ctx, node("a1", "", nil)); err != nil || md.AdditionalLabels[LabelProvider] != "aws" {
 		t.Errorf("one cloud: %+v %v", md, err)
 	}
@@ -293,7 +288,7 @@ func TestNodeOwnership(t *testing.T) {
 // TestUnownedNodesCounted: the Node informer counts Nodes of no
 // configured cloud by reason, and forgets them when they go.
 func TestUnownedNodesCounted(t *testing.T) {
-	h := compose(t, "aws", newFake("aws"))
+	h := composite(t, "aws", newFake("aws"))
 	value := func(reason string) float64 {
 		v, err := testutil.GetGaugeMetricValue(unownedGauge.WithLabelValues(reason))
 		if err != nil {
@@ -343,7 +338,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // every cloud.
 func TestLoadBalancerRouting(t *testing.T) {
 	aws, os := newFake("aws"), newFake("openstack")
-	lb := &loadBalancers{h: compose(t, "openstack", os, aws)}
+	lb := &loadBalancers{h: composite(t, "openstack", os, aws)}
 	ctx := context.Background()
 	nodes := []*v1.Node{node("a1", "aws://a1", nil), node("o1", "openstack://o1", nil), node("o2", "openstack://o2", nil), node("k3s", "k3s://k", nil), node("new", "", nil)}
 	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "uid-web", Annotations: map[string]string{}}}
@@ -400,7 +395,7 @@ func TestLoadBalancerRouting(t *testing.T) {
 func TestRoutes(t *testing.T) {
 	aws, os, gce := newFake("aws"), newFake("openstack"), newFake("gce")
 	gce.noRoutes = true
-	h := compose(t, "openstack", os, aws, gce)
+	h := composite(t, "openstack", os, aws, gce)
 	withCIDR := func(n *v1.Node, cidr string) *v1.Node {
 		n.Spec.PodCIDR, n.Spec.PodCIDRs = cidr, []string{cidr}
 		return n
@@ -459,7 +454,7 @@ func TestOneCloudDownKeepsTheOthersServed(t *testing.T) {
 	aws, os := newFake("aws", "a1"), newFake("openstack", "o1")
 	aws.hang = make(chan struct{})
 	defer close(aws.hang)
-	h := compose(t, "openstack", os, aws)
+	h := composite(t, "openstack", os, aws)
 	lb, in := &loadBalancers{h: h}, &instances{h: h}
 	ctx := context.Background()
 	nodes := []*v1.Node{node("a1", "aws://a1", nil), node("o1", "openstack://o1", nil)}
@@ -510,7 +505,7 @@ func TestLanesLiftTheLoadBalancerShare(t *testing.T) {
 	aws, os := newFake("aws", "a1"), newFake("openstack", "o1")
 	aws.hang = make(chan struct{})
 	defer close(aws.hang)
-	h := compose(t, "openstack", os, aws)
+	h := composite(t, "openstack", os, aws)
 	lb := &loadBalancers{h: h}
 	nodes := []*v1.Node{node("a1", "aws://a1", nil), node("o1", "openstack://o1", nil)}
 	ensure := func(i int) chan error {

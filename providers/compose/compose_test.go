@@ -1,4 +1,4 @@
-package cloudparts
+package compose
 
 import (
 	"context"
