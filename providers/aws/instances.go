@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
@@ -56,7 +55,7 @@ type instances struct {
 	// its primary interface here (podcidrs.go).
 	assignedPrefixes sync.Map
 
-	snap  *snapshot.Snapshot[*ec2types.Instance]
+	snap  *snapshot.Snapshot[*instance]
 	zones *zoneIDCache
 	// nodes maps Node names to instance IDs through spec.providerID,
 	// once the manager has handed over its informers.
@@ -86,13 +85,13 @@ func newInstances(api *clients, s *Section, clusterID string, lister *nodes.List
 
 // snapshotSource tells the snapshot how to list, look up and identify EC2
 // instances.
-func (in *instances) snapshotSource() snapshot.Source[*ec2types.Instance] {
-	return snapshot.Source[*ec2types.Instance]{
+func (in *instances) snapshotSource() snapshot.Source[*instance] {
+	return snapshot.Source[*instance]{
 		List:        in.listClusterInstances,
 		LookupIDs:   in.describeByIDs,
 		LookupNames: in.describeByNames,
-		ID:          func(i *ec2types.Instance) string { return aws.ToString(i.InstanceId) },
-		Names:       func(i *ec2types.Instance) []string { return []string{aws.ToString(i.PrivateDnsName)} },
+		ID:          func(i *instance) string { return i.id },
+		Names:       func(i *instance) []string { return []string{i.privateDNS} },
 		Gone:        isTerminated,
 		ValidID:     instanceIDRE.MatchString,
 	}
@@ -118,7 +117,7 @@ func (in *instances) cachedIDForName(name string) (string, bool) {
 		return id, true
 	}
 	if inst, ok := in.snap.CachedByName(name); ok {
-		return aws.ToString(inst.InstanceId), true
+		return inst.id, true
 	}
 	return "", false
 }
@@ -154,10 +153,10 @@ func (in *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool,
 	if err != nil {
 		return false, err
 	}
-	if !exists || inst.State == nil {
+	if !exists {
 		return false, nil
 	}
-	switch inst.State.Name {
+	switch inst.state {
 	case ec2types.InstanceStateNameStopped, ec2types.InstanceStateNameStopping:
 		return true, nil
 	}
@@ -166,7 +165,7 @@ func (in *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool,
 
 // recent is the Node's instance as EC2 described it a few seconds ago at
 // most, for the lifecycle checks.
-func (in *instances) recent(ctx context.Context, node *v1.Node) (id string, inst *ec2types.Instance, exists bool, err error) {
+func (in *instances) recent(ctx context.Context, node *v1.Node) (id string, inst *instance, exists bool, err error) {
 	if id, err = in.instanceIDForNode(ctx, node); err != nil {
 		return "", inst, false, err
 	}
@@ -190,13 +189,10 @@ func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*clou
 	if !found {
 		return nil, fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
 	}
-	zone := ""
-	if inst.Placement != nil {
-		zone = aws.ToString(inst.Placement.AvailabilityZone)
-	}
+	zone := inst.zone
 	md := &cloudprovider.InstanceMetadata{
 		ProviderID:    providerID(zone, id),
-		InstanceType:  string(inst.InstanceType),
+		InstanceType:  inst.instanceType,
 		NodeAddresses: nodeAddresses(inst),
 		Zone:          zone,
 		Region:        in.region,
@@ -226,6 +222,6 @@ func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*clou
 
 // isTerminated says EC2 lists the instance as terminated: gone for good,
 // though DescribeInstances shows it for about an hour.
-func isTerminated(inst *ec2types.Instance) bool {
-	return inst != nil && inst.State != nil && inst.State.Name == ec2types.InstanceStateNameTerminated
+func isTerminated(inst *instance) bool {
+	return inst != nil && inst.state == ec2types.InstanceStateNameTerminated
 }

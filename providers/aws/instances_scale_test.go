@@ -256,7 +256,11 @@ func TestByIDsAndVPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 || got[ids[0]].InstanceId == nil || got[ids[1]].InstanceId == nil || got[untagged[0]].InstanceId == nil {
+	ok := len(got) == 3
+	for _, id := range []string{ids[0], ids[1], untagged[0]} {
+		ok = ok && got[id] != nil && got[id].id == id
+	}
+	if !ok {
 		t.Errorf("byIDs = %v, want the two live tagged instances and the untagged one", keys(got))
 	}
 
