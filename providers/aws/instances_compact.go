@@ -92,3 +92,12 @@ func compact(inst *ec2types.Instance, clusterTag string) *instance {
 	}
 	return i
 }
+
+// shutdown says the instance is stopped or stopping.
+func (i *instance) shutdown() bool {
+	switch i.state {
+	case ec2types.InstanceStateNameStopped, ec2types.InstanceStateNameStopping:
+		return true
+	}
+	return false
+}

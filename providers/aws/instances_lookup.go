@@ -9,8 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	v1 "k8s.io/api/core/v1"
-	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 )
 
@@ -18,47 +16,20 @@ import (
 // from the snapshot where possible and with one batched call for the rest.
 // IDs that are unknown, terminated or malformed are absent from the map.
 func (in *instances) byIDs(ctx context.Context, ids []string) (map[string]*instance, error) {
-	return in.snap.ByIDs(ctx, ids)
+	return in.Snap.ByIDs(ctx, ids)
 }
 
 // lookupID returns the instance with that ID; found is false only when
 // EC2, asked directly about that ID, answered NotFound or terminated.
 func (in *instances) lookupID(ctx context.Context, id string) (*instance, bool, error) {
-	return in.snap.Lookup(ctx, id)
-}
-
-// instanceIDForNode returns the ID of the Node's instance: from its
-// providerID, else from the providerID the Node informer knows for that
-// name (routes get only a Node name), else from its name when that is an
-// instance ID or a resource-name hostname, else by looking its name up as
-// a private DNS name. A name that matches no live instance is an error
-// wrapping cloudprovider.InstanceNotFound; it is never proof that the
-// instance is gone.
-func (in *instances) instanceIDForNode(ctx context.Context, node *v1.Node) (string, error) {
-	if node.Spec.ProviderID != "" {
-		return instanceIDFromProviderID(node.Spec.ProviderID)
-	}
-	if id, ok := in.nodes.InstanceID(node.Name); ok {
-		return id, nil
-	}
-	if id := instanceIDFromNodeName(node.Name); id != "" {
-		return id, nil
-	}
-	inst, found, err := in.snap.ByName(ctx, node.Name)
-	if err != nil {
-		return "", err
-	}
-	if !found {
-		return "", fmt.Errorf("no live instance has private DNS name %q: %w", node.Name, cloudprovider.InstanceNotFound)
-	}
-	return inst.id, nil
+	return in.Snap.Lookup(ctx, id)
 }
 
 // nodeName is the name of the Node of an instance: the Node whose
 // providerID names it, else its private DNS name, which is what a kubelet
 // registers as by default.
 func (in *instances) nodeName(inst *instance) string {
-	if name, ok := in.nodes.NodeName(inst.id); ok {
+	if name, ok := in.Nodes.NodeName(inst.id); ok {
 		return name
 	}
 	return inst.privateDNS
@@ -66,7 +37,8 @@ func (in *instances) nodeName(inst *instance) string {
 
 // instanceIDFromNodeName recognises node names that are themselves an
 // instance ID, or a resource-name hostname such as
-// i-0abc.eu-west-1.compute.internal (i-0abc.ec2.internal in us-east-1).
+// i-0abc.eu-west-1.compute.internal (i-0abc.ec2.internal in us-east-1):
+// the resolver's KeyFromName, so such Nodes need no lookup by name.
 func instanceIDFromNodeName(name string) string {
 	if instanceIDRE.MatchString(name) {
 		return name
@@ -88,7 +60,7 @@ func (in *instances) vpcID(ctx context.Context) (string, error) {
 		if vpc := in.knownVPC(); vpc != "" {
 			return vpc, nil
 		}
-		all, err := in.snap.All(ctx)
+		all, err := in.Snap.All(ctx)
 		if err != nil {
 			return "", fmt.Errorf("find the cluster's VPC: %w", err)
 		}

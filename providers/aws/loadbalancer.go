@@ -25,7 +25,7 @@ import (
 // batched, cached instance reads, never one call per node.
 type instanceLookup interface {
 	byIDs(ctx context.Context, ids []string) (map[string]*instance, error)
-	instanceIDForNode(ctx context.Context, node *v1.Node) (string, error)
+	KeyForNode(ctx context.Context, node *v1.Node) (string, error)
 	vpcID(ctx context.Context) (string, error)
 }
 

@@ -129,7 +129,7 @@ func (l *loadBalancers) backendsFor(ctx context.Context, nodes []*v1.Node, vpc s
 		}
 		// With a providerID this is a parse, so an error is permanent; one
 		// malformed Node must not hold every load balancer hostage.
-		id, err := l.in.instanceIDForNode(ctx, n)
+		id, err := l.in.KeyForNode(ctx, n)
 		if err != nil {
 			logger.Info("Node's instance is unknown; not a load balancer backend", "node", klog.KObj(n), "err", err)
 			continue

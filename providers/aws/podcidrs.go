@@ -65,16 +65,9 @@ func delegatedPrefixes(ni *ec2types.InstanceNetworkInterface) (v4, v6 string) {
 
 // PodCIDRs implements podcidrs.Allocator.
 func (in *instances) PodCIDRs(ctx context.Context, node *v1.Node) (podcidrs.Answer, error) {
-	id, err := in.instanceIDForNode(ctx, node)
+	inst, err := in.Lookup(ctx, node)
 	if err != nil {
 		return podcidrs.Answer{}, err
-	}
-	inst, found, err := in.snap.Lookup(ctx, id)
-	if err != nil {
-		return podcidrs.Answer{}, err
-	}
-	if !found {
-		return podcidrs.Answer{}, fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
 	}
 	v4, v6 := inst.primary.ipv4Prefix, inst.primary.ipv6Prefix
 	if !in.ipv4Prefix {
@@ -106,7 +99,7 @@ func (in *instances) AssignIPv6Range(ctx context.Context, node *v1.Node) (string
 	if !in.assignIPv6Prefix {
 		return "", nil
 	}
-	id, err := in.instanceIDForNode(ctx, node)
+	id, err := in.KeyForNode(ctx, node)
 	if err != nil {
 		return "", err
 	}
