@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodeinstance"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/snapshot"
 	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
@@ -42,8 +41,14 @@ var liveInstanceStates = []string{
 // snapshot of the cluster's instances (providers/internal/snapshot), so
 // that N Nodes cost one paginated DescribeInstances per TTL rather than N
 // calls, and lifecycle checks cost one batched DescribeInstances by ID per
-// check period for all NotReady Nodes together.
+// check period for all NotReady Nodes together. The embedded resolver maps
+// Nodes to instance IDs (by providerID, by a name that is an instance ID
+// or a resource-name hostname, else by private DNS name) and answers
+// InstanceExists (false only when EC2 lists the instance as terminated or
+// answers InvalidInstanceID.NotFound for its ID) and InstanceShutdown
+// (stopped or stopping).
 type instances struct {
+	*nodeinstance.Resolver[*instance]
 	ec2       *ec2Calls
 	region    string
 	clusterID string
@@ -56,11 +61,7 @@ type instances struct {
 	// its primary interface here (podcidrs.go).
 	assignedPrefixes sync.Map
 
-	snap  *snapshot.Snapshot[*ec2types.Instance]
 	zones *zoneIDCache
-	// nodes maps Node names to instance IDs through spec.providerID,
-	// once the manager has handed over its informers.
-	nodes *nodes.Lister
 
 	vpcMu       sync.Mutex
 	vpc         string
@@ -77,22 +78,30 @@ func newInstances(api *clients, s *Section, clusterID string, lister *nodes.List
 		cfgVPC:           s.VPCID,
 		assignIPv6Prefix: s.NodeIPAM.AssignIPv6Prefix,
 		ipv4Prefix:       s.NodeIPAM.IPv4Prefix,
-		nodes:            lister,
+		Resolver: &nodeinstance.Resolver[*instance]{
+			Nodes:       lister,
+			KeyOf:       instanceIDFromProviderID,
+			Key:         func(i *instance) string { return i.id },
+			KeyFromName: instanceIDFromNodeName,
+			Shutdown:    (*instance).shutdown,
+			GoneDetails: func(i *instance) []any { return []any{"listedAsTerminated", isTerminated(i)} },
+			Noun:        "instance", NameKind: "private DNS name",
+		},
 	}
-	in.snap = snapshot.New(in.snapshotSource(), in.snapshotOptions(s, clk))
+	in.Snap = snapshot.New(in.snapshotSource(), in.snapshotOptions(s, clk))
 	in.zones = &zoneIDCache{ec2: api.ec2, clock: clk, minRefetch: s.InstanceCacheTTL}
 	return in
 }
 
 // snapshotSource tells the snapshot how to list, look up and identify EC2
 // instances.
-func (in *instances) snapshotSource() snapshot.Source[*ec2types.Instance] {
-	return snapshot.Source[*ec2types.Instance]{
+func (in *instances) snapshotSource() snapshot.Source[*instance] {
+	return snapshot.Source[*instance]{
 		List:        in.listClusterInstances,
 		LookupIDs:   in.describeByIDs,
 		LookupNames: in.describeByNames,
-		ID:          func(i *ec2types.Instance) string { return aws.ToString(i.InstanceId) },
-		Names:       func(i *ec2types.Instance) []string { return []string{aws.ToString(i.PrivateDnsName)} },
+		ID:          func(i *instance) string { return i.id },
+		Names:       func(i *instance) []string { return []string{i.privateDNS} },
 		Gone:        isTerminated,
 		ValidID:     instanceIDRE.MatchString,
 	}
@@ -105,98 +114,25 @@ func (in *instances) snapshotOptions(s *Section, clk clock.PassiveClock) snapsho
 		Provider: ProviderName,
 		TTL:      s.InstanceCacheTTL,
 		MaxKeys:  maxLookupKeys,
-		Watch:    func() []string { return in.nodes.NotReadyInstanceIDs(in.cachedIDForName) },
+		Watch:    func() []string { return in.Nodes.NotReadyInstanceIDs(in.CachedKeyForName) },
 		Clock:    clk,
 	}
-}
-
-// cachedIDForName maps a Node name to its instance ID from memory only
-// (the name itself, or the snapshot's private DNS names), for the
-// lifecycle checks' batch: it must never cost a call.
-func (in *instances) cachedIDForName(name string) (string, bool) {
-	if id := instanceIDFromNodeName(name); id != "" {
-		return id, true
-	}
-	if inst, ok := in.snap.CachedByName(name); ok {
-		return aws.ToString(inst.InstanceId), true
-	}
-	return "", false
 }
 
 // clusterTag is the tag key that marks the cluster's resources.
 func (in *instances) clusterTag() string { return "kubernetes.io/cluster/" + in.clusterID }
 
-// InstanceExists reports false only when EC2 itself says the instance is
-// gone: it is terminated, or a DescribeInstances by its ID answers
-// InvalidInstanceID.NotFound. Anything else that goes wrong is an error,
-// because a wrong false deletes the Node.
-//
-// The node-lifecycle controller asks this (and InstanceShutdown) for every
-// NotReady Node every period, so the answer comes from a direct lookup at
-// most a few seconds old that serves all NotReady Nodes at once: a
-// terminated instance's Node goes within seconds, at one call per period.
-func (in *instances) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
-	id, inst, exists, err := in.recent(ctx, node)
-	if err != nil {
-		return false, err
-	}
-	if !exists {
-		klog.FromContext(ctx).Info("Instance is gone", "node", klog.KObj(node), "instanceID", id, "listedAsTerminated", isTerminated(inst))
-		return false, nil
-	}
-	return true, nil
-}
-
-// InstanceShutdown reports whether the instance is stopped or stopping,
-// from the same recent lookup as InstanceExists.
-func (in *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool, error) {
-	_, inst, exists, err := in.recent(ctx, node)
-	if err != nil {
-		return false, err
-	}
-	if !exists || inst.State == nil {
-		return false, nil
-	}
-	switch inst.State.Name {
-	case ec2types.InstanceStateNameStopped, ec2types.InstanceStateNameStopping:
-		return true, nil
-	}
-	return false, nil
-}
-
-// recent is the Node's instance as EC2 described it a few seconds ago at
-// most, for the lifecycle checks.
-func (in *instances) recent(ctx context.Context, node *v1.Node) (id string, inst *ec2types.Instance, exists bool, err error) {
-	if id, err = in.instanceIDForNode(ctx, node); err != nil {
-		return "", inst, false, err
-	}
-	if inst, exists, err = in.snap.Recent(ctx, id); err != nil {
-		return id, inst, false, fmt.Errorf("look up instance %s of node %s: %w", id, node.Name, err)
-	}
-	return id, inst, exists, nil
-}
-
 // InstanceMetadata describes the instance for the Node's spec, labels and
 // addresses.
 func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
-	id, err := in.instanceIDForNode(ctx, node)
+	inst, err := in.Lookup(ctx, node)
 	if err != nil {
 		return nil, err
 	}
-	inst, found, err := in.snap.Lookup(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
-	}
-	zone := ""
-	if inst.Placement != nil {
-		zone = aws.ToString(inst.Placement.AvailabilityZone)
-	}
+	id, zone := inst.id, inst.zone
 	md := &cloudprovider.InstanceMetadata{
 		ProviderID:    providerID(zone, id),
-		InstanceType:  string(inst.InstanceType),
+		InstanceType:  inst.instanceType,
 		NodeAddresses: nodeAddresses(inst),
 		Zone:          zone,
 		Region:        in.region,
@@ -225,7 +161,8 @@ func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*clou
 }
 
 // isTerminated says EC2 lists the instance as terminated: gone for good,
-// though DescribeInstances shows it for about an hour.
-func isTerminated(inst *ec2types.Instance) bool {
-	return inst != nil && inst.State != nil && inst.State.Name == ec2types.InstanceStateNameTerminated
+// though DescribeInstances shows it for about an hour. It is nil-safe: the
+// resolver's GoneDetails gets nil for an ID EC2 does not know.
+func isTerminated(inst *instance) bool {
+	return inst != nil && inst.state == ec2types.InstanceStateNameTerminated
 }

@@ -46,6 +46,25 @@ func TestNodeAddresses(t *testing.T) {
 			{Type: v1.NodeHostName, Address: "ip-10-0-0-5.eu-west-1.compute.internal"},
 		},
 	}, {
+		name: "interface without attachment last, repeats once",
+		inst: ec2types.Instance{
+			PrivateIpAddress: aws.String("10.0.0.5"),
+			PrivateDnsName:   aws.String("ip-10-0-0-5.ec2.internal"),
+			NetworkInterfaces: []ec2types.InstanceNetworkInterface{
+				{PrivateIpAddress: aws.String("10.0.2.4")},
+				eni(0, "10.0.0.5", "10.0.2.4"),
+			},
+		},
+		want: []v1.NodeAddress{
+			{Type: v1.NodeInternalIP, Address: "10.0.0.5"},
+			{Type: v1.NodeInternalIP, Address: "10.0.2.4"},
+			{Type: v1.NodeInternalDNS, Address: "ip-10-0-0-5.ec2.internal"},
+			{Type: v1.NodeHostName, Address: "ip-10-0-0-5.ec2.internal"},
+		},
+	}, {
+		name: "nothing",
+		inst: ec2types.Instance{},
+	}, {
 		name: "no interfaces listed, private only",
 		inst: ec2types.Instance{
 			PrivateIpAddress: aws.String("10.0.0.7"),
@@ -59,7 +78,8 @@ func TestNodeAddresses(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := nodeAddresses(&tt.inst); !reflect.DeepEqual(got, tt.want) {
+			// Through the conversion the snapshot keeps, as in the backend.
+			if got := nodeAddresses(compact(&tt.inst, "")); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("nodeAddresses =\n%v\nwant\n%v", got, tt.want)
 			}
 		})

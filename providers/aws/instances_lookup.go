@@ -9,64 +9,36 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	v1 "k8s.io/api/core/v1"
-	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 )
 
 // byIDs returns the live (not terminated) instances with the given IDs,
 // from the snapshot where possible and with one batched call for the rest.
 // IDs that are unknown, terminated or malformed are absent from the map.
-func (in *instances) byIDs(ctx context.Context, ids []string) (map[string]*ec2types.Instance, error) {
-	return in.snap.ByIDs(ctx, ids)
+func (in *instances) byIDs(ctx context.Context, ids []string) (map[string]*instance, error) {
+	return in.Snap.ByIDs(ctx, ids)
 }
 
 // lookupID returns the instance with that ID; found is false only when
 // EC2, asked directly about that ID, answered NotFound or terminated.
-func (in *instances) lookupID(ctx context.Context, id string) (*ec2types.Instance, bool, error) {
-	return in.snap.Lookup(ctx, id)
-}
-
-// instanceIDForNode returns the ID of the Node's instance: from its
-// providerID, else from the providerID the Node informer knows for that
-// name (routes get only a Node name), else from its name when that is an
-// instance ID or a resource-name hostname, else by looking its name up as
-// a private DNS name. A name that matches no live instance is an error
-// wrapping cloudprovider.InstanceNotFound; it is never proof that the
-// instance is gone.
-func (in *instances) instanceIDForNode(ctx context.Context, node *v1.Node) (string, error) {
-	if node.Spec.ProviderID != "" {
-		return instanceIDFromProviderID(node.Spec.ProviderID)
-	}
-	if id, ok := in.nodes.InstanceID(node.Name); ok {
-		return id, nil
-	}
-	if id := instanceIDFromNodeName(node.Name); id != "" {
-		return id, nil
-	}
-	inst, found, err := in.snap.ByName(ctx, node.Name)
-	if err != nil {
-		return "", err
-	}
-	if !found {
-		return "", fmt.Errorf("no live instance has private DNS name %q: %w", node.Name, cloudprovider.InstanceNotFound)
-	}
-	return aws.ToString(inst.InstanceId), nil
+func (in *instances) lookupID(ctx context.Context, id string) (*instance, bool, error) {
+	return in.Snap.Lookup(ctx, id)
 }
 
 // nodeName is the name of the Node of an instance: the Node whose
 // providerID names it, else its private DNS name, which is what a kubelet
 // registers as by default.
-func (in *instances) nodeName(inst *ec2types.Instance) string {
-	if name, ok := in.nodes.NodeName(aws.ToString(inst.InstanceId)); ok {
+func (in *instances) nodeName(inst *instance) string {
+	if name, ok := in.Nodes.NodeName(inst.id); ok {
 		return name
 	}
-	return aws.ToString(inst.PrivateDnsName)
+	return inst.privateDNS
 }
 
 // instanceIDFromNodeName recognises node names that are themselves an
 // instance ID, or a resource-name hostname such as
-// i-0abc.eu-west-1.compute.internal (i-0abc.ec2.internal in us-east-1).
+// i-0abc.eu-west-1.compute.internal (i-0abc.ec2.internal in us-east-1):
+// the resolver's KeyFromName, so such Nodes need no lookup by name.
 func instanceIDFromNodeName(name string) string {
 	if instanceIDRE.MatchString(name) {
 		return name
@@ -88,14 +60,14 @@ func (in *instances) vpcID(ctx context.Context) (string, error) {
 		if vpc := in.knownVPC(); vpc != "" {
 			return vpc, nil
 		}
-		all, err := in.snap.All(ctx)
+		all, err := in.Snap.All(ctx)
 		if err != nil {
 			return "", fmt.Errorf("find the cluster's VPC: %w", err)
 		}
 		votes := map[string]int{}
 		best := ""
 		for _, inst := range all {
-			v := aws.ToString(inst.VpcId)
+			v := inst.vpc
 			if v == "" {
 				continue
 			}
@@ -129,7 +101,7 @@ func (in *instances) knownVPC() string {
 
 // listClusterInstances lists the cluster's live instances, the snapshot's
 // source: one paginated call, whatever the cluster's size.
-func (in *instances) listClusterInstances(ctx context.Context) ([]*ec2types.Instance, error) {
+func (in *instances) listClusterInstances(ctx context.Context) ([]*instance, error) {
 	filters := []ec2types.Filter{
 		{Name: aws.String("tag-key"), Values: []string{in.clusterTag()}},
 		{Name: aws.String("instance-state-name"), Values: liveInstanceStates},
@@ -146,7 +118,7 @@ func (in *instances) listClusterInstances(ctx context.Context) ([]*ec2types.Inst
 }
 
 // describeByNames finds live instances by private DNS name, keyed by name.
-func (in *instances) describeByNames(ctx context.Context, names []string) (map[string]*ec2types.Instance, error) {
+func (in *instances) describeByNames(ctx context.Context, names []string) (map[string]*instance, error) {
 	filters := []ec2types.Filter{
 		{Name: aws.String("private-dns-name"), Values: names},
 		{Name: aws.String("instance-state-name"), Values: liveInstanceStates},
@@ -158,9 +130,9 @@ func (in *instances) describeByNames(ctx context.Context, names []string) (map[s
 	if err != nil {
 		return nil, fmt.Errorf("describe instances by private DNS name %s: %w", summarize(names), err)
 	}
-	out := make(map[string]*ec2types.Instance, len(list))
+	out := make(map[string]*instance, len(list))
 	for _, inst := range list {
-		out[aws.ToString(inst.PrivateDnsName)] = inst
+		out[inst.privateDNS] = inst
 	}
 	return out, nil
 }
@@ -171,19 +143,19 @@ func (in *instances) describeByNames(ctx context.Context, names []string) (map[s
 // rest are asked again. If the message names none, the IDs are halved until
 // each NotFound concerns a single ID, so "gone" always rests on EC2's word
 // about that very ID.
-func (in *instances) describeByIDs(ctx context.Context, ids []string) (map[string]*ec2types.Instance, error) {
-	out := make(map[string]*ec2types.Instance, len(ids))
+func (in *instances) describeByIDs(ctx context.Context, ids []string) (map[string]*instance, error) {
+	out := make(map[string]*instance, len(ids))
 	return out, in.describeByIDsInto(ctx, ids, out)
 }
 
-func (in *instances) describeByIDsInto(ctx context.Context, ids []string, out map[string]*ec2types.Instance) error {
+func (in *instances) describeByIDsInto(ctx context.Context, ids []string, out map[string]*instance) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	list, err := in.describeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: ids})
 	if err == nil {
 		for _, inst := range list {
-			out[aws.ToString(inst.InstanceId)] = inst
+			out[inst.id] = inst
 		}
 		return nil
 	}
@@ -219,21 +191,21 @@ func (in *instances) describeByIDsInto(ctx context.Context, ids []string, out ma
 // instanceIDTokenRE finds instance IDs in an error message.
 var instanceIDTokenRE = regexp.MustCompile(`\bi-[0-9a-f]+\b`)
 
-// describeInstances runs a (possibly paginated) DescribeInstances.
-func (in *instances) describeInstances(ctx context.Context, input *ec2.DescribeInstancesInput) ([]*ec2types.Instance, error) {
-	var list []*ec2types.Instance
+// describeInstances runs a (possibly paginated) DescribeInstances and
+// keeps the compact form of each instance (instances_compact.go), so no
+// SDK struct outlives its page.
+func (in *instances) describeInstances(ctx context.Context, input *ec2.DescribeInstancesInput) ([]*instance, error) {
+	var list []*instance
+	tag := in.clusterTag()
 	p := ec2.NewDescribeInstancesPaginator(in.ec2.DescribeInstances, input)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
 			return nil, err
 		}
-		// Pointers into the page: the snapshot, lookups and backend sets
-		// share one copy of each instance (at 5000 Nodes, copies of the
-		// large Instance struct per sync cost tens of MB).
 		for _, r := range page.Reservations {
 			for i := range r.Instances {
-				list = append(list, &r.Instances[i])
+				list = append(list, compact(&r.Instances[i], tag))
 			}
 		}
 	}

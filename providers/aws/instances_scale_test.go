@@ -120,7 +120,7 @@ func TestInstanceReadAmplification(t *testing.T) {
 func useWatch(env *testEnv, ids []string) {
 	opts := env.in.snapshotOptions(env.sec, env.clock)
 	opts.Watch = func() []string { return ids }
-	env.in.snap = snapshot.New(env.in.snapshotSource(), opts)
+	env.in.Snap = snapshot.New(env.in.snapshotSource(), opts)
 }
 
 // TestInstanceMissesAreBatched: instances the snapshot lacks (launched
@@ -133,7 +133,7 @@ func TestInstanceMissesAreBatched(t *testing.T) {
 	// scheduler.
 	opts := env.in.snapshotOptions(env.sec, env.clock)
 	opts.MissWindow = 200 * time.Millisecond
-	env.in.snap = snapshot.New(env.in.snapshotSource(), opts)
+	env.in.Snap = snapshot.New(env.in.snapshotSource(), opts)
 	old := env.launch(t, cloudsimaws.LaunchSpec{Count: 3})
 	if _, err := env.in.byIDs(t.Context(), old); err != nil {
 		t.Fatal(err)
@@ -256,7 +256,11 @@ func TestByIDsAndVPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 || got[ids[0]].InstanceId == nil || got[ids[1]].InstanceId == nil || got[untagged[0]].InstanceId == nil {
+	ok := len(got) == 3
+	for _, id := range []string{ids[0], ids[1], untagged[0]} {
+		ok = ok && got[id] != nil && got[id].id == id
+	}
+	if !ok {
 		t.Errorf("byIDs = %v, want the two live tagged instances and the untagged one", keys(got))
 	}
 

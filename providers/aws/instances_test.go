@@ -3,6 +3,7 @@ package aws
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,9 +79,9 @@ func TestInstanceLookupForms(t *testing.T) {
 		{"resource-name hostname", node(id+".eu-west-1.compute.internal", "")},
 	} {
 		t.Run(tt.desc, func(t *testing.T) {
-			got, err := env.in.instanceIDForNode(t.Context(), tt.node)
+			got, err := env.in.KeyForNode(t.Context(), tt.node)
 			if err != nil || got != id {
-				t.Fatalf("instanceIDForNode = %q, %v; want %q", got, err, id)
+				t.Fatalf("KeyForNode = %q, %v; want %q", got, err, id)
 			}
 			md, err := env.in.InstanceMetadata(t.Context(), tt.node)
 			if err != nil || md.ProviderID != "aws:///eu-west-1a/"+id {
@@ -92,8 +93,9 @@ func TestInstanceLookupForms(t *testing.T) {
 	t.Run("unknown private DNS name is an error, not gone", func(t *testing.T) {
 		n := node("ip-10-9-9-9.eu-west-1.compute.internal", "")
 		exists, err := env.in.InstanceExists(t.Context(), n)
-		if err == nil || !errors.Is(err, cloudprovider.InstanceNotFound) || exists {
-			t.Errorf("InstanceExists = %v, %v; want an InstanceNotFound error", exists, err)
+		if err == nil || !errors.Is(err, cloudprovider.InstanceNotFound) || exists ||
+			!strings.Contains(err.Error(), `no instance has private DNS name "ip-10-9-9-9.eu-west-1.compute.internal"`) {
+			t.Errorf("InstanceExists = %v, %v; want an InstanceNotFound error naming the private DNS name", exists, err)
 		}
 		if _, err := env.in.InstanceMetadata(t.Context(), n); !errors.Is(err, cloudprovider.InstanceNotFound) {
 			t.Errorf("InstanceMetadata error = %v, want InstanceNotFound", err)

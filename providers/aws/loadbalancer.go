@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
@@ -25,8 +24,8 @@ import (
 // instanceLookup is what load balancers need from the instances code:
 // batched, cached instance reads, never one call per node.
 type instanceLookup interface {
-	byIDs(ctx context.Context, ids []string) (map[string]*ec2types.Instance, error)
-	instanceIDForNode(ctx context.Context, node *v1.Node) (string, error)
+	byIDs(ctx context.Context, ids []string) (map[string]*instance, error)
+	KeyForNode(ctx context.Context, node *v1.Node) (string, error)
 	vpcID(ctx context.Context) (string, error)
 }
 

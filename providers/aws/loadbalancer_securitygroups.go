@@ -404,8 +404,7 @@ func (l *loadBalancers) ensureNodeRules(ctx context.Context, svc *v1.Service, op
 func (l *loadBalancers) readBackendGroups(ctx context.Context, be *backendSet, known map[string]*ec2types.SecurityGroup) error {
 	var unknown []string
 	for _, groups := range be.groups {
-		for _, g := range groups {
-			gid := aws.ToString(g.GroupId)
+		for _, gid := range groups {
 			if _, ok := known[gid]; !ok && gid != "" {
 				known[gid] = nil
 				unknown = append(unknown, gid)
@@ -434,11 +433,11 @@ func (l *loadBalancers) nodeSecurityGroups(be *backendSet, known map[string]*ec2
 		if len(groups) == 0 {
 			continue
 		}
-		pick := aws.ToString(groups[0].GroupId)
+		pick := groups[0]
 		for _, g := range groups {
-			if sg := known[aws.ToString(g.GroupId)]; sg != nil {
+			if sg := known[g]; sg != nil {
 				if _, ok := sgTags(sg)[clusterTagKey(l.clusterID)]; ok {
-					pick = aws.ToString(g.GroupId)
+					pick = g
 					break
 				}
 			}
@@ -506,7 +505,7 @@ func (be *backendSet) distinctGroupSets() []string {
 	for _, groups := range be.groups {
 		key = key[:0]
 		for _, g := range groups {
-			key = append(append(key, aws.ToString(g.GroupId)...), ' ')
+			key = append(append(key, g...), ' ')
 		}
 		// The lookup with string(key) does not allocate; only new sets do.
 		if !distinct[string(key)] {

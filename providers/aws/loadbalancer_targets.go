@@ -37,10 +37,10 @@ type backendSet struct {
 	// them, and deregistering them would leave them out after a restart
 	// until some unrelated change made the service controller sync again.
 	keep map[string]bool
-	// groups are both kinds' security groups, for the node rules. Only
+	// groups are both kinds' security group IDs, for the node rules. Only
 	// the groups are kept, sharing the snapshot's slices: at 5000 Nodes a
-	// copy of every instance per sync would cost tens of MB per worker.
-	groups map[string][]ec2types.GroupIdentifier
+	// copy of every instance per sync would cost megabytes per worker.
+	groups map[string][]string
 
 	// One set serves many Services (see sharedBackends), so what each of
 	// them derives from it is derived once, on first use.
@@ -129,7 +129,7 @@ func (l *loadBalancers) backendsFor(ctx context.Context, nodes []*v1.Node, vpc s
 		}
 		// With a providerID this is a parse, so an error is permanent; one
 		// malformed Node must not hold every load balancer hostage.
-		id, err := l.in.instanceIDForNode(ctx, n)
+		id, err := l.in.KeyForNode(ctx, n)
 		if err != nil {
 			logger.Info("Node's instance is unknown; not a load balancer backend", "node", klog.KObj(n), "err", err)
 			continue
@@ -139,35 +139,31 @@ func (l *loadBalancers) backendsFor(ctx context.Context, nodes []*v1.Node, vpc s
 			ids = append(ids, id)
 		}
 	}
-	found := map[string]*ec2types.Instance{}
+	found := map[string]*instance{}
 	if len(ids) > 0 {
 		var err error
 		if found, err = l.in.byIDs(ctx, ids); err != nil {
 			return nil, fmt.Errorf("describe backend instances: %w", err)
 		}
 	}
-	set := &backendSet{groups: make(map[string][]ec2types.GroupIdentifier, len(ids)), keep: map[string]bool{}}
+	set := &backendSet{groups: make(map[string][]string, len(ids)), keep: map[string]bool{}}
 	for _, id := range ids {
 		inst, ok := found[id]
 		if !ok {
 			logger.V(2).Info("Backend instance not found; skipping", "instance", id)
 			continue
 		}
-		if v := aws.ToString(inst.VpcId); vpc != "" && v != "" && v != vpc {
+		if v := inst.vpc; vpc != "" && v != "" && v != vpc {
 			logger.Info("Backend instance is in another VPC; skipping", "instance", id, "vpc", v)
 			continue
 		}
-		state := ec2types.InstanceStateNameRunning
-		if inst.State != nil {
-			state = inst.State.Name
-		}
-		switch state {
+		switch inst.state {
 		case ec2types.InstanceStateNameRunning, ec2types.InstanceStateNamePending:
 			set.ids = append(set.ids, id)
-			set.groups[id] = inst.SecurityGroups
+			set.groups[id] = inst.securityGroups
 		case ec2types.InstanceStateNameStopped, ec2types.InstanceStateNameStopping:
 			set.keep[id] = true
-			set.groups[id] = inst.SecurityGroups
+			set.groups[id] = inst.securityGroups
 		}
 	}
 	sort.Strings(set.ids)

@@ -30,7 +30,8 @@ import (
 
 var _ podcidrs.Allocator = (*instances)(nil)
 
-// primaryInterface is the instance's network interface at device index 0.
+// primaryInterface is the instance's network interface at device index 0
+// (compact keeps what pod CIDRs need of it).
 func primaryInterface(inst *ec2types.Instance) *ec2types.InstanceNetworkInterface {
 	for i := range inst.NetworkInterfaces {
 		ni := &inst.NetworkInterfaces[i]
@@ -64,25 +65,18 @@ func delegatedPrefixes(ni *ec2types.InstanceNetworkInterface) (v4, v6 string) {
 
 // PodCIDRs implements podcidrs.Allocator.
 func (in *instances) PodCIDRs(ctx context.Context, node *v1.Node) (podcidrs.Answer, error) {
-	id, err := in.instanceIDForNode(ctx, node)
+	inst, err := in.Lookup(ctx, node)
 	if err != nil {
 		return podcidrs.Answer{}, err
 	}
-	inst, found, err := in.snap.Lookup(ctx, id)
-	if err != nil {
-		return podcidrs.Answer{}, err
-	}
-	if !found {
-		return podcidrs.Answer{}, fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
-	}
-	v4, v6 := delegatedPrefixes(primaryInterface(inst))
+	v4, v6 := inst.primary.ipv4Prefix, inst.primary.ipv6Prefix
 	if !in.ipv4Prefix {
 		// /28s on the primary interface are more often the VPC CNI's (or
 		// Cilium's ENI mode's) pools of pod addresses than a Node's pod
 		// range: read only when the config says so.
 		v4 = ""
 	}
-	if p, ok := in.assignedPrefixes.Load(aws.ToString(inst.InstanceId)); ok && v6 == "" {
+	if p, ok := in.assignedPrefixes.Load(inst.id); ok && v6 == "" {
 		v6 = p.(string)
 	}
 	return podcidrs.Answer{
@@ -105,7 +99,7 @@ func (in *instances) AssignIPv6Range(ctx context.Context, node *v1.Node) (string
 	if !in.assignIPv6Prefix {
 		return "", nil
 	}
-	id, err := in.instanceIDForNode(ctx, node)
+	id, err := in.KeyForNode(ctx, node)
 	if err != nil {
 		return "", err
 	}
@@ -120,21 +114,21 @@ func (in *instances) AssignIPv6Range(ctx context.Context, node *v1.Node) (string
 	if !ok {
 		return "", fmt.Errorf("instance %s of node %s: %w", id, node.Name, cloudprovider.InstanceNotFound)
 	}
-	ni := primaryInterface(inst)
-	if ni == nil {
+	ni := inst.primary
+	if !ni.found {
 		return "", nil
 	}
-	if _, v6 := delegatedPrefixes(ni); v6 != "" {
-		return v6, nil
+	if ni.ipv6Prefix != "" {
+		return ni.ipv6Prefix, nil
 	}
-	v6, err := in.assignIPv6PrefixTo(ctx, aws.ToString(ni.NetworkInterfaceId))
+	v6, err := in.assignIPv6PrefixTo(ctx, ni.id)
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode() == "InvalidParameterValue" {
 		klog.FromContext(ctx).Info("Not assigning an IPv6 prefix: EC2 refused it (does the subnet have an IPv6 CIDR block?)", "node", klog.KObj(node), "instanceID", id, "err", err)
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("assign an IPv6 prefix to %s of instance %s: %w", aws.ToString(ni.NetworkInterfaceId), id, err)
+		return "", fmt.Errorf("assign an IPv6 prefix to %s of instance %s: %w", ni.id, id, err)
 	}
 	in.assignedPrefixes.Store(id, v6)
 	klog.FromContext(ctx).V(2).Info("Assigned an IPv6 prefix to the instance's primary interface", "node", klog.KObj(node), "instanceID", id, "prefix", v6)

@@ -147,7 +147,7 @@ func (r *routes) CreateRoute(ctx context.Context, clusterName, nameHint string, 
 	if err != nil {
 		return err
 	}
-	id, err := r.in.instanceIDForNode(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: string(route.TargetNode)}})
+	id, err := r.in.KeyForNode(ctx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: string(route.TargetNode)}})
 	if err != nil {
 		return fmt.Errorf("create route %s to node %s: %w", cidr, route.TargetNode, err)
 	}
@@ -277,7 +277,7 @@ func (r *routes) matches(ctx context.Context, existing ec2types.Route, route *cl
 		return false, nil
 	}
 	id := aws.ToString(existing.InstanceId)
-	if nodeID, ok := r.in.nodes.InstanceID(string(route.TargetNode)); ok {
+	if nodeID, ok := r.in.Nodes.InstanceID(string(route.TargetNode)); ok {
 		return nodeID == id, nil
 	}
 	if string(route.TargetNode) == id || instanceIDFromNodeName(string(route.TargetNode)) == id {

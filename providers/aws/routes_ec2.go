@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 	"time"
 
@@ -101,11 +100,11 @@ func (r *routes) deleteRoute(ctx context.Context, tableID, cidr string) error {
 
 // disableSourceDestCheck lets the instance receive packets for its pod
 // CIDR, which EC2 otherwise drops because they are not addressed to it.
-func (r *routes) disableSourceDestCheck(ctx context.Context, inst *ec2types.Instance) error {
-	if inst.SourceDestCheck != nil && !*inst.SourceDestCheck {
+func (r *routes) disableSourceDestCheck(ctx context.Context, inst *instance) error {
+	if inst.sourceDestCheckOff {
 		return nil
 	}
-	id := aws.ToString(inst.InstanceId)
+	id := inst.id
 	_, err := r.ec2.ModifyInstanceAttribute(ctx, &ec2.ModifyInstanceAttributeInput{
 		InstanceId:      aws.String(id),
 		SourceDestCheck: &ec2types.AttributeBooleanValue{Value: aws.Bool(false)},
@@ -123,8 +122,8 @@ func (r *routes) disableSourceDestCheck(ctx context.Context, inst *ec2types.Inst
 }
 
 // isClusterInstance reports whether inst carries the cluster tag.
-func (in *instances) isClusterInstance(inst *ec2types.Instance) bool {
-	return slices.ContainsFunc(inst.Tags, func(t ec2types.Tag) bool { return aws.ToString(t.Key) == in.clusterTag() })
+func (in *instances) isClusterInstance(inst *instance) bool {
+	return inst.clusterTagged
 }
 
 // isOwnRoute reports whether a route is of the kind this CCM manages: one to

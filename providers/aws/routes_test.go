@@ -269,7 +269,7 @@ func TestRoutesForNodesNamedUnlikeTheirInstance(t *testing.T) {
 	}
 	client := fake.NewClientset(custom)
 	f := informers.NewSharedInformerFactory(client, 0)
-	env.in.nodes.SetInformers(f)
+	env.in.Nodes.SetInformers(f)
 	f.Start(t.Context().Done())
 	f.WaitForCacheSync(t.Context().Done())
 

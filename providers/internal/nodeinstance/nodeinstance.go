@@ -32,15 +32,27 @@ type Resolver[T any] struct {
 	// SnapshotName maps a Node name to the name the snapshot indexes
 	// (Azure lower-cases computer names); nil uses the Node name.
 	SnapshotName func(nodeName string) string
+	// KeyFromName, if set, is the key a Node name gives by itself, ""
+	// for most names: AWS Node names that are an instance ID or a
+	// resource-name hostname need no lookup. It is asked before the
+	// snapshot's names.
+	KeyFromName func(nodeName string) string
 	// CheckName, if set, may refuse the instance found for a Node name:
 	// where names need not be unique, a Node must not take another
 	// instance's identity.
 	CheckName func(ctx context.Context, nodeName string, found T) error
 	// Shutdown says the instance is stopped or suspended (or on its way).
 	Shutdown func(T) bool
+	// GoneDetails, if set, adds key/value pairs to the log of an instance
+	// found gone, from what the cloud last answered for it (the zero T
+	// for "not found"): AWS says whether EC2 still lists it as
+	// terminated.
+	GoneDetails func(T) []any
 	// Noun names an instance in messages ("VM", "server", "instance"),
-	// Scope where names are looked for ("in resource group rg").
-	Noun, Scope string
+	// Scope where names are looked for ("in resource group rg"), and
+	// NameKind what the snapshot's names are ("private DNS name"; ""
+	// for the instances' own names).
+	Noun, Scope, NameKind string
 }
 
 func (r *Resolver[T]) snapshotName(name string) string {
@@ -54,22 +66,37 @@ func (r *Resolver[T]) snapshotName(name string) string {
 // only, for the lifecycle checks' batch (nodes.Lister.NotReadyInstanceIDs):
 // it must never cost a call.
 func (r *Resolver[T]) CachedKeyForName(name string) (string, bool) {
+	if key := r.keyFromName(name); key != "" {
+		return key, true
+	}
 	if i, ok := r.Snap.CachedByName(r.snapshotName(name)); ok {
 		return r.Key(i), true
 	}
 	return "", false
 }
 
+// keyFromName is KeyFromName's answer, "" without one.
+func (r *Resolver[T]) keyFromName(name string) string {
+	if r.KeyFromName != nil {
+		return r.KeyFromName(name)
+	}
+	return ""
+}
+
 // KeyForNode is the key of the Node's instance: from its providerID, else
 // from the providerID the Node informer knows for its name (routes get
-// only a name), else the instance with the Node's name. A name no
-// instance has is an error wrapping cloudprovider.InstanceNotFound, never
-// proof that an instance is gone.
+// only a name), else the key the name gives by itself (KeyFromName), else
+// the instance with the Node's name. A name no instance has is an error
+// wrapping cloudprovider.InstanceNotFound, never proof that an instance
+// is gone.
 func (r *Resolver[T]) KeyForNode(ctx context.Context, node *v1.Node) (string, error) {
 	if node.Spec.ProviderID != "" {
 		return r.KeyOf(node.Spec.ProviderID)
 	}
 	if key, ok := r.Nodes.InstanceID(node.Name); ok {
+		return key, nil
+	}
+	if key := r.keyFromName(node.Name); key != "" {
 		return key, nil
 	}
 	i, found, err := r.Snap.ByName(ctx, r.snapshotName(node.Name))
@@ -80,6 +107,9 @@ func (r *Resolver[T]) KeyForNode(ctx context.Context, node *v1.Node) (string, er
 		scope := ""
 		if r.Scope != "" {
 			scope = " " + r.Scope
+		}
+		if r.NameKind != "" {
+			return "", fmt.Errorf("no %s%s has %s %q: %w", r.Noun, scope, r.NameKind, node.Name, cloudprovider.InstanceNotFound)
 		}
 		return "", fmt.Errorf("no %s%s is named %q: %w", r.Noun, scope, node.Name, cloudprovider.InstanceNotFound)
 	}
@@ -114,12 +144,16 @@ func (r *Resolver[T]) Lookup(ctx context.Context, node *v1.Node) (T, error) {
 // and authentication failures are errors: a wrong false deletes the
 // Node.
 func (r *Resolver[T]) InstanceExists(ctx context.Context, node *v1.Node) (bool, error) {
-	key, _, exists, err := r.recent(ctx, node)
+	key, i, exists, err := r.recent(ctx, node)
 	if err != nil {
 		return false, err
 	}
 	if !exists {
-		klog.FromContext(ctx).Info("Instance is gone", "node", klog.KObj(node), "instance", key)
+		kv := []any{"node", klog.KObj(node), "instance", key}
+		if r.GoneDetails != nil {
+			kv = append(kv, r.GoneDetails(i)...)
+		}
+		klog.FromContext(ctx).Info("Instance is gone", kv...)
 	}
 	return exists, nil
 }

@@ -138,3 +138,45 @@ func TestResolver(t *testing.T) {
 		t.Errorf("gone: shutdown %v, %v", down, err)
 	}
 }
+
+// TestResolverHooks: a name KeyFromName maps needs no instance of that
+// name, in memory as in a lookup; NameKind words the unknown-name error;
+// GoneDetails sees what the cloud answered for a gone instance.
+func TestResolverHooks(t *testing.T) {
+	ctx := t.Context()
+	c := &cloud{vms: map[string]*vm{"1": {id: "1", name: "a"}}}
+	r := c.resolver(clocktesting.NewFakeClock(time.Now()))
+	r.KeyFromName = func(name string) string {
+		id, _ := strings.CutPrefix(name, "vm-")
+		if id == name {
+			return ""
+		}
+		return id
+	}
+	var gone []*vm
+	r.GoneDetails = func(v *vm) []any { gone = append(gone, v); return []any{"listed", v != nil} }
+	r.Scope, r.NameKind = "", "host name"
+
+	if key, err := r.KeyForNode(ctx, node("vm-9", "")); err != nil || key != "9" {
+		t.Errorf("name that is a key: %q, %v", key, err)
+	}
+	if key, ok := r.CachedKeyForName("vm-9"); !ok || key != "9" {
+		t.Errorf("cached name that is a key: %q, %v", key, ok)
+	}
+	if key, err := r.KeyForNode(ctx, node("a", "")); err != nil || key != "1" {
+		t.Errorf("other names are still looked up: %q, %v", key, err)
+	}
+	_, err := r.KeyForNode(ctx, node("nobody", ""))
+	if !errors.Is(err, cloudprovider.InstanceNotFound) || !strings.Contains(err.Error(), `no VM has host name "nobody"`) {
+		t.Errorf("unknown name: %v", err)
+	}
+	if ok, err := r.InstanceExists(ctx, node("vm-9", "")); err != nil || ok {
+		t.Errorf("unknown key: exists %v, %v", ok, err)
+	}
+	if len(gone) != 1 || gone[0] != nil {
+		t.Errorf("GoneDetails got %v, want one call with the zero instance", gone)
+	}
+	if ok, err := r.InstanceExists(ctx, node("vm-1", "")); err != nil || !ok || len(gone) != 1 {
+		t.Errorf("existing instance: exists %v, %v; GoneDetails calls %d", ok, err, len(gone))
+	}
+}
