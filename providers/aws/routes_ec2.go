@@ -121,9 +121,11 @@ func (r *routes) disableSourceDestCheck(ctx context.Context, inst *instance) err
 	return nil
 }
 
-// isClusterInstance reports whether inst carries the cluster tag.
+// isClusterInstance reports whether inst carries the cluster tag; an
+// instance EC2 no longer lists (nil: terminated or unknown, while a
+// route still points at it) is not known to be the cluster's.
 func (in *instances) isClusterInstance(inst *instance) bool {
-	return inst.clusterTagged
+	return inst != nil && inst.clusterTagged
 }
 
 // isOwnRoute reports whether a route is of the kind this CCM manages: one to

@@ -291,3 +291,16 @@ func TestRoutesForNodesNamedUnlikeTheirInstance(t *testing.T) {
 		t.Errorf("route left after DeleteRoute: %q", got)
 	}
 }
+
+// TestUnlistedInstanceIsNotTheClusters: a route to an instance EC2 no
+// longer lists (gone between the route listing and the lookup) is left
+// alone as not the cluster's, not a panic.
+func TestUnlistedInstanceIsNotTheClusters(t *testing.T) {
+	in := &instances{}
+	if in.isClusterInstance(nil) {
+		t.Error("an unlisted instance counted as the cluster's")
+	}
+	if !in.isClusterInstance(&instance{clusterTagged: true}) {
+		t.Error("a tagged instance not counted as the cluster's")
+	}
+}
