@@ -136,21 +136,15 @@ func (l *gatedLB) UpdateLoadBalancer(ctx context.Context, clusterName string, sv
 // backend's batch (lbhosts.Updater); a refused one gets its reason.
 func (l *gatedLB) UpdateLoadBalancerHosts(ctx context.Context, clusterName string, svcs []*v1.Service, nodes []*v1.Node) []error {
 	errs := make([]error, len(svcs))
-	var admitted []*v1.Service
-	var idx []int
+	var admitted []int
 	for i, svc := range svcs {
 		if err := l.gate.admit(ctx, svc); err != nil {
 			errs[i] = err
 			continue
 		}
-		admitted, idx = append(admitted, svc), append(idx, i)
+		admitted = append(admitted, i)
 	}
-	if len(admitted) > 0 {
-		out := lbhosts.Update(ctx, l.LoadBalancer, clusterName, admitted, nodes)
-		for j, i := range idx {
-			errs[i] = out[j]
-		}
-	}
+	lbhosts.UpdateSome(ctx, l.LoadBalancer, clusterName, svcs, admitted, nodes, errs)
 	return errs
 }
 

@@ -63,6 +63,24 @@ func Update(ctx context.Context, lb any, clusterName string, services []*v1.Serv
 	return errs
 }
 
+// UpdateSome passes the Services at indexes idx of services on to lb's
+// pass (Update) and writes each one's outcome to errs at its index: the
+// step of a layer that sends only some of a batch on (the gate its
+// admitted Services, the composite each cloud's, the serializer those
+// whose turn is due), written once.
+func UpdateSome(ctx context.Context, lb any, clusterName string, services []*v1.Service, idx []int, nodes []*v1.Node, errs []error) {
+	if len(idx) == 0 {
+		return
+	}
+	sub := make([]*v1.Service, len(idx))
+	for j, i := range idx {
+		sub[j] = services[i]
+	}
+	for j, err := range Update(ctx, lb, clusterName, sub, nodes) {
+		errs[idx[j]] = err
+	}
+}
+
 // Parallel is the batch of a backend whose Services' load balancers share
 // nothing a node change writes (one target group or pool each): update
 // runs for each Service, at most limit at once, so the pass takes about

@@ -67,3 +67,36 @@ func TestParallel(t *testing.T) {
 		t.Errorf("%d at once, want 2 to 4", m)
 	}
 }
+
+// recorder batches every Service, recording which it got.
+type recorder struct{ got []string }
+
+func (r *recorder) UpdateLoadBalancerHosts(_ context.Context, _ string, svcs []*v1.Service, _ []*v1.Node) []error {
+	errs := make([]error, len(svcs))
+	for i, s := range svcs {
+		r.got = append(r.got, s.Name)
+		if s.Name == "s3" {
+			errs[i] = errors.New("s3 failed")
+		}
+	}
+	return errs
+}
+
+// TestUpdateSome: only the Services at the indexes go on, and each
+// outcome lands at its Service's index; the others are left as they were.
+func TestUpdateSome(t *testing.T) {
+	r := &recorder{}
+	keep := errors.New("refused before")
+	errs := []error{keep, nil, keep, nil}
+	UpdateSome(t.Context(), r, "c", services(4), []int{1, 3}, nil, errs)
+	if fmt.Sprint(r.got) != "[s1 s3]" {
+		t.Errorf("batched %v, want [s1 s3]", r.got)
+	}
+	if errs[0] != keep || errs[2] != keep || errs[1] != nil || errs[3] == nil || errs[3].Error() != "s3 failed" {
+		t.Errorf("outcomes %v", errs)
+	}
+	UpdateSome(t.Context(), struct{}{}, "c", services(4), []int{0}, nil, errs)
+	if !errors.Is(errs[0], ErrNotBatched) {
+		t.Errorf("no Updater: %v, want ErrNotBatched", errs[0])
+	}
+}

@@ -187,23 +187,15 @@ func (l *loadBalancers) UpdateLoadBalancerHosts(ctx context.Context, clusterName
 	}
 	for _, m := range order {
 		idx := byMember[m]
-		sub := make([]*v1.Service, len(idx))
-		for j, i := range idx {
-			sub[j] = svcs[i]
-		}
-		var out []error
-		if release, err := m.lbShare.acquire(ctx); err != nil {
-			out = make([]error, len(sub))
-			for j := range out {
-				out[j] = err
+		release, err := m.lbShare.acquire(ctx)
+		if err != nil {
+			for _, i := range idx {
+				errs[i] = err
 			}
-		} else {
-			out = lbhosts.Update(ctx, m.lb, clusterName, sub, l.nodesOf(m, nodes))
-			release()
+			continue
 		}
-		for j, i := range idx {
-			errs[i] = out[j]
-		}
+		lbhosts.UpdateSome(ctx, m.lb, clusterName, svcs, idx, l.nodesOf(m, nodes), errs)
+		release()
 	}
 	return errs
 }

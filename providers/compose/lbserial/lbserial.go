@@ -268,7 +268,9 @@ func (l *LoadBalancer) UpdateLoadBalancerHosts(ctx context.Context, clusterName 
 	for _, i := range order {
 		k := key(svcs[i])
 		if len(turns) > 0 && key(svcs[turns[len(turns)-1].i]) == k {
-			// The same Service twice: the first one's outcome is its.
+			// The same Service twice (the controller never sends it,
+			// but taking its turn again would wait for itself): the
+			// first one's outcome is its.
 			errs[i] = lbhosts.ErrNotBatched
 			continue
 		}
@@ -295,19 +297,11 @@ func (l *LoadBalancer) UpdateLoadBalancerHosts(ctx context.Context, clusterName 
 		}
 	}
 	l.mu.Unlock()
-	if len(call) > 0 {
-		sub := make([]*v1.Service, len(call))
-		for j, h := range call {
-			sub[j] = svcs[h.i]
-		}
-		out := u.UpdateLoadBalancerHosts(ctx, clusterName, sub, nodes)
-		if len(out) != len(sub) {
-			out = lbhosts.NotBatched(len(sub))
-		}
-		for j, h := range call {
-			errs[h.i] = out[j]
-		}
+	idx := make([]int, len(call))
+	for j, h := range call {
+		idx[j] = h.i
 	}
+	lbhosts.UpdateSome(ctx, u, clusterName, svcs, idx, nodes, errs)
 	anyOK := false
 	for _, h := range turns {
 		k := key(svcs[h.i])
