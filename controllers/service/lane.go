@@ -42,11 +42,6 @@ type lane struct {
 	// waiting are the Services whose last sync failed while the cloud
 	// did not answer, and when.
 	waiting map[string]time.Time
-	// syncing counts the waiting Services being synced now: no probe is
-	// sent while one is (a sync against a cloud that does not answer can
-	// sit in its SDK's retries for most of a minute; probes every 5 s
-	// would take every worker).
-	syncing int
 	// claimed are the Services a worker syncs or a node pass updates now;
 	// free is signalled when one is released (a worker that got a key the
 	// node pass holds waits for it).
@@ -154,10 +149,6 @@ func (l *lane) next(ctx context.Context) bool {
 		l.free.Wait()
 	}
 	l.claimed[key] = true
-	_, wasWaiting := l.waiting[key]
-	if wasWaiting {
-		l.syncing++
-	}
 	sctx, interrupt := context.WithCancelCause(ctx)
 	l.running[key] = runningSync{began: health.Now(), interrupt: interrupt}
 	l.mu.Unlock()
@@ -165,9 +156,6 @@ func (l *lane) next(ctx context.Context) bool {
 	again := interrupted(sctx) && ctx.Err() == nil
 	interrupt(nil)
 	l.mu.Lock()
-	if wasWaiting {
-		l.syncing--
-	}
 	delete(l.running, key)
 	delete(l.claimed, key)
 	l.free.Broadcast()
@@ -228,7 +216,16 @@ func (l *lane) recover(ctx context.Context, probe bool) {
 		l.mu.Unlock()
 		return
 	}
-	probing := l.syncing > 0
+	// A waiting Service being synced now is the probe already (a sync
+	// against a cloud that does not answer can sit in its SDK's retries
+	// for most of a minute; probes every 5 s would take every worker).
+	probing := false
+	for k := range l.running {
+		if _, ok := l.waiting[k]; ok {
+			probing = true
+			break
+		}
+	}
 	first := time.Time{}
 	var oldest string
 	for k, t := range l.waiting {
