@@ -2,12 +2,11 @@ package aws
 
 import (
 	"context"
-	"fmt"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	cloudprovider "k8s.io/cloud-provider"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbmove"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
@@ -66,34 +65,40 @@ type typedLoadBalancers struct {
 	nlb         *loadBalancers
 	clb         *classicLoadBalancers
 	defaultType string
-	// gone holds "<kind>/<Service UID>" once nothing of that kind is left
-	// for the Service, so only the first sync after a start (or a type
-	// change) pays the reads that look for leftovers. Only this process
-	// makes load balancers for the Service, and making one clears the
-	// entry first.
-	gone sync.Map
+	// moves knows the kind each Service's load balancer was last made
+	// as, the other kind being clear, so only the first sync after a
+	// start (or a type change) pays the reads that look for leftovers.
+	// Only this process makes load balancers for the Service.
+	moves *lbmove.Tracker
 }
 
-func goneKey(k lbKind, svc *v1.Service) string { return fmt.Sprintf("%d/%s", k, svc.UID) }
+// The kinds as places a Service's load balancer can be (lbmove).
+const (
+	placeNLB       = "NLB"
+	placeClassic   = "Classic ELB"
+	placeElsewhere = "the AWS Load Balancer Controller"
+)
 
-// removeOther deletes what of kind k is left for the Service, unless it
-// is known to be gone.
-func (t *typedLoadBalancers) removeOther(ctx context.Context, clusterName string, svc *v1.Service, k lbKind, of cloudprovider.LoadBalancer) error {
-	key := goneKey(k, svc)
-	if _, ok := t.gone.Load(key); ok {
-		return nil
+// places are the kinds this backend makes, cleared by their own
+// deletion (which reads first).
+func (t *typedLoadBalancers) places(clusterName string) []lbmove.Place {
+	return []lbmove.Place{
+		{Name: placeNLB, Clear: func(ctx context.Context, svc *v1.Service) error {
+			return t.nlb.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
+		}},
+		{Name: placeClassic, Clear: func(ctx context.Context, svc *v1.Service) error {
+			return t.clb.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
+		}},
 	}
-	if err := of.EnsureLoadBalancerDeleted(ctx, clusterName, svc); err != nil {
-		return err
-	}
-	t.gone.Store(key, true)
-	return nil
 }
 
 var _ cloudprovider.LoadBalancer = (*typedLoadBalancers)(nil)
 
 func newTypedLoadBalancers(nlb *loadBalancers, defaultType string) *typedLoadBalancers {
-	return &typedLoadBalancers{nlb: nlb, clb: newClassicLoadBalancers(nlb), defaultType: defaultType}
+	// A Service without an address may still have a load balancer of
+	// the other kind (made, its status not yet written), and an AWS
+	// call that fails fails the sync.
+	return &typedLoadBalancers{nlb: nlb, clb: newClassicLoadBalancers(nlb), defaultType: defaultType, moves: lbmove.New(lbmove.Options{})}
 }
 
 func (t *typedLoadBalancers) kind(svc *v1.Service) lbKind { return serviceLBKind(svc, t.defaultType) }
@@ -128,40 +133,39 @@ func (t *typedLoadBalancers) GetLoadBalancer(ctx context.Context, clusterName st
 // removes the other kind's. The new one comes first so a type change
 // never leaves the Service without one; an error removing the old one
 // (its security group still in use) is returned so the controller comes
-// back until nothing is left.
+// back until nothing is left. A Service handed to the AWS Load Balancer
+// Controller has the NLB code remove its own NLB and hand it over; its
+// Classic ELB goes after.
 func (t *typedLoadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName string, svc *v1.Service, nodes []*v1.Node) (*v1.LoadBalancerStatus, error) {
 	nodes, err := targetNodes(svc, nodes)
 	if err != nil {
 		return nil, err
 	}
+	var to string
+	var lb cloudprovider.LoadBalancer
 	switch t.kind(svc) {
 	case kindClassic:
-		t.gone.Delete(goneKey(kindClassic, svc))
-		st, err := t.clb.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
-		if err != nil {
-			return nil, err
-		}
-		if err := t.removeOther(ctx, clusterName, svc, kindNLB, t.nlb); err != nil {
-			return nil, fmt.Errorf("remove the NLB of service %s, which now gets a Classic ELB: %w", serviceKey(svc), err)
-		}
-		return st, nil
+		to, lb = placeClassic, t.clb
 	case kindElsewhere:
-		if err := t.removeOther(ctx, clusterName, svc, kindClassic, t.clb); err != nil {
-			return nil, fmt.Errorf("remove Classic ELB left from before service %s moved to the AWS Load Balancer Controller: %w", serviceKey(svc), err)
-		}
-		// The NLB code removes its own and hands the Service over.
-		return t.nlb.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
+		to, lb = placeElsewhere, t.nlb
 	default:
-		t.gone.Delete(goneKey(kindNLB, svc))
-		st, err := t.nlb.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
-		if err != nil {
-			return nil, err
-		}
-		if err := t.removeOther(ctx, clusterName, svc, kindClassic, t.clb); err != nil {
-			return nil, fmt.Errorf("remove the Classic ELB of service %s, which now gets an NLB: %w", serviceKey(svc), err)
-		}
-		return st, nil
+		to, lb = placeNLB, t.nlb
 	}
+	// The NLB code answers a handed-over Service ImplementedElsewhere
+	// (unwrapped, as the service controller reads it), once it removed
+	// its own NLB: for the move, that is the new place made.
+	var elsewhere error
+	st, err := t.moves.Ensure(ctx, svc, to, t.places(clusterName), func() (*v1.LoadBalancerStatus, error) {
+		st, err := lb.EnsureLoadBalancer(ctx, clusterName, svc, nodes)
+		if to == placeElsewhere && err == cloudprovider.ImplementedElsewhere {
+			elsewhere, err = err, nil
+		}
+		return st, err
+	})
+	if err == nil && elsewhere != nil {
+		return nil, elsewhere
+	}
+	return st, err
 }
 
 // UpdateLoadBalancer follows a node set change on the Service's kind only:
@@ -180,14 +184,10 @@ func (t *typedLoadBalancers) UpdateLoadBalancer(ctx context.Context, clusterName
 // EnsureLoadBalancerDeleted removes both kinds: the annotation may have
 // changed since either was made.
 func (t *typedLoadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, svc *v1.Service) error {
-	// Read again regardless of what is known gone: deletion is rare and
-	// must leave nothing; the entries go with the Service.
-	t.gone.Delete(goneKey(kindClassic, svc))
-	t.gone.Delete(goneKey(kindNLB, svc))
-	if err := t.clb.EnsureLoadBalancerDeleted(ctx, clusterName, svc); err != nil {
-		return err
-	}
-	return t.nlb.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
+	// Read again regardless of what is known: deletion is rare and must
+	// leave nothing.
+	t.moves.Forget(svc.UID)
+	return t.moves.Delete(ctx, svc, "", t.places(clusterName))
 }
 
 // batchParallel is how many Services' targets a node pass changes at

@@ -28,6 +28,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbmove"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/inventory"
 )
 
@@ -70,7 +71,8 @@ type Composite struct {
 	lbDefault string
 	unowned   *unownedNodes
 	denials   *nodeDenials
-	lbs       *lbPlacement
+	// lbs knows which cloud last made each Service's load balancer.
+	lbs *lbmove.Tracker
 	// nodes finds a route's target Node by name (routes.go).
 	nodes corelisters.NodeLister
 }
@@ -104,7 +106,7 @@ func newComposite(members []Member, lbDefault string) (*Composite, error) {
 	if len(members) == 0 {
 		return nil, errors.New("hybrid: no cloud")
 	}
-	h := &Composite{byName: map[string]*member{}, lbDefault: lbDefault, lbs: newLBPlacement()}
+	h := &Composite{byName: map[string]*member{}, lbDefault: lbDefault, lbs: lbmove.New(lbmove.Options{TrustNoAddress: true, TolerateUnknown: true})}
 	for _, m := range members {
 		if _, dup := h.byName[m.Name]; dup {
 			return nil, fmt.Errorf("hybrid: cloud %q given twice", m.Name)

@@ -2,16 +2,13 @@ package hybrid
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	cloudprovider "k8s.io/cloud-provider"
-	"k8s.io/klog/v2"
 
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbmove"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
 )
 
@@ -138,19 +135,38 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, clusterName stri
 		return nil, fmt.Errorf("cloud %s has none of the cluster's %d Nodes, so its load balancer would have no backends; annotate the Service %s=<a cloud with Nodes>",
 			m.name, len(nodes), AnnotationLoadBalancerProvider)
 	}
-	release, err := m.lbShare.acquire(ctx)
-	if err != nil {
-		return nil, err
+	// Make-before-break: the load balancer in m first, then what the
+	// Service had in another cloud (its annotation changed) goes.
+	return l.h.lbs.Ensure(ctx, svc, m.name, l.places(clusterName), func() (*v1.LoadBalancerStatus, error) {
+		release, err := m.lbShare.acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		return m.lb.EnsureLoadBalancer(ctx, clusterName, svc, own)
+	})
+}
+
+// places are the clouds that serve load balancers, as places a
+// Service's load balancer can be (lbmove): asked whether they hold it
+// when the composite does not know where it was, cleared when it moved.
+func (l *loadBalancers) places(clusterName string) []lbmove.Place {
+	var out []lbmove.Place
+	for _, m := range l.h.members {
+		if m.lb == nil {
+			continue
+		}
+		out = append(out, lbmove.Place{
+			Name: m.name,
+			Holds: func(ctx context.Context, svc *v1.Service) (bool, error) {
+				return l.existsIn(ctx, m, clusterName, svc)
+			},
+			Clear: func(ctx context.Context, svc *v1.Service) error {
+				return l.deleteIn(ctx, m, clusterName, svc)
+			},
+		})
 	}
-	st, err := m.lb.EnsureLoadBalancer(ctx, clusterName, svc, own)
-	release()
-	if err != nil {
-		return st, err
-	}
-	if err := l.leaveOthers(ctx, clusterName, svc, m); err != nil {
-		return nil, err
-	}
-	return st, nil
+	return out
 }
 
 // UpdateLoadBalancer implements cloudprovider.LoadBalancer.
@@ -206,32 +222,11 @@ func (l *loadBalancers) UpdateLoadBalancerHosts(ctx context.Context, clusterName
 // seen the Service since it started, every cloud is asked, so nothing is
 // left behind by a move made before a restart.
 func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, clusterName string, svc *v1.Service) error {
-	targets := l.h.members
-	if prev, known := l.h.lbs.get(svc.UID); known {
-		targets = nil
-		for _, m := range l.h.members {
-			if m.name == prev {
-				targets = append(targets, m)
-			}
-		}
-		if m, err := l.pick(svc); err == nil && m.name != prev {
-			targets = append(targets, m)
-		}
+	current := ""
+	if m, err := l.pick(svc); err == nil {
+		current = m.name
 	}
-	var errs []error
-	for _, m := range targets {
-		if m.lb == nil {
-			continue
-		}
-		if err := l.deleteIn(ctx, m, clusterName, svc); err != nil {
-			errs = append(errs, fmt.Errorf("cloud %s: %w", m.name, err))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	l.h.lbs.forget(svc.UID)
-	return nil
+	return l.h.lbs.Delete(ctx, svc, current, l.places(clusterName))
 }
 
 func (l *loadBalancers) deleteIn(ctx context.Context, m *member, clusterName string, svc *v1.Service) error {
@@ -243,54 +238,6 @@ func (l *loadBalancers) deleteIn(ctx context.Context, m *member, clusterName str
 	return m.lb.EnsureLoadBalancerDeleted(ctx, clusterName, svc)
 }
 
-// leaveOthers deletes the Service's load balancers in clouds other than
-// m, once m's is made: the one it had before its annotation changed, or,
-// when the manager has not seen the Service since it started and the
-// Service already has an address, any another cloud holds (one read per
-// other cloud, once per Service per start). A cloud that cannot be asked
-// then (down, throttled) does not fail m's Service: the placement stays
-// unknown, so the next sync asks again and the deletion asks every cloud.
-func (l *loadBalancers) leaveOthers(ctx context.Context, clusterName string, svc *v1.Service, m *member) error {
-	if len(l.h.members) == 1 {
-		return nil
-	}
-	prev, known := l.h.lbs.get(svc.UID)
-	if known && prev == m.name {
-		return nil
-	}
-	if !known && len(svc.Status.LoadBalancer.Ingress) == 0 {
-		// Never given an address: no cloud made it a load balancer.
-		l.h.lbs.set(svc.UID, m.name)
-		return nil
-	}
-	settled := true
-	for _, o := range l.h.members {
-		if o == m || o.lb == nil || (known && o.name != prev) {
-			continue
-		}
-		if !known {
-			exists, err := l.existsIn(ctx, o, clusterName, svc)
-			if err != nil {
-				klog.FromContext(ctx).Info("Could not ask another cloud whether it still holds the Service's load balancer; asking again at the next sync",
-					"service", klog.KObj(svc), "cloud", o.name, "err", err)
-				settled = false
-				continue
-			}
-			if !exists {
-				continue
-			}
-		}
-		klog.FromContext(ctx).Info("Deleting the Service's load balancer in the cloud it moved from", "service", klog.KObj(svc), "from", o.name, "to", m.name)
-		if err := l.deleteIn(ctx, o, clusterName, svc); err != nil {
-			return fmt.Errorf("delete the load balancer the Service had in cloud %s: %w", o.name, err)
-		}
-	}
-	if settled {
-		l.h.lbs.set(svc.UID, m.name)
-	}
-	return nil
-}
-
 func (l *loadBalancers) existsIn(ctx context.Context, m *member, clusterName string, svc *v1.Service) (bool, error) {
 	release, err := m.lbShare.acquire(ctx)
 	if err != nil {
@@ -299,32 +246,4 @@ func (l *loadBalancers) existsIn(ctx context.Context, m *member, clusterName str
 	defer release()
 	_, exists, err := m.lb.GetLoadBalancer(ctx, clusterName, svc)
 	return exists, err
-}
-
-// lbPlacement remembers which cloud last ensured each Service's load
-// balancer.
-type lbPlacement struct {
-	mu    sync.Mutex
-	cloud map[types.UID]string
-}
-
-func newLBPlacement() *lbPlacement { return &lbPlacement{cloud: map[types.UID]string{}} }
-
-func (p *lbPlacement) get(uid types.UID) (string, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c, ok := p.cloud[uid]
-	return c, ok
-}
-
-func (p *lbPlacement) set(uid types.UID, cloud string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cloud[uid] = cloud
-}
-
-func (p *lbPlacement) forget(uid types.UID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.cloud, uid)
 }
