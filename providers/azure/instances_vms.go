@@ -18,6 +18,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/snapshot"
 )
 
 // How the backend reads VMs. A listing of the cluster's resource group is
@@ -29,11 +30,6 @@ import (
 // views) and network interfaces. A few VMs the listing lacks are a GET
 // each (with the instance view, then their NIC and public IP): the only
 // answer that can say "gone".
-
-// maxDirectGets is the most VMs of one resource group (or scale set)
-// looked up with GETs; more are served by one listing plus GETs of what it
-// lacks, so 100 NotReady Nodes cost a few lists per check, not 300 GETs.
-const maxDirectGets = 3
 
 // vm is what the backend keeps of a VM or scale set instance.
 type vm struct {
@@ -581,76 +577,33 @@ func resourceGroupAndName(id string) (rg, name string, ok bool) {
 // of a full listing, and the check finishes quickly enough that a
 // stopped VM shows within one period.
 func (r *vmReader) lookupIDs(ctx context.Context, keys []string) (map[string]*vm, error) {
-	groups := map[string][]vmRef{}
+	refs := make([]vmRef, 0, len(keys))
 	for _, k := range keys {
-		ref, err := parseVMID(k)
-		if err != nil {
-			continue
+		if ref, err := parseVMID(k); err == nil {
+			refs = append(refs, ref)
 		}
-		g := strings.ToLower(ref.rg)
-		if ref.scaleSet != "" {
-			g += "/" + strings.ToLower(ref.scaleSet)
-		}
-		groups[g] = append(groups[g], ref)
 	}
-	out := map[string]*vm{}
-	var mu sync.Mutex
-	var missing []vmRef
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for _, refs := range groups {
-		if len(refs) <= maxDirectGets {
-			missing = append(missing, refs...)
-			continue
-		}
-		g.Go(func() error {
-			var found []*vm
-			var err error
+	return snapshot.Lookup[vmRef, *vm]{
+		Group: func(ref vmRef) string {
+			g := strings.ToLower(ref.rg)
+			if ref.scaleSet != "" {
+				g += "/" + strings.ToLower(ref.scaleSet)
+			}
+			return g
+		},
+		Key:   vmRef.key,
+		KeyOf: func(v *vm) string { return v.ref.key() },
+		Bulk: func(ctx context.Context, refs []vmRef) ([]*vm, error) {
 			if refs[0].scaleSet != "" {
-				found, err = r.scaleSetBulk(gctx, refs[0].rg, refs[0].scaleSet)
-			} else {
-				found, err = r.statusBulk(gctx, refs)
+				return r.scaleSetBulk(ctx, refs[0].rg, refs[0].scaleSet)
 			}
-			if err != nil {
-				return err
-			}
-			byKey := map[string]*vm{}
-			for _, v := range found {
-				byKey[v.ref.key()] = v
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, ref := range refs {
-				if v := byKey[ref.key()]; v != nil {
-					out[ref.key()] = v
-				} else {
-					missing = append(missing, ref)
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for _, ref := range missing {
-		g.Go(func() error {
-			v, err := r.get(gctx, ref)
-			if err != nil || v == nil {
-				return err
-			}
-			mu.Lock()
-			out[ref.key()] = v
-			mu.Unlock()
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return out, nil
+			return r.statusBulk(ctx, refs)
+		},
+		Get: func(ctx context.Context, ref vmRef) (*vm, bool, error) {
+			v, err := r.get(ctx, ref)
+			return v, v != nil, err
+		},
+	}.Do(ctx, refs)
 }
 
 // statusBulk answers for refs (standalone VMs) from the subscription's
@@ -734,7 +687,7 @@ func (r *vmReader) get(ctx context.Context, ref vmRef) (*vm, error) {
 // computer names, which no GET takes), are one listing.
 func (r *vmReader) lookupNames(ctx context.Context, names []string) (map[string]*vm, error) {
 	out := map[string]*vm{}
-	if !r.vmss && len(names) <= maxDirectGets {
+	if !r.vmss && len(names) <= snapshot.MaxDirectGets {
 		for _, n := range names {
 			v, err := r.get(ctx, vmRef{sub: r.api.subscription, rg: r.rg, name: n})
 			if err != nil {

@@ -13,17 +13,16 @@ import (
 	"google.golang.org/api/iterator"
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/snapshot"
 )
 
 // How the backend reads instances. A listing is one filtered, paginated
 // instances.list per managed zone, in parallel, whatever the cluster's
-// size. Lookups by ID of a few instances of one zone are a GET each;
-// more are one list of that zone filtered by their names, plus a GET of
-// each it lacks (the only answer that can say "gone"). Lookups by name
+// size. Lookups by ID of a few instances of one project are a GET each;
+// more are one list filtered by their names, plus a GET of each it
+// lacks (the only answer that can say "gone"): snapshot.Lookup. Lookups by name
 // are one filtered list per zone.
-
-// maxDirectGets is the most instances of one zone looked up with GETs.
-const maxDirectGets = 3
 
 // maxNamesPerFilter keeps a name filter's regular expression short.
 const maxNamesPerFilter = 100
@@ -221,25 +220,17 @@ func (r *instanceReader) list(ctx context.Context) ([]*instance, error) {
 // rest with GETs. An instance is absent from the result only when its
 // GET answered 404.
 func (r *instanceReader) lookupIDs(ctx context.Context, keys []string) (map[string]*instance, error) {
-	groups := map[string][]instanceRef{}
+	refs := make([]instanceRef, 0, len(keys))
 	for _, k := range keys {
-		ref, err := parseKey(k)
-		if err != nil {
-			continue
+		if ref, err := parseKey(k); err == nil {
+			refs = append(refs, ref)
 		}
-		groups[ref.project] = append(groups[ref.project], ref)
 	}
-	out := map[string]*instance{}
-	var mu sync.Mutex
-	var missing []instanceRef
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
-	for project, refs := range groups {
-		if len(refs) <= maxDirectGets {
-			missing = append(missing, refs...)
-			continue
-		}
-		g.Go(func() error {
+	return snapshot.Lookup[instanceRef, *instance]{
+		Group: func(ref instanceRef) string { return ref.project },
+		Key:   instanceRef.key,
+		KeyOf: func(i *instance) string { return i.ref.key() },
+		Bulk: func(ctx context.Context, refs []instanceRef) ([]*instance, error) {
 			var zones, names []string
 			for _, ref := range refs {
 				zones = append(zones, ref.zone)
@@ -247,52 +238,20 @@ func (r *instanceReader) lookupIDs(ctx context.Context, keys []string) (map[stri
 			}
 			slices.Sort(zones)
 			slices.Sort(names)
-			found, err := r.listByName(gctx, project, slices.Compact(zones), slices.Compact(names))
-			if err != nil {
-				return err
-			}
-			byKey := map[string]*instance{}
-			for _, i := range found {
-				byKey[i.ref.key()] = i
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, ref := range refs {
-				if i := byKey[ref.key()]; i != nil {
-					out[ref.key()] = i
-				} else {
-					missing = append(missing, ref)
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for _, ref := range missing {
-		g.Go(func() error {
-			in, err := r.api.instances.Get(gctx, &computepb.GetInstanceRequest{Project: ref.project, Zone: ref.zone, Instance: ref.name}, r.api.retry)
+			return r.listByName(ctx, refs[0].project, slices.Compact(zones), slices.Compact(names))
+		},
+		Get: func(ctx context.Context, ref instanceRef) (*instance, bool, error) {
+			in, err := r.api.instances.Get(ctx, &computepb.GetInstanceRequest{Project: ref.project, Zone: ref.zone, Instance: ref.name}, r.api.retry)
 			if isNotFound(err) {
-				return nil
+				return nil, false, nil
 			}
 			if err != nil {
-				return fmt.Errorf("get instance %s: %w", ref.key(), err)
+				return nil, false, fmt.Errorf("get instance %s: %w", ref.key(), err)
 			}
-			if i := fromInstance(ref.project, in); i != nil {
-				mu.Lock()
-				out[ref.key()] = i
-				mu.Unlock()
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return out, nil
+			i := fromInstance(ref.project, in)
+			return i, i != nil, nil
+		},
+	}.Do(ctx, refs)
 }
 
 // lookupNames finds instances of the managed zones by name: one filtered

@@ -10,8 +10,9 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/gophercloud/gophercloud/v2/pagination"
-	"golang.org/x/sync/errgroup"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/snapshot"
 )
 
 // How the backend reads Nova: one paginated GET /servers/detail for the
@@ -24,10 +25,6 @@ const (
 	// [api] max_limit, so a cloud that kept it answers 1000 Nodes in one
 	// call, and one with a lower limit pages through its own.
 	serverPageSize = 1000
-	// maxDirectGets is the most IDs looked up with one GET each; more
-	// are served by one listing plus a GET of each ID it lacks, so 100
-	// NotReady Nodes cost one call per check, not 100.
-	maxDirectGets = 3
 	// maxNamesPerFilter caps the names in one name filter, keeping the
 	// URL well under the 8 KiB proxies and eventlet accept.
 	maxNamesPerFilter = 40
@@ -152,52 +149,32 @@ func (r serverReader) listRaw(ctx context.Context) ([]novaServer, error) {
 
 // lookupIDs asks Nova about ids. Nova filters lists by UUID for
 // administrators only, so a few IDs are a GET each and more are one
-// listing plus a GET of each ID the listing lacks: a server is absent
-// from the result only when a GET of its ID answered 404.
+// listing plus a GET of each ID the listing lacks (snapshot.Lookup, the
+// tenant one group): a server is absent from the result only when a GET
+// of its ID answered 404.
 func (r serverReader) lookupIDs(ctx context.Context, ids []string) (map[string]*server, error) {
-	var raw []novaServer
-	missing := ids
-	if len(ids) > maxDirectGets {
-		list, err := r.listRaw(ctx)
-		if err != nil {
-			return nil, err
-		}
-		want := make(map[string]bool, len(ids))
-		for _, id := range ids {
-			want[id] = true
-		}
-		listed := map[string]bool{}
-		for _, s := range list {
-			if want[s.ID] {
-				raw = append(raw, s)
-				listed[s.ID] = true
+	found, err := snapshot.Lookup[string, novaServer]{
+		Group: func(string) string { return "" },
+		Key:   func(id string) string { return id },
+		KeyOf: func(s novaServer) string { return s.ID },
+		Bulk: func(ctx context.Context, _ []string) ([]novaServer, error) {
+			return r.listRaw(ctx)
+		},
+		Get: func(ctx context.Context, id string) (novaServer, bool, error) {
+			s, ok, err := getServer(ctx, r.compute, id)
+			if !ok || err != nil {
+				return novaServer{}, false, err
 			}
-		}
-		missing = nil
-		for _, id := range ids {
-			if !listed[id] {
-				missing = append(missing, id)
-			}
-		}
-	}
-	found := make([]*novaServer, len(missing))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for i, id := range missing {
-		g.Go(func() error {
-			s, ok, err := getServer(gctx, r.compute, id)
-			if ok {
-				found[i] = s
-			}
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+			return *s, true, nil
+		},
+	}.Do(ctx, ids)
+	if err != nil {
 		return nil, err
 	}
-	for _, s := range found {
-		if s != nil {
-			raw = append(raw, *s)
+	raw := make([]novaServer, 0, len(found))
+	for _, id := range ids {
+		if s, ok := found[id]; ok {
+			raw = append(raw, s)
 		}
 	}
 	list, err := r.servers(ctx, raw)
