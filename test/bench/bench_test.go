@@ -505,6 +505,10 @@ func (w *world) recordRSS(b *testing.B, scenario string) {
 		b.Fatalf("file RSS: %v", err)
 	}
 	record(b, scenario, "CCM peak RSS", fmt.Sprintf("%d MB (%d MB of it the executable's file pages now)", rss>>20, file>>20), goal)
+	if cpu, err := ccmproc.CPUTime(w.ccm.Pid()); err == nil {
+		// What the memory costs in collector work shows here.
+		record(b, scenario, "CCM CPU time so far", cpu.Round(100*time.Millisecond).String(), "")
+	}
 	w.saveHeapProfile(b, scenario)
 }
 

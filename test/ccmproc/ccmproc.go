@@ -180,6 +180,35 @@ func PeakRSS(pid int) (int64, error) { return procStatus(pid, "VmHWM") }
 // kernel can drop and re-read at any time.
 func FileRSS(pid int) (int64, error) { return procStatus(pid, "RssFile") }
 
+// CPUTime is the user plus system CPU time a running process has used,
+// from /proc/<pid>/stat (in clock ticks of 1/100 s, USER_HZ on Linux).
+func CPUTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; the fields after it
+	// start at the state (field 3), so utime (14) and stime (15) are
+	// the 12th and 13th.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("parse /proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parse /proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / 100), nil
+}
+
 // procStatus reads a kB field of /proc/<pid>/status, in bytes.
 func procStatus(pid int, field string) (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
