@@ -366,23 +366,43 @@ func TestOneCloudHangingTakesNothingFromAnother(t *testing.T) {
 	eventually(t, "the joining node in the fast cloud's load balancer", func() bool { return slices.Equal(lb.hostsOf("web"), []string{"f1", "f2"}) })
 }
 
+// outage is a cloud that does not answer until end.
+type outage struct {
+	mu   sync.Mutex
+	over bool
+}
+
+func (o *outage) end() {
+	o.mu.Lock()
+	o.over = true
+	o.mu.Unlock()
+}
+
+// outageLB is a load balancer whose cloud does not answer (every call
+// refused, told to health) until the outage ends; then its calls are
+// served, and told as answers if answers.
+func outageLB(health *cloudhealth.Board, answers bool) (*fakeLB, *outage) {
+	o := &outage{}
+	return &fakeLB{hook: func(string, *v1.Service) error {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if !o.over {
+			health.Observe("fake", 0, false) // refused
+			return errors.New("connection refused")
+		}
+		if answers {
+			health.Observe("fake", 200, false)
+		}
+		return nil
+	}}, o
+}
+
 // TestRetriedWhenTheCloudAnswersAgain: a Service that failed while its
 // cloud did not answer is retried once the cloud answers, long before
 // its backoff (an hour here) would.
 func TestRetriedWhenTheCloudAnswersAgain(t *testing.T) {
 	health := cloudhealth.New(nil)
-	var down sync.Mutex
-	outage := true
-	lb := &fakeLB{hook: func(op string, svc *v1.Service) error {
-		down.Lock()
-		defer down.Unlock()
-		if outage {
-			health.Observe("fake", 0, false) // refused
-			return errors.New("connection refused")
-		}
-		health.Observe("fake", 200, false)
-		return nil
-	}}
+	lb, o := outageLB(health, true)
 	e := start(t, &fakeCloud{lb: lb}, lb, Options{Health: health, MinRetryDelay: time.Hour, MaxRetryDelay: time.Hour, ProbeInterval: 20 * time.Millisecond})
 	e.create(t, node("n1", nil), lbService("a", nil), lbService("b", nil))
 	var failed []string
@@ -395,9 +415,7 @@ func TestRetriedWhenTheCloudAnswersAgain(t *testing.T) {
 		return len(failed) >= 2
 	})
 	time.Sleep(100 * time.Millisecond)
-	down.Lock()
-	outage = false
-	down.Unlock()
+	o.end()
 	for _, n := range []string{"a", "b"} {
 		eventually(t, fmt.Sprintf("%s served after the outage", n), func() bool { return len(e.service(t, n).Status.LoadBalancer.Ingress) == 1 })
 	}
@@ -408,17 +426,7 @@ func TestRetriedWhenTheCloudAnswersAgain(t *testing.T) {
 // here, as their backoff is).
 func TestRetriedAtTheCloudsFirstAnswer(t *testing.T) {
 	health := cloudhealth.New(nil)
-	var down sync.Mutex
-	outage := true
-	lb := &fakeLB{hook: func(op string, svc *v1.Service) error {
-		down.Lock()
-		defer down.Unlock()
-		if outage {
-			health.Observe("fake", 503, false)
-			return errors.New("service unavailable")
-		}
-		return nil
-	}}
+	lb, o := outageLB(health, false)
 	e := start(t, &fakeCloud{lb: lb}, lb, Options{Health: health, MinRetryDelay: time.Hour, MaxRetryDelay: time.Hour, ProbeInterval: time.Hour})
 	e.create(t, node("n1", nil), lbService("a", nil), lbService("b", nil))
 	failed := 0
@@ -430,9 +438,7 @@ func TestRetriedAtTheCloudsFirstAnswer(t *testing.T) {
 		}
 		return failed >= 2
 	})
-	down.Lock()
-	outage = false
-	down.Unlock()
+	o.end()
 	for _, n := range []string{"a", "b"} {
 		eventually(t, fmt.Sprintf("%s served after the cloud answers", n), func() bool {
 			// Some other call (a Node's lookup, say) is answered.

@@ -37,6 +37,16 @@ func New(now func() time.Time) *Board {
 	return &Board{clouds: map[string]*state{}, now: now}
 }
 
+// stateLocked is the cloud's state, made on first use; b.mu is held.
+func (b *Board) stateLocked(cloud string) *state {
+	s, ok := b.clouds[cloud]
+	if !ok {
+		s = &state{}
+		b.clouds[cloud] = s
+	}
+	return s
+}
+
 // Default is the process's board, fed by the backends' metered calls.
 var Default = New(nil)
 
@@ -51,11 +61,7 @@ func (b *Board) Observe(cloud string, status int, canceled bool) {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s, ok := b.clouds[cloud]
-	if !ok {
-		s = &state{}
-		b.clouds[cloud] = s
-	}
+	s := b.stateLocked(cloud)
 	if status > 0 && status < 500 && status != http.StatusTooManyRequests {
 		s.answered = now
 		if s.next != nil {
@@ -72,11 +78,7 @@ func (b *Board) Observe(cloud string, status int, canceled bool) {
 func (b *Board) NextAnswer(cloud string) <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s, ok := b.clouds[cloud]
-	if !ok {
-		s = &state{}
-		b.clouds[cloud] = s
-	}
+	s := b.stateLocked(cloud)
 	if s.next == nil {
 		s.next = make(chan struct{})
 	}
