@@ -27,6 +27,16 @@ type Section struct {
 	// --cidr-allocator-type=CloudAllocator), which makes the prefixes
 	// delegated to each instance's primary interface its Node's pod CIDRs.
 	NodeIPAM NodeIPAMConfig `yaml:"nodeIPAM"`
+	// NodeIPFamilies are the address families of Node addresses, in this
+	// order ("ipv4", "ipv6"; default ["ipv4"]), as the upstream AWS CCM's
+	// [Global] NodeIPFamilies (pkg/providers/v1/aws.go:865-886): ipv4
+	// gives the private IPv4 addresses, the public IP and the DNS names;
+	// ipv6 the first IPv6 address of each in-use interface, as an
+	// InternalIP. An IPv6 or dual-stack cluster whose kubelets run with
+	// --node-ip=<ipv6> or a dual-stack pair needs ipv6 listed, or the
+	// cloud-node controller leaves the Node tainted (the addresses it
+	// checks the kubelet's against lack it).
+	NodeIPFamilies []string `yaml:"nodeIPFamilies"`
 	// Endpoints overrides service endpoints (VPC endpoints, AWS-compatible
 	// clouds, the emulator in tests).
 	Endpoints Endpoints `yaml:"endpoints"`
@@ -169,7 +179,17 @@ func (s *Section) SetDefaults() {
 	if s.AssumeRole.RoleARN != "" && s.AssumeRole.SessionName == "" {
 		s.AssumeRole.SessionName = "multicloud-ccm"
 	}
+	if len(s.NodeIPFamilies) == 0 {
+		// Upstream's default (aws.go:662-665).
+		s.NodeIPFamilies = []string{familyIPv4}
+	}
 }
+
+// The address families of nodeIPFamilies.
+const (
+	familyIPv4 = "ipv4"
+	familyIPv6 = "ipv6"
+)
 
 var (
 	regionRE     = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d+$`)
@@ -227,6 +247,19 @@ func (s *Section) Validate(path *field.Path) field.ErrorList {
 	}
 	if s.AssumeRole.RoleARN == "" && s.AssumeRole.ExternalID != "" {
 		errs = append(errs, field.Required(path.Child("assumeRole", "roleARN"), "externalID needs roleARN"))
+	}
+	// Upstream ignores an unknown family and lists a repeated one twice
+	// (aws.go:868-883); here either is an error at start.
+	seen := map[string]bool{}
+	for i, f := range s.NodeIPFamilies {
+		fp := path.Child("nodeIPFamilies").Index(i)
+		switch {
+		case f != familyIPv4 && f != familyIPv6:
+			errs = append(errs, field.NotSupported(fp, f, []string{familyIPv4, familyIPv6}))
+		case seen[f]:
+			errs = append(errs, field.Duplicate(fp, f))
+		}
+		seen[f] = true
 	}
 	errs = append(errs, s.Options.Validate(path)...)
 	return errs

@@ -279,10 +279,25 @@ func (imp *importer) importLoadBalancing() {
 // importNodes reports the Node keys.
 func (imp *importer) importNodes() {
 	g := &imp.up.Global
-	// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:662-665, 868
-	if fams := g.NodeIPFamilies; len(fams) > 0 && !(len(fams) == 1 && strings.EqualFold(strings.TrimSpace(fams[0]), "ipv4")) {
-		imp.note(keyNodeIPFamilies, "chose the address families (ipv4, ipv6) of Node addresses, in that order",
-			"Nodes get their IPv4 addresses and DNS names only; IPv6 Node addresses are not supported")
+	// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/aws.go:662-665
+	// (default ipv4), :868-883 (exact "ipv4" and "ipv6" in file order; any
+	// other value is skipped, a repeated one lists its addresses twice).
+	var fams []string
+	dropped := false
+	for _, f := range g.NodeIPFamilies {
+		f = strings.TrimSpace(f)
+		if (f == familyIPv4 || f == familyIPv6) && !slices.Contains(fams, f) {
+			fams = append(fams, f)
+		} else {
+			dropped = true
+		}
+	}
+	if dropped {
+		imp.note(keyNodeIPFamilies, "skipped an unknown address family and listed a repeated one's addresses twice",
+			"nodeIPFamilies keeps each of ipv4 and ipv6 once, in the order given")
+	}
+	if len(fams) > 0 && !slices.Equal(fams, []string{familyIPv4}) {
+		imp.sec.NodeIPFamilies = fams
 	}
 	if strings.TrimSpace(g.SupportedTopologyInstanceTypePattern) != "" {
 		// upstream: kubernetes/cloud-provider-aws pkg/providers/v1/topology.go:72-76

@@ -53,6 +53,9 @@ type instances struct {
 	region    string
 	clusterID string
 	cfgVPC    string
+	// families are the cloud-config's nodeIPFamilies: the Node
+	// addresses' families, in order.
+	families []string
 	// assignIPv6Prefix is the cloud-config's nodeIPAM.assignIPv6Prefix.
 	assignIPv6Prefix bool
 	// ipv4Prefix is the cloud-config's nodeIPAM.ipv4Prefix.
@@ -76,6 +79,7 @@ func newInstances(api *clients, s *Section, clusterID string, lister *nodes.List
 		region:           s.Region,
 		clusterID:        clusterID,
 		cfgVPC:           s.VPCID,
+		families:         s.NodeIPFamilies,
 		assignIPv6Prefix: s.NodeIPAM.AssignIPv6Prefix,
 		ipv4Prefix:       s.NodeIPAM.IPv4Prefix,
 		Resolver: &nodeinstance.Resolver[*instance]{
@@ -133,7 +137,7 @@ func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*clou
 	md := &cloudprovider.InstanceMetadata{
 		ProviderID:    providerID(zone, id),
 		InstanceType:  inst.instanceType,
-		NodeAddresses: nodeAddresses(inst),
+		NodeAddresses: nodeAddresses(inst, in.families),
 		Zone:          zone,
 		Region:        in.region,
 	}

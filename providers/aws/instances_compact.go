@@ -20,6 +20,9 @@ type instance struct {
 	// internalIPs are the private IPv4 addresses in the order and without
 	// the repeats nodeAddresses lists them (instances_addresses.go).
 	internalIPs []string
+	// ipv6s are the first IPv6 address of each in-use interface, by
+	// device index (nodeAddresses' ipv6 family).
+	ipv6s []string
 	// state is EC2's state name; an instance described without one is
 	// taken as running (compact).
 	state        ec2types.InstanceStateName
@@ -60,6 +63,7 @@ func compact(inst *ec2types.Instance, clusterTag string) *instance {
 		publicDNS:    aws.ToString(inst.PublicDnsName),
 		publicIP:     aws.ToString(inst.PublicIpAddress),
 		internalIPs:  internalIPs(inst),
+		ipv6s:        interfaceIPv6s(inst),
 		instanceType: string(inst.InstanceType),
 		vpc:          aws.ToString(inst.VpcId),
 		// The load balancer code has always registered an instance

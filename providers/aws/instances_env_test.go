@@ -3,10 +3,13 @@ package aws
 import (
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -147,3 +150,32 @@ func (b *closableBody) Read(p []byte) (int, error) {
 }
 
 func (b *closableBody) Close() error { b.closed = true; return nil }
+
+// TestIPv6NodeAddresses: with nodeIPFamilies [ipv6, ipv4] an instance's
+// interface IPv6 address, as EC2 describes it, is the Node's first
+// address (what a kubelet with --node-ip=<ipv6> is checked against).
+func TestIPv6NodeAddresses(t *testing.T) {
+	env := newTestEnv(t, func(s *Section) { s.NodeIPFamilies = []string{familyIPv6, familyIPv4} })
+	ids := env.launch(t, cloudsimaws.LaunchSpec{Count: 1})
+	info := env.info(t, ids[0])
+	out, err := env.api.ec2.AssignIpv6Addresses(t.Context(), &ec2.AssignIpv6AddressesInput{NetworkInterfaceId: aws.String(info.NetworkInterfaceID), Ipv6AddressCount: aws.Int32(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.AssignedIpv6Addresses) != 1 {
+		t.Fatalf("assigned %v", out.AssignedIpv6Addresses)
+	}
+	md, err := env.in.InstanceMetadata(t.Context(), env.nodeByProviderID(t, ids[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []v1.NodeAddress{
+		{Type: v1.NodeInternalIP, Address: out.AssignedIpv6Addresses[0]},
+		{Type: v1.NodeInternalIP, Address: info.PrivateIP},
+		{Type: v1.NodeInternalDNS, Address: info.PrivateDNSName},
+		{Type: v1.NodeHostName, Address: info.PrivateDNSName},
+	}
+	if !reflect.DeepEqual(md.NodeAddresses, want) {
+		t.Errorf("addresses\n got %v\nwant %v", md.NodeAddresses, want)
+	}
+}
