@@ -39,6 +39,9 @@ func (r *sgRule) sameAs(o *sgRule) bool {
 		r.cidr == o.cidr && r.groupID == o.groupID
 }
 
+// ipv6 says the rule's source is an IPv6 CIDR (Ipv6Ranges, not IpRanges).
+func (r *sgRule) ipv6() bool { return strings.Contains(r.cidr, ":") }
+
 func (r *sgRule) String() string {
 	peer := r.cidr
 	if r.groupID != "" {
@@ -238,7 +241,22 @@ func (e *Emulator) parsePermissions(p params) ([]*sgRule, error) {
 		for _, r := range cidrs {
 			prefix, err := netip.ParsePrefix(r.get("CidrIp"))
 			if err != nil || !prefix.Addr().Is4() {
-				return nil, invalidValue("CidrIp", r.get("CidrIp"), "CIDR block is malformed.")
+				// EC2's answer to an IPv6 (or any malformed) CIDR in
+				// IpRanges, HTTP 400: "CIDR block ::/0 is malformed"
+				// (aws/aws-cli#2428, hashicorp/terraform#14382).
+				return nil, apiErr(codeInvalidParameterValue, "CIDR block %s is malformed", r.get("CidrIp"))
+			}
+			rule := base
+			rule.cidr, rule.description = prefix.Masked().String(), r.get("Description")
+			rules = append(rules, &rule)
+		}
+		// Ipv6Ranges.N.CidrIpv6, canonicalised as IpRanges are (host bits
+		// masked, RFC 5952 form), so a non-canonical spelling of an
+		// existing rule is a duplicate.
+		for _, r := range perm.structs("Ipv6Ranges") {
+			prefix, err := netip.ParsePrefix(r.get("CidrIpv6"))
+			if err != nil || !prefix.Addr().Is6() || prefix.Addr().Is4In6() {
+				return nil, apiErr(codeInvalidParameterValue, "CIDR block %s is malformed", r.get("CidrIpv6"))
 			}
 			rule := base
 			rule.cidr, rule.description = prefix.Masked().String(), r.get("Description")
@@ -290,6 +308,7 @@ type xmlSecurityGroupRule struct {
 	FromPort   int    `xml:"fromPort"`
 	ToPort     int    `xml:"toPort"`
 	CidrIPv4   string `xml:"cidrIpv4,omitempty"`
+	CidrIPv6   string `xml:"cidrIpv6,omitempty"`
 	Referenced string `xml:"referencedGroupInfo>groupId,omitempty"`
 	Desc       string `xml:"description,omitempty"`
 }
@@ -322,7 +341,12 @@ func (e *Emulator) authorizeSecurityGroupIngress(p params) (any, error) {
 		sg.ingress = append(sg.ingress, r)
 		x := xmlSecurityGroupRule{
 			ID: r.id, GroupID: sg.id, OwnerID: e.cfg.AccountID, IPProtocol: r.protocol,
-			FromPort: r.fromPort, ToPort: r.toPort, CidrIPv4: r.cidr, Referenced: r.groupID, Desc: r.description,
+			FromPort: r.fromPort, ToPort: r.toPort, Referenced: r.groupID, Desc: r.description,
+		}
+		if r.ipv6() {
+			x.CidrIPv6 = r.cidr
+		} else {
+			x.CidrIPv4 = r.cidr
 		}
 		if r.protocol == "-1" {
 			x.FromPort, x.ToPort = -1, -1
@@ -359,6 +383,11 @@ type xmlIPRange struct {
 	Description string `xml:"description,omitempty"`
 }
 
+type xmlIPv6Range struct {
+	CidrIPv6    string `xml:"cidrIpv6"`
+	Description string `xml:"description,omitempty"`
+}
+
 type xmlUserIDGroupPair struct {
 	GroupID     string `xml:"groupId"`
 	UserID      string `xml:"userId"`
@@ -371,6 +400,7 @@ type xmlIPPermission struct {
 	ToPort     *int                 `xml:"toPort,omitempty"`
 	Groups     []xmlUserIDGroupPair `xml:"groups>item"`
 	IPRanges   []xmlIPRange         `xml:"ipRanges>item"`
+	IPv6Ranges []xmlIPv6Range       `xml:"ipv6Ranges>item"`
 }
 
 type xmlSecurityGroup struct {
@@ -410,6 +440,8 @@ func (e *Emulator) permissions(rules []*sgRule) []xmlIPPermission {
 		}
 		if r.groupID != "" {
 			out[i].Groups = append(out[i].Groups, xmlUserIDGroupPair{GroupID: r.groupID, UserID: e.cfg.AccountID, Description: r.description})
+		} else if r.ipv6() {
+			out[i].IPv6Ranges = append(out[i].IPv6Ranges, xmlIPv6Range{CidrIPv6: r.cidr, Description: r.description})
 		} else {
 			out[i].IPRanges = append(out[i].IPRanges, xmlIPRange{CidrIP: r.cidr, Description: r.description})
 		}
@@ -433,7 +465,20 @@ var securityGroupFields = fields[*securityGroup]{
 	"vpc-id":      func(sg *securityGroup) []string { return []string{sg.vpcID} },
 	"description": func(sg *securityGroup) []string { return []string{sg.description} },
 	"ip-permission.cidr": func(sg *securityGroup) []string {
-		return ruleValues(sg.ingress, func(r *sgRule) string { return r.cidr })
+		return ruleValues(sg.ingress, func(r *sgRule) string {
+			if r.ipv6() {
+				return ""
+			}
+			return r.cidr
+		})
+	},
+	"ip-permission.ipv6-cidr": func(sg *securityGroup) []string {
+		return ruleValues(sg.ingress, func(r *sgRule) string {
+			if !r.ipv6() {
+				return ""
+			}
+			return r.cidr
+		})
 	},
 	"ip-permission.group-id": func(sg *securityGroup) []string {
 		return ruleValues(sg.ingress, func(r *sgRule) string { return r.groupID })

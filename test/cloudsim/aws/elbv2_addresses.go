@@ -23,25 +23,31 @@ type xmlLBAddress struct {
 	IPAddress          string `xml:"IpAddress,omitempty"`
 	AllocationID       string `xml:"AllocationId,omitempty"`
 	PrivateIPv4Address string `xml:"PrivateIPv4Address,omitempty"`
+	IPv6Address        string `xml:"IPv6Address,omitempty"`
 }
 
 // lbAddresses is one zone's LoadBalancerAddresses as ELBv2 reports them:
-// the Elastic IP with its allocation, or the chosen private address.
+// the Elastic IP with its allocation, or the chosen private address, with
+// a dualstack load balancer's IPv6 address in the same entry.
 func (e *Emulator) lbAddresses(lb *loadBalancer, subnetID string) []xmlLBAddress {
-	m, ok := lb.mappings[subnetID]
-	switch {
-	case !ok:
-		return nil
-	case m.allocationID != "":
-		a, ok := e.eips.store.Get(m.allocationID)
-		if !ok {
-			return nil
+	var out xmlLBAddress
+	if m, ok := lb.mappings[subnetID]; ok {
+		switch {
+		case m.allocationID != "":
+			if a, ok := e.eips.store.Get(m.allocationID); ok {
+				out.IPAddress, out.AllocationID = a.publicIP, a.allocationID
+			}
+		case m.pinned:
+			out.PrivateIPv4Address = m.privateIP
 		}
-		return []xmlLBAddress{{IPAddress: a.publicIP, AllocationID: a.allocationID}}
-	case m.pinned:
-		return []xmlLBAddress{{PrivateIPv4Address: m.privateIP}}
 	}
-	return nil
+	if a, ok := lb.ipv6[subnetID]; ok {
+		out.IPv6Address = a.String()
+	}
+	if out == (xmlLBAddress{}) {
+		return nil
+	}
+	return []xmlLBAddress{out}
 }
 
 // requestedMappings reads the AllocationId and PrivateIPv4Address of

@@ -98,6 +98,9 @@ func (e *Emulator) checkListener(l *listener, lb *loadBalancer) error {
 	if l.port < 1 || l.port > 65535 {
 		return validation("Listener port '%d' must be within 1-65535", l.port)
 	}
+	if lb.ipAddressType == ipTypeDualstack && isUDP(l.protocol) && !lb.prefixSourceNAT {
+		return udpOnDualstack()
+	}
 	if (l.protocol == "TLS" || l.protocol == "HTTPS") && len(l.certificates) == 0 {
 		return validation("A certificate must be specified for %s listeners", l.protocol)
 	}

@@ -2,6 +2,7 @@ package aws
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"slices"
 	"sort"
@@ -32,6 +33,10 @@ type loadBalancer struct {
 	tags           map[string]string
 	// mappings are the static addresses by subnet (elbv2_addresses.go).
 	mappings map[string]lbMapping
+	// ipv6 are a dualstack load balancer's IPv6 addresses by subnet, and
+	// prefixSourceNAT its EnablePrefixForIpv6SourceNat (elbv2_ipv6.go).
+	ipv6            map[string]netip.Addr
+	prefixSourceNAT bool
 }
 
 // state is provisioning until the configured delay has passed.
@@ -116,13 +121,29 @@ func (e *Emulator) createLoadBalancer(p params) (any, error) {
 	if scheme != "internet-facing" && scheme != "internal" {
 		return nil, validation("Scheme '%s' must be one of [internet-facing, internal]", scheme)
 	}
-	ipType := orDefault(p.get("IpAddressType"), "ipv4")
-	if ipType != "ipv4" && ipType != "dualstack" {
-		return nil, validation("IP address type '%s' must be one of [ipv4, dualstack]", ipType)
+	ipType := orDefault(p.get("IpAddressType"), ipTypeIPv4)
+	if err := checkIPAddressType(lbType, ipType); err != nil {
+		return nil, err
+	}
+	prefixNAT := false
+	switch v := p.get("EnablePrefixForIpv6SourceNat"); v {
+	case "", "off":
+	case "on":
+		if lbType != lbTypeNetwork || ipType != ipTypeDualstack {
+			return nil, validation("EnablePrefixForIpv6SourceNat can be on only for a Network Load Balancer of IP address type dualstack")
+		}
+		prefixNAT = true
+	default:
+		return nil, validation("EnablePrefixForIpv6SourceNat '%s' must be one of [on, off]", v)
 	}
 	subnets, vpcID, err := e.lbSubnets(p, lbType)
 	if err != nil {
 		return nil, err
+	}
+	if ipType == ipTypeDualstack {
+		if err := e.checkDualstackSubnets(subnets); err != nil {
+			return nil, err
+		}
 	}
 	sgs := p.list("SecurityGroups.member")
 	if err := e.lbSecurityGroups(sgs, vpcID); err != nil {
@@ -153,7 +174,7 @@ func (e *Emulator) createLoadBalancer(p params) (any, error) {
 	seq := e.nextSeq()
 	hex := fmt.Sprintf("%016x", seq)
 	lb := &loadBalancer{
-		name: name, lbType: lbType, scheme: scheme, ipAddressType: ipType, vpcID: vpcID,
+		name: name, lbType: lbType, scheme: scheme, ipAddressType: ipType, prefixSourceNAT: prefixNAT, vpcID: vpcID,
 		subnets: subnets, securityGroups: slices.Clone(sgs), createdWithSGs: len(sgs) > 0,
 		arn:        e.arn(fmt.Sprintf("loadbalancer/%s/%s/%s", lbTypeSegment(lbType), name, hex)),
 		created:    e.now(),
@@ -172,6 +193,7 @@ func (e *Emulator) createLoadBalancer(p params) (any, error) {
 	if err := e.claimMappings(lb, mappings); err != nil {
 		return nil, err
 	}
+	e.claimIPv6(lb)
 	e.loadBalancers.Put(lb)
 	return createLoadBalancerResponse{LoadBalancers: []xmlLoadBalancer{e.xmlLoadBalancer(lb)}}, nil
 }
@@ -289,6 +311,7 @@ func (e *Emulator) deleteLoadBalancer(p params) (any, error) {
 		}
 	}
 	e.releaseMappings(lb, nil)
+	e.releaseIPv6(lb, nil)
 	e.loadBalancers.Delete(lb.arn)
 	return emptyResponse{}, nil
 }
@@ -336,10 +359,17 @@ func (e *Emulator) setSubnets(p params) (any, error) {
 	if vpcID != lb.vpcID {
 		return nil, apiErr("InvalidConfigurationRequest", "The subnets must belong to the load balancer's VPC '%s'", lb.vpcID)
 	}
+	if lb.ipAddressType == ipTypeDualstack {
+		if err := e.checkDualstackSubnets(subnets); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.setSubnetMappings(lb, p, subnets); err != nil {
 		return nil, err
 	}
 	lb.subnets = subnets
+	e.releaseIPv6(lb, subnets)
+	e.claimIPv6(lb)
 	return setSubnetsResponse{AvailabilityZones: e.xmlAZs(lb), IPAddressType: lb.ipAddressType}, nil
 }
 

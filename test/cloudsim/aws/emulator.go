@@ -205,6 +205,7 @@ var elbHandlers = map[string]handler{
 	"DeleteLoadBalancer":             (*Emulator).deleteLoadBalancer,
 	"SetSecurityGroups":              (*Emulator).setSecurityGroups,
 	"SetSubnets":                     (*Emulator).setSubnets,
+	"SetIpAddressType":               (*Emulator).setIPAddressType,
 	"ModifyLoadBalancerAttributes":   (*Emulator).modifyLoadBalancerAttributes,
 	"DescribeLoadBalancerAttributes": (*Emulator).describeLoadBalancerAttributes,
 	"CreateTargetGroup":              (*Emulator).createTargetGroup,
