@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	elbv2types "github.com/aws/aws-sdk-go-v2/service/elasticloadbalancingv2/types"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	cloudprovider "k8s.io/cloud-provider"
@@ -50,11 +51,27 @@ const (
 	// Type: comma-separated subnet IDs or Name tags
 	// Default: the cloud-config's subnets, else discovery by role and cluster tags
 	annotationSubnets svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-subnets"
+	// annotationIPAddressType is the NLB's IP address type, read as the AWS
+	// Load Balancer Controller reads it for Services
+	// (kubernetes-sigs/aws-load-balancer-controller
+	// pkg/service/model_build_load_balancer.go:184-198): "ipv4" or
+	// "dualstack" (IPv4 and IPv6 addresses; every NLB subnet needs an IPv6
+	// block). Unset, the Service's spec.ipFamilies decide: dualstack when
+	// they include IPv6. The upstream AWS CCM makes every NLB ipv4; an NLB
+	// it made (named a<uid>) is turned dualstack only by this annotation,
+	// so the switch never widens what upstream made. A Classic ELB has no
+	// IPv6 in a VPC: dualstack on one is an error. Target groups stay
+	// IPv4 (the NLB passes IPv6 clients to the nodes over IPv4); UDP ports
+	// on a dualstack NLB are an error.
+	//
+	// Type: string (ipv4, dualstack)
+	// Default: dualstack if spec.ipFamilies include IPv6, else ipv4
+	annotationIPAddressType svcopts.Annotation = "service.beta.kubernetes.io/aws-load-balancer-ip-address-type"
 	// annotationSourceRanges admits only these client CIDRs to the
 	// listeners, when spec.loadBalancerSourceRanges is empty.
 	//
 	// Type: comma-separated CIDRs
-	// Default: 0.0.0.0/0
+	// Default: 0.0.0.0/0; 0.0.0.0/0 and ::/0 on a dualstack NLB
 	annotationSourceRanges svcopts.Annotation = v1.AnnotationLoadBalancerSourceRangesKey
 
 	// annotationExtraTags adds tags to the NLB, its target groups and its
@@ -262,6 +279,14 @@ type lbOptions struct {
 	// NodePort: set for Classic ELBs with their own group on a config
 	// asking for upstream's shape.
 	allTrafficNodeRule bool
+	// ipAddressType is the NLB's (loadbalancer_families.go), and
+	// ipTypeAsked says annotationIPAddressType chose it rather than the
+	// Service's families.
+	ipAddressType elbv2types.IpAddressType
+	ipTypeAsked   bool
+	// defaultRanges says sourceRanges are the default (every client of
+	// the NLB's families), not the Service's.
+	defaultRanges bool
 }
 
 // implementedElsewhere reports whether the Service asks for a load balancer
@@ -316,16 +341,26 @@ func parseLBOptions(svc *v1.Service) (*lbOptions, error) {
 	if err != nil {
 		return nil, err
 	}
+	ipType, asked, err := parseIPAddressType(svc, ports)
+	if err != nil {
+		return nil, err
+	}
+	if ipType == elbv2types.IpAddressTypeDualstack && !svcopts.SourceRangesGiven(svc) {
+		ranges = svcopts.AllClients(v1.IPv4Protocol, v1.IPv6Protocol)
+	}
 	return &lbOptions{
-		internal:     internal,
-		subnets:      subnets,
-		sourceRanges: ranges,
-		ports:        ports,
-		healthCheck:  hc,
-		extraTags:    extraTags,
-		tgAttributes: tgAttrs,
-		userSGs:      groups,
-		lbAttributes: attrs,
+		ipAddressType: ipType,
+		ipTypeAsked:   asked,
+		defaultRanges: !svcopts.SourceRangesGiven(svc),
+		internal:      internal,
+		subnets:       subnets,
+		sourceRanges:  ranges,
+		ports:         ports,
+		healthCheck:   hc,
+		extraTags:     extraTags,
+		tgAttributes:  tgAttrs,
+		userSGs:       groups,
+		lbAttributes:  attrs,
 	}, nil
 }
 

@@ -64,6 +64,9 @@ type clbAttributes struct {
 // parseCLBOptions validates a Service that gets a Classic ELB. Every error
 // names the annotation or field at fault.
 func parseCLBOptions(svc *v1.Service) (*clbOptions, error) {
+	if err := checkClassicFamilies(svc); err != nil {
+		return nil, err
+	}
 	internal, _ := parseInternal(svc)
 	subnets, err := parseSubnetList(svc)
 	if err != nil {

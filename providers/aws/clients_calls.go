@@ -85,6 +85,7 @@ type elbv2Calls struct {
 	RegisterTargets               op[elbv2.RegisterTargetsInput, elbv2.RegisterTargetsOutput, elbv2.Options]
 	RemoveTags                    op[elbv2.RemoveTagsInput, elbv2.RemoveTagsOutput, elbv2.Options]
 	SetSecurityGroups             op[elbv2.SetSecurityGroupsInput, elbv2.SetSecurityGroupsOutput, elbv2.Options]
+	SetIpAddressType              op[elbv2.SetIpAddressTypeInput, elbv2.SetIpAddressTypeOutput, elbv2.Options]
 
 	DescribeLoadBalancerAttributes op[elbv2.DescribeLoadBalancerAttributesInput, elbv2.DescribeLoadBalancerAttributesOutput, elbv2.Options]
 	ModifyLoadBalancerAttributes   op[elbv2.ModifyLoadBalancerAttributesInput, elbv2.ModifyLoadBalancerAttributesOutput, elbv2.Options]
@@ -113,6 +114,7 @@ func newELBv2Calls(c *elbv2.Client) *elbv2Calls {
 		RegisterTargets:               c.RegisterTargets,
 		RemoveTags:                    c.RemoveTags,
 		SetSecurityGroups:             c.SetSecurityGroups,
+		SetIpAddressType:              c.SetIpAddressType,
 
 		DescribeLoadBalancerAttributes: c.DescribeLoadBalancerAttributes,
 		ModifyLoadBalancerAttributes:   c.ModifyLoadBalancerAttributes,

@@ -82,6 +82,13 @@ func (l *loadBalancers) ensureFull(ctx context.Context, svc *v1.Service, opts *l
 		return nil, nil, fmt.Errorf("the addresses in annotations %s / %s differ from those of load balancer %s, and an NLB's addresses are fixed when it is created; restore them, or delete and re-create the Service to move to the new ones",
 			annotationEIPAllocations, annotationPrivateIPv4, st.name)
 	}
+	if st.lb != nil {
+		// Before the security group: an NLB kept ipv4 admits IPv4
+		// clients only.
+		if err := l.ensureIPAddressType(ctx, st, opts); err != nil {
+			return nil, nil, err
+		}
+	}
 	vpc, err := l.vpcFor(ctx, st.lb)
 	if err != nil {
 		return nil, nil, err
@@ -292,7 +299,7 @@ func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service,
 		Name:           aws.String(st.name),
 		Type:           elbv2types.LoadBalancerTypeEnumNetwork,
 		Scheme:         scheme(opts),
-		IpAddressType:  elbv2types.IpAddressTypeIpv4,
+		IpAddressType:  opts.addressType(),
 		SubnetMappings: mappings,
 		SecurityGroups: groups,
 		Tags:           tags,
@@ -310,7 +317,7 @@ func (l *loadBalancers) createLoadBalancer(ctx context.Context, svc *v1.Service,
 	for _, t := range tags {
 		st.lbTags[aws.ToString(t.Key)] = aws.ToString(t.Value)
 	}
-	klog.FromContext(ctx).Info("Created load balancer", "scheme", scheme(opts), "subnets", len(mappings), "dnsName", aws.ToString(st.lb.DNSName))
+	klog.FromContext(ctx).Info("Created load balancer", "scheme", scheme(opts), "ipAddressType", opts.addressType(), "subnets", len(mappings), "dnsName", aws.ToString(st.lb.DNSName))
 	return nil
 }
 

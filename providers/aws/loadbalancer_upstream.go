@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -106,10 +107,21 @@ func newUpstreamRules(lbName string, opts *lbOptions, subnetCIDRs []string) upst
 	u := upstreamRules{lbName: lbName, client: map[sgRule]bool{}, health: map[sgRule]bool{}}
 	clientPorts, healthPorts := map[int32]bool{}, map[int32]bool{}
 	allTCP := true
+	// Only IPv4 clients reach the nodes: target groups here are IPv4, and
+	// a dualstack NLB passes an IPv6 client's traffic on from its own
+	// IPv4 address (loadbalancer_families.go). Upstream would put an IPv6
+	// range in IpRanges, which EC2 refuses ("CIDR block ::/0 is
+	// malformed", aws_loadbalancer.go:1069-1085).
+	var clients []netip.Prefix
+	for _, c := range opts.sourceRanges {
+		if c.Addr().Is4() {
+			clients = append(clients, c)
+		}
+	}
 	for _, p := range opts.ports {
 		for _, proto := range protocols(p) {
 			allTCP = allTCP && proto == "tcp"
-			for _, c := range opts.sourceRanges {
+			for _, c := range clients {
 				u.client[sgRule{proto: proto, from: p.nodePort, to: p.nodePort, cidr: c.String()}] = true
 			}
 		}
@@ -120,7 +132,7 @@ func newUpstreamRules(lbName string, opts *lbOptions, subnetCIDRs []string) upst
 			healthPorts[p.nodePort] = true
 		}
 	}
-	open := len(opts.sourceRanges) == 1 && opts.sourceRanges[0].String() == "0.0.0.0/0"
+	open := len(clients) == 1 && clients[0].String() == "0.0.0.0/0"
 	if open && allTCP && maps.Equal(clientPorts, healthPorts) {
 		return u
 	}

@@ -64,6 +64,7 @@ func Permissions() decl.Declaration {
 				elbAction("ModifyTargetGroup", "follow health-check annotations"),
 				elbAction("ModifyTargetGroupAttributes", "follow proxy-protocol and client-IP annotations"),
 				elbAction("SetSecurityGroups", "the NLB's frontend security group"),
+				elbAction("SetIpAddressType", "turn an NLB dualstack or back to ipv4 as its Service's families change"),
 				elbAction("RegisterTargets", "add nodes as targets"),
 				elbAction("DeregisterTargets", "remove nodes"),
 				elbAction("DeleteListener", "remove a port"),
