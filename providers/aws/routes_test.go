@@ -182,7 +182,7 @@ func TestRoutesLifecycle(t *testing.T) {
 		if got := listRoutes(t, r); len(got) != 0 {
 			t.Errorf("ListRoutes after delete = %+v", got)
 		}
-		if got := env.tableRoutes()[table]; len(got) != 3 { // local, and the two foreign routes
+		if got := env.tableRoutes()[table]; len(got) != 4 { // the two local ones (IPv4, IPv6), and the two foreign routes
 			t.Errorf("table holds %v", got)
 		}
 	})
@@ -302,5 +302,62 @@ func TestUnlistedInstanceIsNotTheClusters(t *testing.T) {
 	}
 	if !in.isClusterInstance(&instance{clusterTagged: true}) {
 		t.Error("a tagged instance not counted as the cluster's")
+	}
+}
+
+// A dual-stack Node's two pod CIDRs get one route each, the IPv6 one
+// through DestinationIpv6CidrBlock (upstream sends every CIDR as
+// DestinationCidrBlock, which EC2 refuses for IPv6:
+// kubernetes/kubernetes#78089); both are listed back for the Node and
+// deleted with it.
+func TestRoutesDualStack(t *testing.T) {
+	env, r, nodes, _ := routesEnv(t, func(fx cloudsimaws.Fixture, s *Section) { s.RouteTables.IDs = []string{fx.RouteTableID} })
+	table := env.fx.RouteTableID
+	ctx := t.Context()
+	cidrs := map[types.NodeName][]string{
+		nodes[0]: {"10.244.1.0/24", "fd00:10:244:1::/64"},
+		nodes[1]: {"10.244.2.0/24", "fd00:10:244:0002:0::/64"},
+	}
+	for node, cs := range cidrs {
+		for _, c := range cs {
+			// The route controller gives both CIDRs the Node's UID as hint.
+			if err := r.CreateRoute(ctx, testCluster, "uid-"+string(node), &cloudprovider.Route{DestinationCIDR: c, TargetNode: node}); err != nil {
+				t.Fatalf("%s via %s: %v", c, node, err)
+			}
+		}
+	}
+	got := map[string]types.NodeName{}
+	for _, rt := range listRoutes(t, r) {
+		got[rt.DestinationCIDR] = rt.TargetNode
+	}
+	want := map[string]types.NodeName{
+		"10.244.1.0/24": nodes[0], "fd00:10:244:1::/64": nodes[0],
+		"10.244.2.0/24": nodes[1], "fd00:10:244:2::/64": nodes[1],
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ListRoutes = %v, want %v", got, want)
+	}
+	held := env.tableRoutes()[table]
+	for c := range want {
+		if _, ok := held[c]; !ok {
+			t.Errorf("table holds %v, not %s", held, c)
+		}
+	}
+	out, err := env.api.ec2.DescribeRouteTables(ctx, &ec2.DescribeRouteTablesInput{RouteTableIds: []string{table}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range out.RouteTables[0].Routes {
+		if aws.ToString(rt.InstanceId) != "" && strings.Contains(routeCIDR(rt), ":") && (aws.ToString(rt.DestinationIpv6CidrBlock) == "" || aws.ToString(rt.DestinationCidrBlock) != "") {
+			t.Errorf("IPv6 route reported as %+v", rt)
+		}
+	}
+	for c, node := range want {
+		if err := r.DeleteRoute(ctx, testCluster, &cloudprovider.Route{DestinationCIDR: c, TargetNode: node}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := listRoutes(t, r); len(got) != 0 {
+		t.Errorf("after deleting: %+v", got)
 	}
 }

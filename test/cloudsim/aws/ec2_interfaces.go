@@ -152,6 +152,12 @@ func (e *Emulator) associateVPCIPv6(v *vpc) error {
 	n := e.ipv6Blocks
 	b := [16]byte{0x20, 0x01, 0x0d, 0xb8, byte(n >> 16), byte(n >> 8), byte(n)}
 	v.ipv6CIDR = netip.PrefixFrom(netip.AddrFrom16(b), vpcIPv6Bits)
+	// Every route table of the VPC gets the local route of the new block.
+	for _, rt := range e.routeTables.All() {
+		if rt.vpcID == v.id {
+			rt.routes = append(rt.routes, &route{destination: v.ipv6CIDR.String(), gatewayID: "local", origin: "CreateRouteTable"})
+		}
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package aws_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -107,9 +108,52 @@ func routesOf(t *testing.T, e *env, rtb string) map[string]ec2types.Route {
 	out := must[*ec2.DescribeRouteTablesOutput](t)(e.ec2.DescribeRouteTables(ctx(), &ec2.DescribeRouteTablesInput{RouteTableIds: []string{rtb}}))
 	routes := map[string]ec2types.Route{}
 	for _, r := range out.RouteTables[0].Routes {
-		routes[aws.ToString(r.DestinationCidrBlock)] = r
+		dst := aws.ToString(r.DestinationCidrBlock)
+		if dst == "" {
+			dst = aws.ToString(r.DestinationIpv6CidrBlock)
+		}
+		routes[dst] = r
 	}
 	return routes
+}
+
+// IPv6 routes: DestinationIpv6CidrBlock, canonicalised and reported as
+// destinationIpv6CidrBlock; an IPv6 CIDR in DestinationCidrBlock is EC2's
+// "not a valid CIDR block" (kubernetes/kubernetes#78089); the VPC's IPv6
+// block has its local route.
+func TestIPv6Routes(t *testing.T) {
+	e := newEnv(t)
+	rtb := e.fx.RouteTableID
+	if local := routesOf(t, e, rtb)[e.fx.VPCIPv6CIDR]; aws.ToString(local.GatewayId) != "local" || aws.ToString(local.DestinationCidrBlock) != "" {
+		t.Fatalf("IPv6 local route %+v", local)
+	}
+	ids := launch(t, e, cloudsimaws.LaunchSpec{Count: 1})
+	_, err := e.ec2.CreateRoute(ctx(), &ec2.CreateRouteInput{RouteTableId: aws.String(rtb), DestinationCidrBlock: aws.String("fd00:1234::300/120"), InstanceId: aws.String(ids[0])})
+	if errorCode(err) != "InvalidParameterValue" || !strings.Contains(err.Error(), "Value (fd00:1234::300/120) for parameter destinationCidrBlock is invalid. This is not a valid CIDR block.") {
+		t.Fatalf("IPv6 CIDR as DestinationCidrBlock: %v", err)
+	}
+	if _, err := e.ec2.CreateRoute(ctx(), &ec2.CreateRouteInput{RouteTableId: aws.String(rtb), DestinationIpv6CidrBlock: aws.String("10.1.0.0/16"), InstanceId: aws.String(ids[0])}); errorCode(err) != "InvalidParameterValue" {
+		t.Fatalf("IPv4 CIDR as DestinationIpv6CidrBlock: %v", err)
+	}
+	if _, err := e.ec2.CreateRoute(ctx(), &ec2.CreateRouteInput{RouteTableId: aws.String(rtb), DestinationCidrBlock: aws.String("10.1.0.0/16"), DestinationIpv6CidrBlock: aws.String("fd00::/64"), InstanceId: aws.String(ids[0])}); errorCode(err) != "InvalidParameterCombination" {
+		t.Fatalf("both destinations: %v", err)
+	}
+	must[*ec2.CreateRouteOutput](t)(e.ec2.CreateRoute(ctx(), &ec2.CreateRouteInput{RouteTableId: aws.String(rtb), DestinationIpv6CidrBlock: aws.String("fd00:1234:0::1/64"), InstanceId: aws.String(ids[0])}))
+	r, found := routesOf(t, e, rtb)["fd00:1234::/64"]
+	if !found || aws.ToString(r.InstanceId) != ids[0] || r.State != "active" {
+		t.Fatalf("IPv6 route %+v (found %v)", r, found)
+	}
+	if _, err := e.ec2.CreateRoute(ctx(), &ec2.CreateRouteInput{RouteTableId: aws.String(rtb), DestinationIpv6CidrBlock: aws.String("fd00:1234::/64"), InstanceId: aws.String(ids[0])}); errorCode(err) != "RouteAlreadyExists" {
+		t.Fatalf("duplicate IPv6 route: %v", err)
+	}
+	out := must[*ec2.DescribeRouteTablesOutput](t)(e.ec2.DescribeRouteTables(ctx(), &ec2.DescribeRouteTablesInput{Filters: []ec2types.Filter{filter("route.destination-ipv6-cidr-block", "fd00:1234::/64")}}))
+	if len(out.RouteTables) != 1 {
+		t.Fatalf("route.destination-ipv6-cidr-block filter: %d tables", len(out.RouteTables))
+	}
+	must[*ec2.DeleteRouteOutput](t)(e.ec2.DeleteRoute(ctx(), &ec2.DeleteRouteInput{RouteTableId: aws.String(rtb), DestinationIpv6CidrBlock: aws.String("fd00:1234::/64")}))
+	if _, found := routesOf(t, e, rtb)["fd00:1234::/64"]; found {
+		t.Fatal("IPv6 route left after DeleteRoute")
+	}
 }
 
 func TestRouteTablesAndRoutes(t *testing.T) {
