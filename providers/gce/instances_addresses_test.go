@@ -8,6 +8,10 @@ import (
 	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	nodehelpers "k8s.io/cloud-provider/node/helpers"
+
+	gceemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/gce"
 )
 
 // nicOf is a network interface as the API returns it: networkIP, access
@@ -160,5 +164,60 @@ func TestOrderAddresses(t *testing.T) {
 		if len(got) != len(in) || !slices.Equal(in, orig) {
 			t.Error("orderAddresses lost an address or changed its input")
 		}
+	}
+}
+
+// TestNodeAddressesThroughAPI: an instance with three interfaces, read by
+// InstanceMetadata through the real client from the emulator: nic0
+// dual-stack with an internal IPv6 and an external IPv4, nic1 on an
+// EXTERNAL-IPv6 subnetwork (its IPv6 only in an IPv6 access config),
+// nic2 IPv4 only. Every interface's addresses are there, IPv4 first
+// unless stackType is IPV6, and the Hostname last. The cloud-node
+// controller's own check of a kubelet's dual-stack --node-ip
+// (k8s.io/cloud-provider node/helpers GetNodeAddressesFromNodeIP) keeps
+// both of nic0's addresses.
+func TestNodeAddressesThroughAPI(t *testing.T) {
+	for _, stack := range stackTypes {
+		t.Run(stack, func(t *testing.T) {
+			env := newTestEnv(t, gceemu.Config{}, func(s *Section) { s.StackType = stack })
+			ext, err := env.emu.AddNetwork(gceemu.NetworkSpec{Name: "ext", SubnetCIDR: "10.1.0.0/24", StackType: gceemu.StackDual, IPv6AccessType: gceemu.IPv6External})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v4, err := env.emu.AddNetwork(gceemu.NetworkSpec{Name: "v4", SubnetCIDR: "10.2.0.0/24"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := env.emu.Launch(gceemu.InstanceSpec{Name: "multi", StackType: gceemu.StackDual, ExternalIP: true, Interfaces: []gceemu.InterfaceSpec{
+				{Subnetwork: ext.SubnetworkName, StackType: gceemu.StackDual, ExternalIPv6: true},
+				{Subnetwork: v4.SubnetworkName},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nic := info.Interfaces
+			v4s := []string{"Internal " + nic[0].InternalIP, "External " + nic[0].ExternalIP, "Internal " + nic[1].InternalIP, "Internal " + nic[2].InternalIP}
+			v6s := []string{"Internal " + nic[0].IPv6Address, "Internal " + nic[1].ExternalIPv6}
+			want := append(slices.Clone(v4s), v6s...)
+			if stack == StackIPv6 {
+				want = append(slices.Clone(v6s), v4s...)
+			}
+			want = append(want, "Host multi")
+			node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "multi"}}
+			md, err := env.cloud.instances.InstanceMetadata(t.Context(), node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.ReplaceAll(addrList(md.NodeAddresses), "Hostname", "Host"); got != strings.Join(want, ", ") {
+				t.Errorf("addresses\n got %s\nwant %s", got, strings.Join(want, ", "))
+			}
+			kept, err := nodehelpers.GetNodeAddressesFromNodeIP(nic[0].InternalIP+","+nic[0].IPv6Address, md.NodeAddresses)
+			if err != nil {
+				t.Fatalf("dual-stack --node-ip: %v", err)
+			}
+			if kept[0].Address != nic[0].InternalIP || kept[1].Address != nic[0].IPv6Address {
+				t.Errorf("dual-stack --node-ip keeps %v", kept)
+			}
+		})
 	}
 }
