@@ -78,7 +78,7 @@ func (in *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool,
 
 // InstanceMetadata describes the instance for the Node: upstream's
 // providerID, addresses (every interface's, ordered by stackType:
-// instances_read.go), machine type, zone and region. A Node labelled
+// instances_addresses.go), machine type, zone and region. A Node labelled
 // unmanaged gets none, without a cloud call (unmanagedMetadata).
 func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
 	if unmanagedNode(node) {
