@@ -65,6 +65,12 @@ type Section struct {
 	// region's static address quota (STATIC_ADDRESSES, which has been as
 	// low as 8 per region).
 	KeepAddresses bool `yaml:"keepAddresses"`
+	// StackType is the cluster's IP stack, as the upstream GCE CCM's
+	// [global] stack-type: IPV4 (the default), IPV4_IPV6 (dual-stack) or
+	// IPV6. It only orders Node addresses: with IPV6 a Node's IPv6
+	// addresses come before its IPv4 ones, otherwise after them. Every
+	// interface's IPv6 address is a Node address whatever the value.
+	StackType string `yaml:"stackType"`
 	// UpstreamClusterName is the --cluster-name of the upstream GCE CCM
 	// this cluster was switched from (import-config sets it): its pod
 	// routes, "<name[:26]>-<node UID>" described k8s-node-route, are the
@@ -80,6 +86,18 @@ type Section struct {
 // DefaultNetworkName is the VPC a project starts with.
 const DefaultNetworkName = "default"
 
+// The values of stackType, upstream's (cloud-provider-gcp
+// providers/gce/gce.go:99-120; its NetworkStack* names are deprecated
+// Go aliases of the same strings, not other values).
+const (
+	StackIPv4      = "IPV4"
+	StackDualStack = "IPV4_IPV6"
+	StackIPv6      = "IPV6"
+)
+
+// stackTypes are stackType's values.
+var stackTypes = []string{StackIPv4, StackDualStack, StackIPv6}
+
 // SetDefaults implements config.Section.
 func (s *Section) SetDefaults() {
 	if s.NetworkProjectID == "" {
@@ -87,6 +105,9 @@ func (s *Section) SetDefaults() {
 	}
 	if s.NetworkName == "" {
 		s.NetworkName = DefaultNetworkName
+	}
+	if s.StackType == "" {
+		s.StackType = StackIPv4
 	}
 	s.Options.SetDefaults()
 }
@@ -142,6 +163,12 @@ func (s *Section) Validate(path *field.Path) field.ErrorList {
 	}
 	if s.NodeInstancePrefix != "" && !regexp.MustCompile(`^[a-z][-a-z0-9]{0,62}$`).MatchString(s.NodeInstancePrefix) {
 		errs = append(errs, field.Invalid(path.Child("nodeInstancePrefix"), s.NodeInstancePrefix, "must be the start of an instance name: lower-case letters, digits and '-', starting with a letter"))
+	}
+	// Upstream takes any string, and any but IPV6 orders IPv4 first
+	// (gce.go:692, gce_instances.go:100): here a misspelt one stops the
+	// manager at start instead of silently ordering IPv4 first.
+	if s.StackType != "" && !slices.Contains(stackTypes, s.StackType) {
+		errs = append(errs, field.NotSupported(path.Child("stackType"), s.StackType, stackTypes))
 	}
 	if s.Endpoint != "" {
 		u, err := url.Parse(s.Endpoint)

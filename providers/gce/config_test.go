@@ -46,7 +46,7 @@ func TestValidConfigs(t *testing.T) {
 		check   func(*Section) string
 	}{
 		{"minimal: ADC, default network, every zone", base, func(s *Section) string {
-			if s.NetworkProjectID != "my-project-123" || s.NetworkName != "default" || len(s.Zones) != 0 {
+			if s.NetworkProjectID != "my-project-123" || s.NetworkName != "default" || len(s.Zones) != 0 || s.StackType != StackIPv4 {
 				return "defaults not applied"
 			}
 			return ""
@@ -60,6 +60,12 @@ func TestValidConfigs(t *testing.T) {
 		}},
 		{"inline service account key", with(base, inlineKey(`"type":"service_account","client_email":"ccm@my-project-123.iam.gserviceaccount.com","private_key":"`+testKeyMaterial+`"`)), nil},
 		{"endpoint override", with(base, "endpoint: https://compute-psc.p.googleapis.com"), nil},
+		{"IPv6 stack", with(base, "stackType: IPV6"), func(s *Section) string {
+			if s.StackType != StackIPv6 {
+				return "stackType not read"
+			}
+			return ""
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, err := parse(t, tt.section...)
@@ -106,6 +112,10 @@ func TestBadConfigs(t *testing.T) {
 			[]string{`gce.credentialsJSON: Invalid value: <redacted>: must be a service account key in JSON`}},
 		{"timeouts out of range", with(base, "requestTimeout: 100ms"),
 			[]string{`gce.requestTimeout: Invalid value: "100ms"`}},
+		// Upstream's values only, spelt as upstream's (which compares
+		// exactly: "ipv6" ordered IPv4 first there).
+		{"unknown stack type", with(base, "stackType: ipv6"),
+			[]string{`gce.stackType: Unsupported value: "ipv6": supported values: "IPV4", "IPV4_IPV6", "IPV6"`}},
 		{"a gce.conf key we do not read", with(base, "multizone: true"),
 			[]string{`gce.multizone: unknown field "multizone"`}},
 	} {

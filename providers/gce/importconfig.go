@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,6 +64,7 @@ func ImportConfig(data []byte, opts importcfg.Options) (*importcfg.Result, error
 	im.endpoint()
 	im.credentials()
 	im.nodes()
+	im.stack()
 	im.unported()
 	// Upstream's routes are named after its --cluster-name: they stay the
 	// cluster's (routes.go).
@@ -316,12 +318,25 @@ func (im *gceImport) nodes() {
 	}
 }
 
+// stack maps stack-type onto stackType. Upstream stores any string and
+// only an exact IPV6 changes anything: it lists the Nodes' IPv6 addresses
+// first (gce.go:522,692; gce_instances.go:100). So an exact value is
+// carried over, and any other is left out (ours defaults to IPV4, the
+// order upstream used for it) and reported, as ours refuses it.
+func (im *gceImport) stack() {
+	st := strings.TrimSpace(im.g.StackType)
+	switch {
+	case st == "" || st == StackIPv4:
+	case slices.Contains(stackTypes, st):
+		im.s.StackType = st
+	default:
+		im.note("stack-type", fmt.Sprintf("a value other than %s, which ordered the Nodes' IPv4 addresses first", strings.Join(stackTypes, ", ")),
+			"stackType is left at its default IPV4, the same order; set it to IPV6 if IPv6 addresses were meant to come first (only IPV4, IPV4_IPV6 and IPV6 are accepted)")
+	}
+}
+
 // unported reports the keys with no equivalent here.
 func (im *gceImport) unported() {
-	if st := strings.TrimSpace(im.g.StackType); st != "" && !strings.EqualFold(st, "IPV4") {
-		im.note("stack-type", "the cluster's IP stack (IPv6 or dual-stack); with IPV6 the nodes' IPv6 addresses were listed first",
-			"no equivalent: Nodes get their IPv4 addresses and load balancers are IPv4 only")
-	}
 	if strings.TrimSpace(im.g.SecondaryRangeName) != "" {
 		im.note("secondary-range-name", "deprecated; the subnetwork's secondary range that node IPAM's alias IP ranges for pod CIDRs came from",
 			"no equivalent: this manager sets no alias IP ranges (pod CIDRs are served with routes); remove it")

@@ -69,10 +69,10 @@ func TestImportConfigSamples(t *testing.T) {
 		{"full.conf", Section{
 			ProjectID: "my-project-123", Region: "europe-west1", NetworkProjectID: "host-project-1",
 			NetworkName: "shared-vpc", SubnetworkName: "nodes-ew1", NodeTags: []string{"gke-prod-node", "web"},
-			NodeInstancePrefix: "gke-prod-", Endpoint: "https://www.googleapis.com", UpstreamClusterName: "kubernetes",
+			NodeInstancePrefix: "gke-prod-", Endpoint: "https://www.googleapis.com", StackType: "IPV4_IPV6", UpstreamClusterName: "kubernetes",
 		}, []string{
 			"[global] alpha-features", "[global] container-api-endpoint", "[global] multizone", "[global] node-instance-prefix",
-			"[global] regional", "[global] secondary-range-name", "[global] stack-type", "[global] token-body", "[global] token-url",
+			"[global] regional", "[global] secondary-range-name", "[global] token-body", "[global] token-url",
 		}},
 		{"typical.conf", Section{
 			ProjectID: "my-project-123", Region: "us-central1", NetworkName: "k8s-net", SubnetworkName: "k8s-nodes",
@@ -117,12 +117,13 @@ func TestImportConfigCoversEveryUpstreamKey(t *testing.T) {
 		"node-instance-prefix": func(s *Section) bool { return s.NodeInstancePrefix == "gke-prod-" },
 		"api-endpoint":         func(s *Section) bool { return s.Endpoint == "https://www.googleapis.com" },
 		"local-zone":           func(s *Section) bool { return s.Region == "europe-west1" },
+		"stack-type":           func(s *Section) bool { return s.StackType == "IPV4_IPV6" },
 		// multizone and regional: zones left empty (every zone of the region).
 		"multizone": func(s *Section) bool { return len(s.Zones) == 0 },
 		"regional":  func(s *Section) bool { return len(s.Zones) == 0 },
 	}
 	reported := []string{
-		"token-url", "token-body", "stack-type", "secondary-range-name", "node-instance-prefix",
+		"token-url", "token-body", "secondary-range-name", "node-instance-prefix",
 		"multizone", "regional", "container-api-endpoint", "alpha-features",
 	}
 	res := importSample(t, "full.conf")
@@ -163,7 +164,11 @@ func TestImportConfigConversions(t *testing.T) {
 			}, nil},
 		{"token-url nil is the Application Default Credentials", head + "token-url = nil\n",
 			func(s *Section) bool { return s.CredentialsFile == "" && s.CredentialsJSON == "" }, nil},
-		{"stack-type IPV4 is ours", head + "stack-type = IPV4\n", func(*Section) bool { return true }, nil},
+		{"stack-type IPV4 is the default", head + "stack-type = IPV4\n", func(s *Section) bool { return s.StackType == "" }, nil},
+		{"stack-type IPV6 carried over", head + "stack-type = IPV6\n", func(s *Section) bool { return s.StackType == StackIPv6 }, nil},
+		// Upstream compares exactly: "ipv6" ordered IPv4 first there.
+		{"stack-type in lower case is reported, IPv4 first as upstream", head + "stack-type = ipv6\n",
+			func(s *Section) bool { return s.StackType == "" }, []string{"[global] stack-type"}},
 		{"project numbers are reported, not carried over",
 			"[global]\nproject-id = 123456789012\nnetwork-project-id = 210987654321\nlocal-zone = europe-west1-c\nnetwork-name = net\nsubnetwork-name = sub\n",
 			func(s *Section) bool { return s.ProjectID == "" && s.NetworkProjectID == "" },

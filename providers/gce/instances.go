@@ -22,12 +22,15 @@ import (
 type instances struct {
 	*nodeinstance.Resolver[*instance]
 	region string
+	// preferIPv6 lists a Node's IPv6 addresses before its IPv4 ones
+	// (stackType IPV6).
+	preferIPv6 bool
 }
 
 var _ cloudprovider.InstancesV2 = (*instances)(nil)
 
 func newInstances(api *clients, s *Section, zones []string, lister *nodes.Lister, clk clock.PassiveClock) *instances {
-	in := &instances{region: s.Region, Resolver: &nodeinstance.Resolver[*instance]{
+	in := &instances{region: s.Region, preferIPv6: s.StackType == StackIPv6, Resolver: &nodeinstance.Resolver[*instance]{
 		Nodes: lister, KeyOf: instanceKeyOf,
 		Key:      func(i *instance) string { return i.ref.key() },
 		Shutdown: (*instance).shutdown,
@@ -74,7 +77,8 @@ func (in *instances) InstanceShutdown(ctx context.Context, node *v1.Node) (bool,
 }
 
 // InstanceMetadata describes the instance for the Node: upstream's
-// providerID, addresses, machine type, zone and region. A Node labelled
+// providerID, addresses (every interface's, ordered by stackType:
+// instances_addresses.go), machine type, zone and region. A Node labelled
 // unmanaged gets none, without a cloud call (unmanagedMetadata).
 func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*cloudprovider.InstanceMetadata, error) {
 	if unmanagedNode(node) {
@@ -84,7 +88,7 @@ func (in *instances) InstanceMetadata(ctx context.Context, node *v1.Node) (*clou
 	if err != nil {
 		return nil, err
 	}
-	addrs := append(i.addresses(), v1.NodeAddress{Type: v1.NodeHostName, Address: node.Name})
+	addrs := append(orderAddresses(i.addrs, in.preferIPv6), v1.NodeAddress{Type: v1.NodeHostName, Address: node.Name})
 	return &cloudprovider.InstanceMetadata{
 		ProviderID:    i.ref.providerID(),
 		InstanceType:  i.machineType,

@@ -33,9 +33,10 @@ type instance struct {
 	id          uint64
 	machineType string
 	status      string
-	internalIP  string
-	externalIPs []string
-	tags        []string
+	// addrs are the Node addresses of every interface, in upstream's
+	// order before the family partition (nicAddresses).
+	addrs []v1.NodeAddress
+	tags  []string
 	// aliasRange is the first alias IP range of nic0, ipv6Range nic0's
 	// IPv6 pod range: what the node-ipam controller makes the Node's pod
 	// CIDRs (podcidrs.go).
@@ -53,19 +54,6 @@ func (i *instance) shutdown() bool {
 	return false
 }
 
-// addresses are the Node's addresses: the primary interface's network IP,
-// then its access configs' external IPs.
-func (i *instance) addresses() []v1.NodeAddress {
-	var out []v1.NodeAddress
-	if i.internalIP != "" {
-		out = append(out, v1.NodeAddress{Type: v1.NodeInternalIP, Address: i.internalIP})
-	}
-	for _, ip := range i.externalIPs {
-		out = append(out, v1.NodeAddress{Type: v1.NodeExternalIP, Address: ip})
-	}
-	return out
-}
-
 func fromInstance(project string, in *computepb.Instance) *instance {
 	if in.GetName() == "" || in.GetZone() == "" {
 		return nil
@@ -78,12 +66,7 @@ func fromInstance(project string, in *computepb.Instance) *instance {
 		tags:        in.GetTags().GetItems(),
 	}
 	if nics := in.GetNetworkInterfaces(); len(nics) > 0 {
-		i.internalIP = nics[0].GetNetworkIP()
-		for _, ac := range nics[0].GetAccessConfigs() {
-			if ip := ac.GetNatIP(); ip != "" {
-				i.externalIPs = append(i.externalIPs, ip)
-			}
-		}
+		i.addrs = nicAddresses(nics)
 		i.aliasRange, i.ipv6Range = podRanges(nics)
 	}
 	return i

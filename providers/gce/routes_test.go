@@ -200,3 +200,64 @@ func TestSwitchedRouteNames(t *testing.T) {
 		t.Errorf("route name %s for an invalid cluster name", got)
 	}
 }
+
+// TestRoutesDualStack: a dual-stack Node's two pod CIDRs, handed over as
+// the route controller hands them (the Node's UID as the name hint for
+// both), are two routes to its instance, an IPv4 and an IPv6 one, both
+// listed again by ListRoutes (one listing) with the CIDRs they were made
+// for, and both deleted; on a switched cluster too, where upstream's
+// names would clash and ours give the IPv6 route "-v6".
+func TestRoutesDualStack(t *testing.T) {
+	const uid = "6f2b1c3d-1234-4abc-8def-0123456789ab"
+	for name, upstream := range map[string]string{"ours": "", "switched": "kubernetes"} {
+		t.Run(name, func(t *testing.T) {
+			env := newTestEnv(t, gceemu.Config{}, func(s *Section) { s.UpstreamClusterName = upstream })
+			ctx := t.Context()
+			rt := env.cloud.routes
+			if _, err := env.emu.Launch(gceemu.InstanceSpec{Name: "ds-0", StackType: gceemu.StackDual}); err != nil {
+				t.Fatal(err)
+			}
+			cidrs := []string{"10.244.0.0/24", "fd00:10:244::/64"}
+			for _, cidr := range cidrs {
+				if err := rt.CreateRoute(ctx, "kubernetes", uid, &cloudprovider.Route{TargetNode: "ds-0", DestinationCIDR: cidr}); err != nil {
+					t.Fatalf("create %s: %v", cidr, err)
+				}
+			}
+			env.srv.ResetCalls()
+			listed, err := rt.ListRoutes(ctx, "kubernetes")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := env.srv.CallCount("compute:Routes.List"); n != 1 {
+				t.Errorf("%d route listings", n)
+			}
+			var got, names []string
+			for _, r := range listed {
+				got = append(got, string(r.TargetNode)+"="+r.DestinationCIDR)
+				names = append(names, r.Name)
+				if r.Blackhole {
+					t.Errorf("route %s is a blackhole", r.Name)
+				}
+			}
+			slices.Sort(got)
+			if fmt.Sprint(got) != "[ds-0=10.244.0.0/24 ds-0=fd00:10:244::/64]" {
+				t.Errorf("listed %v (%v)", got, names)
+			}
+			if upstream != "" && !slices.Contains(names, "kubernetes-6f2b1c3d12344abc8def0123456789ab-v6") {
+				t.Errorf("switched names %v", names)
+			}
+			// The controller retries a create it does not see listed: fine.
+			if err := rt.CreateRoute(ctx, "kubernetes", uid, &cloudprovider.Route{TargetNode: "ds-0", DestinationCIDR: cidrs[1]}); err != nil {
+				t.Errorf("repeated IPv6 create: %v", err)
+			}
+			for _, r := range listed {
+				if err := rt.DeleteRoute(ctx, "kubernetes", r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if left, err := rt.ListRoutes(ctx, "kubernetes"); err != nil || len(left) != 0 {
+				t.Errorf("left %v, %v", left, err)
+			}
+		})
+	}
+}

@@ -14,7 +14,7 @@ import (
 //	POST /operations/delay               {"delay": "2s"}: SetOperationDelay
 //	POST /operations/failures            OperationFailure: FailOperations
 //
-// and the routes of instancesAdmin and serviceAccountsAdmin.
+// and the routes of instancesAdmin, networksAdmin and serviceAccountsAdmin.
 func (e *Emulator) adminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /fixture", func(w http.ResponseWriter, r *http.Request) {
@@ -37,6 +37,7 @@ func (e *Emulator) adminHandler() http.Handler {
 		return f, nil
 	}, nil))
 	e.instancesAdmin(mux)
+	e.networksAdmin(mux)
 	e.serviceAccountsAdmin(mux)
 	return mux
 }

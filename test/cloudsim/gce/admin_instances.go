@@ -62,7 +62,38 @@ type InstanceSpec struct {
 	// IPv6Address asks for a particular /96: its first address, inside the
 	// fixture's SubnetworkIPv6CIDR. Empty picks the lowest free /96.
 	IPv6Address string `json:"ipv6Address,omitempty"`
+	// Subnetwork is nic0's, by name: the fixture's (the default) or one
+	// AddNetwork made.
+	Subnetwork string `json:"subnetwork,omitempty"`
+	// ExternalIPv6 gives nic0 an IPv6 access config (DIRECT_IPV6) with an
+	// external /96 of its subnetwork's externalIpv6Prefix; its subnetwork
+	// must have IPv6 access type EXTERNAL.
+	ExternalIPv6 bool `json:"externalIpv6,omitempty"`
+	// Interfaces are nic1, nic2, ..., each on a network of its own, as GCE
+	// requires (8 interfaces at most in all).
+	Interfaces []InterfaceSpec `json:"interfaces,omitempty"`
 }
+
+// InterfaceSpec describes a network interface after nic0 (whose
+// fields are InstanceSpec's own).
+type InterfaceSpec struct {
+	// Subnetwork is the interface's, by name (AddNetwork's).
+	Subnetwork string `json:"subnetwork"`
+	// StackType, as InstanceSpec's, default IPV4_ONLY.
+	StackType string `json:"stackType,omitempty"`
+	// ExternalIP gives it an ephemeral external IPv4 address.
+	ExternalIP bool `json:"externalIp,omitempty"`
+	// IPv6Address asks for a particular internal /96 of an INTERNAL
+	// subnetwork's range; empty picks the lowest free one.
+	IPv6Address string `json:"ipv6Address,omitempty"`
+	// ExternalIPv6 gives it an external /96 of an EXTERNAL subnetwork's
+	// range, in an IPv6 access config.
+	ExternalIPv6 bool `json:"externalIpv6,omitempty"`
+}
+
+// maxNICs is the most network interfaces GCE gives an instance (fewer
+// for machine types with fewer than 8 vCPUs, which is not checked here).
+const maxNICs = 8
 
 // Stack types of a network interface.
 const (
@@ -97,6 +128,23 @@ type InstanceInfo struct {
 	// IPv6Address is nic0's IPv6 address, the first of IPv6Range, its /96.
 	IPv6Address string `json:"ipv6Address,omitempty"`
 	IPv6Range   string `json:"ipv6Range,omitempty"`
+	// Interfaces are every network interface, nic0 first.
+	Interfaces []InterfaceInfo `json:"interfaces,omitempty"`
+}
+
+// InterfaceInfo is a network interface as the admin API reports it.
+type InterfaceInfo struct {
+	Name           string `json:"name"`
+	Network        string `json:"network"`
+	Subnetwork     string `json:"subnetwork"`
+	StackType      string `json:"stackType"`
+	InternalIP     string `json:"internalIp,omitempty"`
+	ExternalIP     string `json:"externalIp,omitempty"`
+	IPv6AccessType string `json:"ipv6AccessType,omitempty"`
+	// IPv6Address is its internal IPv6 address, ExternalIPv6 its IPv6
+	// access config's external one (each the first of a /96).
+	IPv6Address  string `json:"ipv6Address,omitempty"`
+	ExternalIPv6 string `json:"externalIpv6,omitempty"`
 }
 
 // ProviderID is the providerID upstream's GCE CCM gives the Node of an
@@ -188,33 +236,16 @@ func (e *Emulator) launch(spec InstanceSpec) (*object, error) {
 	if !slices.Contains(instanceStatuses, spec.Status) {
 		return nil, errAdmin("instance status %q; have %s", spec.Status, strings.Join(instanceStatuses, ", "))
 	}
-	if spec.StackType == "" {
-		spec.StackType = StackIPv4Only
-	}
-	switch {
-	case !slices.Contains([]string{StackIPv4Only, StackDual, StackIPv6Only}, spec.StackType):
-		return nil, errAdmin("stack type %q; have %s, %s, %s", spec.StackType, StackIPv4Only, StackDual, StackIPv6Only)
-	case spec.StackType == StackIPv4Only && spec.IPv6Address != "":
-		return nil, errAdmin("an IPv6 address needs stack type %s or %s", StackDual, StackIPv6Only)
-	case spec.StackType == StackIPv6Only && spec.ExternalIP:
-		return nil, errAdminAPI(errInvalid("resource.networkInterfaces[0].accessConfigs", "ONE_TO_ONE_NAT",
-			"An IPV6_ONLY network interface has no IPv4 address to give external access."))
-	case spec.StackType == StackIPv6Only && len(spec.AliasIPRanges) > 0:
+	if len(spec.AliasIPRanges) > 0 && spec.StackType == StackIPv6Only {
 		return nil, errAdminAPI(errInvalid("resource.networkInterfaces[0].aliasIpRanges", spec.AliasIPRanges[0].IPCIDRRange,
 			"An IPV6_ONLY network interface cannot have IPv4 alias IP ranges."))
 	}
-
-	fx := e.fixture()
+	ifaces := append([]InterfaceSpec{{Subnetwork: spec.Subnetwork, StackType: spec.StackType, ExternalIP: spec.ExternalIP,
+		IPv6Address: spec.IPv6Address, ExternalIPv6: spec.ExternalIPv6}}, spec.Interfaces...)
+	if len(ifaces) > maxNICs {
+		return nil, errAdmin("%d network interfaces; GCE gives an instance %d at most", len(ifaces), maxNICs)
+	}
 	path := e.objectPath(k, zone, spec.Name)
-	subnetPath, sn, ok := e.subnetwork(fx.SubnetworkURL)
-	if !ok {
-		return nil, errAdmin("the fixture's subnetwork %s is gone", fx.SubnetworkName)
-	}
-	nic := &computepb.NetworkInterface{
-		Kind: proto.String("compute#networkInterface"), Name: proto.String("nic0"),
-		Network: proto.String(fx.NetworkURL), Subnetwork: proto.String(fx.SubnetworkURL),
-		StackType: proto.String(spec.StackType),
-	}
 	// Whatever was claimed for the instance is released if the launch
 	// fails after all.
 	launched := false
@@ -223,37 +254,28 @@ func (e *Emulator) launch(spec InstanceSpec) (*object, error) {
 			e.ips.releaseOwner(path)
 		}
 	}()
-	if spec.StackType != StackIPv6Only {
-		ip, ok := e.ips.pool(subnetPath).allocate(path)
-		if !ok {
-			return nil, errAdmin("subnetwork %s has no free address", fx.SubnetworkName)
+	var nics []*computepb.NetworkInterface
+	for i, is := range ifaces {
+		nic, err := e.buildNIC(path, i, is)
+		if err != nil {
+			return nil, err
 		}
-		nic.NetworkIP = proto.String(ip.String())
+		for _, prev := range nics {
+			if prev.GetNetwork() == nic.GetNetwork() {
+				return nil, errAdminAPI(errNICNetworks(i, nic.GetNetwork()))
+			}
+		}
+		nics = append(nics, nic)
 	}
 	if len(spec.AliasIPRanges) > 0 {
+		subnetPath, sn, _ := e.subnetwork(nics[0].GetSubnetwork())
 		ranges, _, aerr := e.claimAliasRanges(path, subnetPath, sn, "resource.networkInterfaces[0].aliasIpRanges",
 			aliasesToAPI(spec.AliasIPRanges), nil)
 		if aerr != nil {
 			return nil, errAdminAPI(aerr)
 		}
-		nic.AliasIpRanges = ranges
-	}
-	if spec.StackType != StackIPv4Only {
-		p, aerr := e.claimIPv6(path, subnetPath, sn, "resource.networkInterfaces[0].ipv6Address", spec.IPv6Address)
-		if aerr != nil {
-			return nil, errAdminAPI(aerr)
-		}
-		// The subnetwork's IPv6 access type is the interface's.
-		nic.Ipv6Address = proto.String(p.Addr().String())
-		nic.InternalIpv6PrefixLength = proto.Int32(int32(p.Bits()))
-		nic.Ipv6AccessType = proto.String(sn.GetIpv6AccessType())
-	}
-	nic.Fingerprint = proto.String(nicFingerprint(path, nic))
-	if spec.ExternalIP {
-		nic.AccessConfigs = []*computepb.AccessConfig{{
-			Kind: proto.String("compute#accessConfig"), Type: proto.String("ONE_TO_ONE_NAT"),
-			Name: proto.String("External NAT"), NetworkTier: proto.String("PREMIUM"),
-		}}
+		nics[0].AliasIpRanges = ranges
+		nics[0].Fingerprint = proto.String(nicFingerprint(path, nics[0]))
 	}
 	now := e.timestamp(e.cfg.Now())
 	inst := &computepb.Instance{
@@ -265,7 +287,7 @@ func (e *Emulator) launch(spec InstanceSpec) (*object, error) {
 		Labels:            maps.Clone(spec.Labels),
 		LabelFingerprint:  proto.String(fingerprint(fmt.Sprint(spec.Labels))),
 		Fingerprint:       proto.String(fingerprint(path)),
-		NetworkInterfaces: []*computepb.NetworkInterface{nic},
+		NetworkInterfaces: nics,
 		Disks: []*computepb.AttachedDisk{{
 			Kind: proto.String("compute#attachedDisk"), Type: proto.String("PERSISTENT"), Mode: proto.String("READ_WRITE"),
 			Source:     proto.String(link(e.zonePath(zone) + "/disks/" + spec.Name)),
@@ -287,6 +309,100 @@ func (e *Emulator) launch(spec InstanceSpec) (*object, error) {
 		e.ensureExternal(o)
 	}
 	return o, nil
+}
+
+// buildNIC makes network interface i ("nic<i>") of the instance at path
+// as instances.insert would, claiming its addresses for path: an IPv4
+// address unless it is IPV6_ONLY; with an IPv6 stack type a /96 of its
+// subnetwork's IPv6 range, internal (ipv6Address) or, with ExternalIPv6,
+// external (an IPv6 access config's externalIpv6), and the subnetwork's
+// IPv6 access type. Its ephemeral external IPv4 address, if any, comes
+// when the instance runs (ensureExternal).
+func (e *Emulator) buildNIC(path string, i int, is InterfaceSpec) (*computepb.NetworkInterface, error) {
+	field := fmt.Sprintf("resource.networkInterfaces[%d]", i)
+	if is.StackType == "" {
+		is.StackType = StackIPv4Only
+	}
+	switch {
+	case !slices.Contains([]string{StackIPv4Only, StackDual, StackIPv6Only}, is.StackType):
+		return nil, errAdmin("stack type %q; have %s, %s, %s", is.StackType, StackIPv4Only, StackDual, StackIPv6Only)
+	case is.StackType == StackIPv4Only && (is.IPv6Address != "" || is.ExternalIPv6):
+		return nil, errAdmin("an IPv6 address needs stack type %s or %s", StackDual, StackIPv6Only)
+	case is.StackType == StackIPv6Only && is.ExternalIP:
+		return nil, errAdminAPI(errInvalid(field+".accessConfigs", "ONE_TO_ONE_NAT",
+			"An IPV6_ONLY network interface has no IPv4 address to give external access."))
+	case is.IPv6Address != "" && is.ExternalIPv6:
+		return nil, errAdmin("interface %d: an internal ipv6Address or an external IPv6 access config, not both (a subnetwork has one IPv6 access type)", i)
+	}
+	subnet := e.fixture().SubnetworkURL
+	if is.Subnetwork != "" {
+		subnet = link(e.objectPath(e.kinds.get(scopeRegional, "subnetworks"), e.cfg.Region, is.Subnetwork))
+	}
+	subnetPath, sn, ok := e.subnetwork(subnet)
+	if !ok {
+		return nil, errAdminAPI(errNotFound(strings.TrimPrefix(subnet, LinkBase)))
+	}
+	nic := &computepb.NetworkInterface{
+		Kind: proto.String("compute#networkInterface"), Name: proto.String(fmt.Sprintf("nic%d", i)),
+		Network: proto.String(sn.GetNetwork()), Subnetwork: proto.String(subnet),
+		StackType: proto.String(is.StackType),
+	}
+	if is.StackType != StackIPv6Only {
+		pool := e.ips.pool(subnetPath)
+		if pool == nil {
+			return nil, errAdminAPI(errInvalid(field+".stackType", is.StackType,
+				fmt.Sprintf("The subnetwork '%s' has no IPv4 range.", subnetPath)))
+		}
+		ip, ok := pool.allocate(path)
+		if !ok {
+			return nil, errAdmin("subnetwork %s has no free address", lastSegment(subnetPath))
+		}
+		nic.NetworkIP = proto.String(ip.String())
+	}
+	if is.StackType != StackIPv4Only {
+		// The subnetwork's IPv6 access type is the interface's.
+		switch sn.GetIpv6AccessType() {
+		case IPv6External:
+			if is.IPv6Address != "" {
+				return nil, errAdminAPI(errInvalid(field+".ipv6Address", is.IPv6Address,
+					fmt.Sprintf("The subnetwork '%s' has no internal IPv6 range.", subnetPath)))
+			}
+			if is.ExternalIPv6 {
+				p, aerr := e.claimIPv6(path, subnetPath, sn, field, "", true)
+				if aerr != nil {
+					return nil, errAdminAPI(aerr)
+				}
+				nic.Ipv6AccessConfigs = []*computepb.AccessConfig{{
+					Kind: proto.String("compute#accessConfig"), Type: proto.String("DIRECT_IPV6"),
+					Name: proto.String("external-ipv6"), NetworkTier: proto.String("PREMIUM"),
+					ExternalIpv6: proto.String(p.Addr().String()), ExternalIpv6PrefixLength: proto.Int32(int32(p.Bits())),
+				}}
+			} else if is.StackType == StackIPv6Only {
+				return nil, errAdminAPI(errInvalid(field+".ipv6AccessConfigs", "",
+					"An IPV6_ONLY network interface on a subnetwork with external IPv6 needs an IPv6 access config."))
+			}
+		default:
+			if is.ExternalIPv6 {
+				return nil, errAdminAPI(errInvalid(field+".ipv6AccessConfigs", "DIRECT_IPV6",
+					fmt.Sprintf("The subnetwork '%s' has no external IPv6 range.", subnetPath)))
+			}
+			p, aerr := e.claimIPv6(path, subnetPath, sn, field, is.IPv6Address, false)
+			if aerr != nil {
+				return nil, errAdminAPI(aerr)
+			}
+			nic.Ipv6Address = proto.String(p.Addr().String())
+			nic.InternalIpv6PrefixLength = proto.Int32(int32(p.Bits()))
+		}
+		nic.Ipv6AccessType = proto.String(sn.GetIpv6AccessType())
+	}
+	nic.Fingerprint = proto.String(nicFingerprint(path, nic))
+	if is.ExternalIP {
+		nic.AccessConfigs = []*computepb.AccessConfig{{
+			Kind: proto.String("compute#accessConfig"), Type: proto.String("ONE_TO_ONE_NAT"),
+			Name: proto.String("External NAT"), NetworkTier: proto.String("PREMIUM"),
+		}}
+	}
+	return nic, nil
 }
 
 // pickZone resolves a launch's zone ("b" or "us-central1-b"), or takes
@@ -339,6 +455,22 @@ func (e *Emulator) instanceInfo(o *object) InstanceInfo {
 		if p, ok := nicIPv6Range(nics[0]); ok {
 			info.IPv6Address, info.IPv6Range = nics[0].GetIpv6Address(), p.String()
 		}
+	}
+	for _, nic := range inst.GetNetworkInterfaces() {
+		ii := InterfaceInfo{
+			Name: nic.GetName(), Network: nic.GetNetwork(), Subnetwork: nic.GetSubnetwork(), StackType: nic.GetStackType(),
+			InternalIP: nic.GetNetworkIP(), IPv6AccessType: nic.GetIpv6AccessType(), IPv6Address: nic.GetIpv6Address(),
+		}
+		for _, ac := range nic.GetAccessConfigs() {
+			if ac.NatIP != nil {
+				ii.ExternalIP = ac.GetNatIP()
+				break
+			}
+		}
+		for _, ac := range nic.GetIpv6AccessConfigs() {
+			ii.ExternalIPv6 = ac.GetExternalIpv6()
+		}
+		info.Interfaces = append(info.Interfaces, ii)
 	}
 	return info
 }

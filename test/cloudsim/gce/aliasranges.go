@@ -511,12 +511,17 @@ func (e *Emulator) releaseAliasBlock(owner, subnetPath string, b aliasBlock) {
 }
 
 // claimIPv6 claims for owner a /96 of the subnetwork's internal IPv6
-// range: the one starting at addr, or the lowest free one when addr is
-// empty. field names the address in errors.
-func (e *Emulator) claimIPv6(owner, subnetPath string, sn *computepb.Subnetwork, field, addr string) (netip.Prefix, *apiError) {
-	r := e.ips.blocks(ipv6RangeKey(subnetPath))
+// range, or with external its external one: the one starting at addr, or
+// the lowest free one when addr is empty. nicField names the interface
+// in errors ("resource.networkInterfaces[0]").
+func (e *Emulator) claimIPv6(owner, subnetPath string, sn *computepb.Subnetwork, nicField, addr string, external bool) (netip.Prefix, *apiError) {
+	key, field := ipv6RangeKey(subnetPath), nicField+".ipv6Address"
+	if external {
+		key, field = externalIPv6RangeKey(subnetPath), nicField+".ipv6AccessConfigs[0].externalIpv6"
+	}
+	r := e.ips.blocks(key)
 	if sn.GetStackType() != "IPV4_IPV6" && sn.GetStackType() != "IPV6_ONLY" || r == nil {
-		return netip.Prefix{}, errInvalid("resource.networkInterfaces[0].stackType", "IPV4_IPV6",
+		return netip.Prefix{}, errInvalid(nicField+".stackType", "IPV4_IPV6",
 			fmt.Sprintf("The subnetwork '%s' has no IPv6 range.", subnetPath))
 	}
 	if addr == "" {

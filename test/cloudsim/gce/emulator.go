@@ -25,10 +25,12 @@
 // one more file that registers a kind; the generic REST handlers
 // (rest.go) serve it, custom methods go through customAction (actions.go).
 // Served: zones and regions; the fixture's network and subnetwork
-// (read-only, fixture.go; dual-stack, with a secondary range for pods);
-// instances (instances.go, made by the admin API, with alias IP ranges
-// and IPv6 ranges, aliasranges.go, changed by updateNetworkInterface,
-// instances_nic.go); firewalls, routes and regional addresses; and for load
+// (read-only, fixture.go; dual-stack, with a secondary range for pods)
+// and more networks the admin API makes (admin_networks.go: any stack
+// type, internal or external IPv6); instances (instances.go, made by the
+// admin API, with up to 8 interfaces, alias IP ranges and internal or
+// external IPv6 ranges, aliasranges.go, changed by
+// updateNetworkInterface, instances_nic.go); firewalls, routes and regional addresses; and for load
 // balancers, target pools (targetpools.go) and their legacy HTTP health
 // checks (httphealthchecks.go; computepb lacks that message, so it is
 // built in legacy_messages.go and clients reach it through

@@ -10,6 +10,8 @@ import (
 
 // Global routes: insert, get, list (with filters: a route controller
 // lists "<cluster>-.*" names) and delete; routes cannot be changed. A
+// destination is an IPv4 or an IPv6 CIDR, an IPv6 one kept compressed
+// (RFC 5952); a malformed one is 400 invalid. A
 // route's next hop is exactly one of an instance (normalised to its link,
 // which must exist when the route is made), an IP, the default internet
 // gateway, an internal load balancer or a VPN tunnel. When the next-hop
@@ -51,8 +53,19 @@ func prepareRoute(e *Emulator, c *change) *apiError {
 	if rt.DestRange == nil {
 		return errRequired("resource.destRange")
 	}
-	if _, err := netip.ParsePrefix(rt.GetDestRange()); err != nil {
+	dest, err := netip.ParsePrefix(rt.GetDestRange())
+	if err != nil {
+		// GCE's words after the field's are not known: "Must be a CIDR
+		// range." is the emulator's.
 		return errInvalid("resource.destRange", rt.GetDestRange(), "Must be a CIDR range.")
+	}
+	if dest.Addr().Is6() {
+		// Both families are destinations ("Both IPv4 and IPv6 are
+		// supported", compute/v1 Route.destRange); an IPv6 one is
+		// returned as GCE writes IPv6, compressed (RFC 5952), so a caller
+		// that compares what it listed with what it sent must compare
+		// prefixes, not strings.
+		rt.DestRange = proto.String(dest.String())
 	}
 	if rt.Priority == nil {
 		rt.Priority = proto.Uint32(1000)

@@ -1,12 +1,15 @@
 package gce
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/compute/apiv1/computepb"
+	"google.golang.org/api/googleapi"
 	"google.golang.org/api/iterator"
 	"google.golang.org/protobuf/proto"
 )
@@ -107,4 +110,50 @@ func TestRoutesToInstances(t *testing.T) {
 	// GCE's subnetwork route cannot be deleted.
 	_, err = rc.Delete(t.Context(), &computepb.DeleteRouteRequest{Project: env.project, Route: fx.SubnetRouteName})
 	wantCode(t, err, http.StatusBadRequest, "invalid")
+}
+
+// TestRoutesIPv6: an IPv6 destination to an instance is accepted and
+// returned compressed (RFC 5952), however it was written, also to a
+// destRange filter; a malformed one is 400 invalid naming the field; a
+// second route of the same name is 409 alreadyExists.
+func TestRoutesIPv6(t *testing.T) {
+	env := newTestEnv(t, Config{})
+	fx := env.emu.Fixture()
+	rc := env.routes(t)
+	env.launch(t, InstanceSpec{Name: "node-0", Zone: "a", StackType: StackDual})
+	insert := func(name, dest string) error {
+		op, err := rc.Insert(t.Context(), &computepb.InsertRouteRequest{Project: env.project, RouteResource: &computepb.Route{
+			Name: proto.String(name), Network: proto.String(fx.NetworkURL), DestRange: proto.String(dest),
+			NextHopInstance: proto.String("zones/us-central1-a/instances/node-0"), Description: proto.String("k8s-node-route"),
+		}})
+		if err != nil {
+			return err
+		}
+		return op.Wait(t.Context())
+	}
+	for name, dest := range map[string]string{
+		"v6-expanded": "FD00:0010:0244:0001:0000:0000:0000:0000/64",
+		"v6-short":    "fd00:10:244:2::/64",
+	} {
+		if err := insert(name, dest); err != nil {
+			t.Fatalf("%s %s: %v", name, dest, err)
+		}
+	}
+	r, err := rc.Get(t.Context(), &computepb.GetRouteRequest{Project: env.project, Route: "v6-expanded"})
+	if err != nil || r.GetDestRange() != "fd00:10:244:1::/64" || r.GetNextHopInstance() != LinkBase+"projects/test-project/zones/us-central1-a/instances/node-0" {
+		t.Errorf("route %v, %v; want destRange fd00:10:244:1::/64", r, err)
+	}
+	it := rc.List(t.Context(), &computepb.ListRoutesRequest{Project: env.project, Filter: proto.String(`destRange = "fd00:10:244:1::/64"`)})
+	if r, err := it.Next(); err != nil || r.GetName() != "v6-expanded" {
+		t.Errorf("filtered by the compressed destRange: %v, %v", r, err)
+	}
+	for _, bad := range []string{"fd00:10:244:1::/129", "fd00::g/64", "fd00:10:244:1::", "fe80::%eth0/64"} {
+		err := insert("v6-bad", bad)
+		wantCode(t, err, http.StatusBadRequest, "invalid")
+		var ge *googleapi.Error
+		if errors.As(err, &ge) && !strings.Contains(ge.Message, "'resource.destRange': '"+bad+"'") {
+			t.Errorf("%s: message %q", bad, ge.Message)
+		}
+	}
+	wantCode(t, insert("v6-short", "fd00:10:244:3::/64"), http.StatusConflict, "alreadyExists")
 }
