@@ -176,6 +176,13 @@ func TestNeutronIPv6Routes(t *testing.T) {
 	if !slices.Equal(r.Routes, routeList("fd00:244:1::/64", info.PrivateIPv6, "10.244.1.0/24", info.PrivateIP)) {
 		t.Errorf("routes %+v", r.Routes)
 	}
+	// The destination keeps its text, the next hop is made canonical.
+	ok(t, add(routeList("fd00:244:0::/64", "FD00:10:0::1:5")))
+	r, err = routers.Get(ctx(t), c, e.fx.RouterID).Extract()
+	ok(t, err)
+	if last := r.Routes[len(r.Routes)-1]; last != (routers.Route{DestinationCIDR: "fd00:244:0::/64", NextHop: "fd00:10::1:5"}) {
+		t.Errorf("route stored as %+v", last)
+	}
 	err = add(routeList("fd00:244:2::/64", "fd00:10::1"))
 	wantNeutronErr(t, err, http.StatusBadRequest, "InvalidRoutes", "the nexthop is used by router")
 	err = add(routeList("fd00:244:2::/64", "fd00:99::5"))

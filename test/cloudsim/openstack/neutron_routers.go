@@ -25,7 +25,8 @@ type router struct {
 }
 
 // extraRoute is one of a router's routes, both halves as Neutron
-// writes them.
+// writes them: the destination's text as the client gave it, the next
+// hop canonical.
 type extraRoute struct {
 	destination, nexthop string
 }
@@ -228,7 +229,12 @@ func parseRoutes(v any) ([]extraRoute, *apiError) {
 			return nil, bad(msg)
 		}
 		hop := netip.MustParseAddr(d["nexthop"].(string))
-		rt := extraRoute{destination: p.String(), nexthop: hop.String()}
+		// Neutron keeps the destination's text as given (a RouterRoute's
+		// destination is an AuthenticIPNetwork, neutron/objects/router.py:
+		// 46-67), so "fd00:244:0::/64" stays so and is another route than
+		// "fd00:244::/64"; the next hop is stored as netaddr prints it
+		// (RFC 5952, as Go does).
+		rt := extraRoute{destination: dst, nexthop: hop.String()}
 		if slices.Contains(out, rt) {
 			return nil, bad("Duplicate hostroute '" + routeRepr(rt) + "'")
 		}
