@@ -136,7 +136,9 @@ func TestRoutesDualStack(t *testing.T) {
 			}
 			env, r, ids := newRoutesEnv(t, cfg)
 			ctx := t.Context()
-			cidrs := func(i int) [2]string { return [2]string{fmt.Sprintf("10.244.%d.0/24", i), fmt.Sprintf("fd00:244:%d::/64", i)} }
+			cidrs := func(i int) [2]string {
+				return [2]string{fmt.Sprintf("10.244.%d.0/24", i), fmt.Sprintf("fd00:244:%d::/64", i)}
+			}
 			var wg sync.WaitGroup
 			for i := range ids {
 				for _, c := range cidrs(i) {
