@@ -48,7 +48,9 @@ type routes struct {
 	mu         sync.Mutex
 	atomic     *bool
 
-	adds, removes *batch.Batcher[struct{}]
+	// adds and removes answer each route key with its own error: a
+	// route Neutron refuses fails alone (see apply).
+	adds, removes *batch.Batcher[error]
 }
 
 var _ cloudprovider.Routes = (*routes)(nil)
@@ -59,10 +61,10 @@ const routeBatchWindow = 50 * time.Millisecond
 
 func newRoutes(api *clients, s *Section, in *instances) *routes {
 	r := &routes{api: api, in: in, routerID: s.Routes.RouterID}
-	r.adds = batch.New(routeBatchWindow, 200, func(ctx context.Context, keys []string) (map[string]struct{}, error) {
+	r.adds = batch.New(routeBatchWindow, 200, func(ctx context.Context, keys []string) (map[string]error, error) {
 		return r.apply(ctx, keys, true)
 	})
-	r.removes = batch.New(routeBatchWindow, 200, func(ctx context.Context, keys []string) (map[string]struct{}, error) {
+	r.removes = batch.New(routeBatchWindow, 200, func(ctx context.Context, keys []string) (map[string]error, error) {
 		return r.apply(ctx, keys, false)
 	})
 	return r
@@ -127,7 +129,7 @@ func (r *routes) CreateRoute(ctx context.Context, _ string, _ string, route *clo
 	if err := r.allowPodCIDR(ctx, s, hop, route.DestinationCIDR, true); err != nil {
 		return err
 	}
-	if _, err := r.adds.Get(ctx, []string{routeKey(route.DestinationCIDR, hop)}); err != nil {
+	if err := batchResult(ctx, r.adds, routeKey(route.DestinationCIDR, hop)); err != nil {
 		return fmt.Errorf("add route %s via %s (node %s) to router %s: %w", route.DestinationCIDR, hop, route.TargetNode, r.routerID, err)
 	}
 	klog.FromContext(ctx).Info("Created route", "destination", route.DestinationCIDR, "nexthop", hop, "node", route.TargetNode)
@@ -143,7 +145,7 @@ func (r *routes) DeleteRoute(ctx context.Context, _ string, route *cloudprovider
 	}
 	// Neutron matches routes by their text (extraroute_db.py:196-217),
 	// which the name carries as Neutron listed it.
-	if _, err := r.removes.Get(ctx, []string{route.Name}); err != nil {
+	if err := batchResult(ctx, r.removes, route.Name); err != nil {
 		return fmt.Errorf("remove route %s via %s from router %s: %w", rt.DestinationCIDR, rt.NextHop, r.routerID, err)
 	}
 	if s, hop, err := r.nextHop(ctx, route.TargetNode, route.DestinationCIDR); err == nil && sameAddr(hop, rt.NextHop) {
@@ -237,34 +239,57 @@ func sameAddr(a, b string) bool {
 	return errX == nil && errY == nil && x == y
 }
 
-// apply adds or removes a batch of routes in one router write.
-func (r *routes) apply(ctx context.Context, keys []string, add bool) (map[string]struct{}, error) {
+// batchResult is key's outcome in a batch: the batch's error, else the
+// key's own.
+func batchResult(ctx context.Context, b *batch.Batcher[error], key string) error {
+	res, err := b.Get(ctx, []string{key})
+	if err != nil {
+		return err
+	}
+	return res[key]
+}
+
+// apply adds or removes a batch of routes in one router write. Neutron
+// validates the router's routes as a whole, so one route it refuses
+// (400: an IPv6 next hop on no subnet of the router, say) fails the
+// write; the routes are then written one by one, each answered with its
+// own outcome, so the valid ones (the IPv4 route of a dual-stack Node,
+// other Nodes' routes) are made anyway. That costs what the upstream CCM
+// always pays, one write per route, and only while a route is refused.
+func (r *routes) apply(ctx context.Context, keys []string, add bool) (map[string]error, error) {
+	err := r.write(ctx, keys, add)
+	if err != nil && (len(keys) == 1 || statusOf(err) != http.StatusBadRequest) {
+		return nil, err
+	}
+	out := make(map[string]error, len(keys))
+	for _, k := range keys {
+		if err != nil {
+			out[k] = r.write(ctx, []string{k}, add)
+		} else {
+			out[k] = nil
+		}
+	}
+	return out, nil
+}
+
+// write adds or removes routes in one router write.
+func (r *routes) write(ctx context.Context, keys []string, add bool) error {
 	want := make([]routers.Route, len(keys))
 	for i, k := range keys {
 		want[i] = parseRouteKey(k)
 	}
 	atomic, err := r.hasAtomic(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if atomic {
-		opts := extraroutes.Opts{Routes: &want}
-		if add {
-			err = extraroutes.Add(ctx, r.api.network, r.routerID, opts).Err
-		} else {
-			err = extraroutes.Remove(ctx, r.api.network, r.routerID, opts).Err
-		}
-	} else {
-		err = r.readModifyWrite(ctx, want, add)
+	if !atomic {
+		return r.readModifyWrite(ctx, want, add)
 	}
-	if err != nil {
-		return nil, err
+	opts := extraroutes.Opts{Routes: &want}
+	if add {
+		return extraroutes.Add(ctx, r.api.network, r.routerID, opts).Err
 	}
-	out := make(map[string]struct{}, len(keys))
-	for _, k := range keys {
-		out[k] = struct{}{}
-	}
-	return out, nil
+	return extraroutes.Remove(ctx, r.api.network, r.routerID, opts).Err
 }
 
 // hasAtomic reports the extraroute-atomic extension (Neutron Train on),

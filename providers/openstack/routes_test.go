@@ -239,24 +239,55 @@ func TestRoutesIPv6Refused(t *testing.T) {
 			t.Errorf("CreateRoute: %v", err)
 		}
 	})
-	t.Run("router not on the IPv6 subnet", func(t *testing.T) {
-		cfg := osemu.Config{NodeIPv6CIDR: "fd00:10::/64", NodeIPv6Mode: "slaac", Neutron: osemu.NeutronConfig{RouterRouteQuota: -1}}
-		env := newTestEnv(t, cfg, nil)
-		other, err := env.emu.CreateRouter(osemu.RouterSpec{Name: "v4-only", SubnetIDs: []string{env.fx.SubnetID}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		env.s.Routes.RouterID = other.ID
-		r := newRoutes(env.api, env.s, env.cloud.instances)
-		env.launch(t, osemu.LaunchSpec{Name: "rt-0"})
-		err = r.CreateRoute(t.Context(), "", "", rt)
-		if err == nil || !strings.Contains(err.Error(), "the nexthop is not connected with router") {
-			t.Errorf("CreateRoute: %v", err)
-		}
-		if err := r.CreateRoute(t.Context(), "", "", &cloudprovider.Route{TargetNode: "rt-0", DestinationCIDR: "10.244.0.0/24"}); err != nil {
-			t.Errorf("the IPv4 route: %v", err)
-		}
-	})
+	// The route controller creates a dual-stack Node's two routes at
+	// once, which go to Neutron in one write: the refused IPv6 route
+	// fails alone, and the IPv4 route (and other Nodes') is made.
+	for _, atomic := range []bool{true, false} {
+		t.Run(fmt.Sprintf("router not on the IPv6 subnet, atomic=%v", atomic), func(t *testing.T) {
+			cfg := osemu.Config{NodeIPv6CIDR: "fd00:10::/64", NodeIPv6Mode: "slaac", Neutron: osemu.NeutronConfig{RouterRouteQuota: -1}}
+			if !atomic {
+				cfg.Neutron.DisabledExtensions = []string{"extraroute-atomic"}
+			}
+			env := newTestEnv(t, cfg, nil)
+			other, err := env.emu.CreateRouter(osemu.RouterSpec{Name: "v4-only", SubnetIDs: []string{env.fx.SubnetID}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env.s.Routes.RouterID = other.ID
+			r := newRoutes(env.api, env.s, env.cloud.instances)
+			env.launch(t, osemu.LaunchSpec{Count: 2, Name: "rt"})
+			errs := make([]error, 4)
+			var wg sync.WaitGroup
+			for i := range errs {
+				wg.Go(func() {
+					dst := fmt.Sprintf("10.244.%d.0/24", i/2)
+					if i%2 == 1 {
+						dst = fmt.Sprintf("fd00:244:%d::/64", i/2)
+					}
+					errs[i] = r.CreateRoute(t.Context(), "", "", &cloudprovider.Route{TargetNode: types.NodeName(fmt.Sprintf("rt-%d", i/2)), DestinationCIDR: dst})
+				})
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if i%2 == 0 && err != nil {
+					t.Errorf("IPv4 route %d: %v", i/2, err)
+				}
+				if i%2 == 1 && (err == nil || !strings.Contains(err.Error(), "the nexthop is not connected with router")) {
+					t.Errorf("IPv6 route %d: %v", i/2, err)
+				}
+			}
+			if got, _ := env.emu.RouterRoutes(other.ID); len(got) != 2 || strings.Contains(got[0].Destination+got[1].Destination, ":") {
+				t.Errorf("routes %+v, want the two IPv4 ones", got)
+			}
+			// One write of both, whatever the timing above was.
+			info, _ := env.emu.Server(env.emu.Servers()[0].ID)
+			v4, v6 := routeKey("10.244.9.0/24", info.PrivateIP), routeKey("fd00:244:9::/64", info.PrivateIPv6)
+			res, err := r.apply(t.Context(), []string{v4, v6}, true)
+			if err != nil || res[v4] != nil || res[v6] == nil {
+				t.Errorf("apply: %v, %v", res, err)
+			}
+		})
+	}
 }
 
 // TestRoutesNextHopFromNodeStatus: with two fixed IPv4 addresses, the
