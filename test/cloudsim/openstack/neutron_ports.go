@@ -328,7 +328,7 @@ func (e *Emulator) allocateFixedIP(n *network, v any, hasFixed bool) (*subnet, n
 		}
 		if len(l) != 1 {
 			return nil, netip.Addr{}, ntHTTPBadRequest(fmt.Sprintf(
-				"cloudsim: ports have exactly one fixed IP in the emulated Neutron; fixed_ips has %d", len(l)))
+				"cloudsim: a port request names exactly one fixed IP in the emulated Neutron (which adds the EUI-64 ones itself); fixed_ips has %d", len(l)))
 		}
 		entry, ok = l[0].(map[string]any)
 		if !ok {
