@@ -132,10 +132,21 @@ func (ids portsOfDevices) ToPortListQuery() (string, error) {
 // internalNetworkNames or any network when it is empty, else left out
 // even where a port put them), then sorted by addressSortOrder. IPv6
 // addresses are left out with ipv6SupportDisabled.
+//
+// IPv6 is treated as upstream treats it, checked line by line against
+// kubernetes/cloud-provider-openstack@c453fb7c
+// pkg/openstack/instances_addresses.go: a port's IPv6 fixed IPs are
+// InternalIPs in Neutron's fixed_ips order (:151-166; Neutron orders them
+// by their text, so 10.0.0.5 comes before fd00::5 but 2001:db8::5
+// before 203.0.113.5); accessIPv6 is an ExternalIP after accessIPv4
+// (:169-185); ipv6SupportDisabled is applied to the ports' addresses and
+// again to Nova's (:156-157, :275-283), never to the hostname; the
+// sort order takes IPv6 CIDRs like IPv4 ones (:59-104).
 func nodeAddresses(s *novaServer, attached []attachedPort, opts *NetworkingSection) []v1.NodeAddress {
 	addrs := []v1.NodeAddress{}
 	keepIP := func(a string) bool { return !isIPv6(a) || !opts.IPv6SupportDisabled }
 
+	// upstream :151-166
 	for _, p := range attached {
 		if p.Status != "ACTIVE" {
 			continue
@@ -146,6 +157,7 @@ func nodeAddresses(s *novaServer, attached []attachedPort, opts *NetworkingSecti
 			}
 		}
 	}
+	// upstream :169-194
 	if s.AccessIPv4 != "" {
 		addAddress(&addrs, v1.NodeExternalIP, s.AccessIPv4)
 	}
@@ -156,6 +168,7 @@ func nodeAddresses(s *novaServer, attached []attachedPort, opts *NetworkingSecti
 		addAddress(&addrs, v1.NodeHostName, h)
 	}
 
+	// upstream :241-285 (trunk subports, :208-239, are not read)
 	nets := make([]string, 0, len(s.Addresses))
 	for n := range s.Addresses {
 		nets = append(nets, n)
@@ -183,6 +196,7 @@ func nodeAddresses(s *novaServer, attached []attachedPort, opts *NetworkingSecti
 			}
 		}
 	}
+	// upstream :287-289
 	if len(opts.AddressSortOrder) > 0 {
 		sortAddresses(addrs, opts.AddressSortOrder)
 	}
@@ -192,7 +206,9 @@ func nodeAddresses(s *novaServer, attached []attachedPort, opts *NetworkingSecti
 	return addrs
 }
 
-// isIPv6 is upstream's test: anything that is not an IPv4 address.
+// isIPv6 is upstream's test (:156, :224, :275): anything that is not an
+// IPv4 address, so an IPv4-mapped ::ffff:a.b.c.d is IPv4 and a string
+// that is no address at all is "IPv6".
 func isIPv6(a string) bool { return net.ParseIP(a).To4() == nil }
 
 // addAddress appends the address unless the list has it with that type
@@ -213,7 +229,10 @@ func removeAddress(addrs *[]v1.NodeAddress, a string) {
 // sortAddresses is upstream's sortNodeAddresses: a stable sort by the
 // index of the first CIDR that holds the address (earlier first),
 // ascending by address among those of one CIDR; addresses in none, and
-// hostnames, keep their order after them.
+// hostnames, keep their order after them. net (not netip) as upstream:
+// IPNet.Contains never puts an IPv4 address in an IPv6 CIDR such as ::/0
+// (but does in ::ffff:0:0/96), and the ascending order compares the
+// 16-byte forms, so fd00::9 sorts before fd00::10.
 // upstream: kubernetes/cloud-provider-openstack pkg/openstack/instances_addresses.go:41-104
 func sortAddresses(addrs []v1.NodeAddress, order []string) {
 	var cidrs []*net.IPNet

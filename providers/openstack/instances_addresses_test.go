@@ -294,3 +294,150 @@ func TestSingleNICNoPortListing(t *testing.T) {
 		t.Errorf("calls %v, want no port listing", calls)
 	}
 }
+
+// TestNodeAddressesIPv6: upstream's nodeAddresses on IPv6 and dual-stack
+// servers (kubernetes/cloud-provider-openstack@c453fb7c
+// pkg/openstack/instances_addresses.go:142-293), pinned address by
+// address.
+func TestNodeAddressesIPv6(t *testing.T) {
+	const fip, access6 = "172.24.0.5", "2001:db8:a::1"
+	dual := func() *novaServer {
+		return &novaServer{Name: "ds", AccessIPv6: access6, Addresses: map[string][]novaAddress{
+			"nodes":  {{Addr: "10.0.0.5", Type: "fixed"}, {Addr: "fd00::5", Type: "fixed"}, {Addr: fip, Type: "floating"}},
+			"public": {{Addr: "2001:db8:b::5", Type: "fixed"}},
+		}}
+	}
+	v6only := &novaServer{Name: "six", Addresses: map[string][]novaAddress{"v6": {{Addr: "fd00::6", Type: "fixed"}}}}
+	for _, tt := range []struct {
+		name  string
+		s     *novaServer
+		ports []attachedPort
+		opts  NetworkingSection
+		want  []v1.NodeAddress
+	}{
+		{
+			// Both fixed IPs of the one port, in Neutron's order, then
+			// the access IP, then Nova's addresses network by network.
+			name: "dual-stack port", s: dual(), ports: []attachedPort{activePort("10.0.0.5", "fd00::5")},
+			want: []v1.NodeAddress{internalIP("10.0.0.5"), internalIP("fd00::5"), externalIP(access6), externalIP(fip),
+				internalIP("2001:db8:b::5"), hostname("ds")},
+		},
+		{
+			// Neutron lists 2001:db8::5 before 203.0.113.5 (text order):
+			// the IPv6 address is the first InternalIP, upstream too.
+			name: "dual-stack port, IPv6 first", s: &novaServer{Name: "doc", Addresses: map[string][]novaAddress{
+				"doc": {{Addr: "203.0.113.5", Type: "fixed"}, {Addr: "2001:db8::5", Type: "fixed"}},
+			}},
+			ports: []attachedPort{activePort("2001:db8::5", "203.0.113.5")},
+			want:  []v1.NodeAddress{internalIP("2001:db8::5"), internalIP("203.0.113.5"), hostname("doc")},
+		},
+		{
+			name: "public network", s: dual(), ports: []attachedPort{activePort("10.0.0.5", "fd00::5")},
+			opts: NetworkingSection{PublicNetworkNames: []string{"public"}},
+			want: []v1.NodeAddress{internalIP("10.0.0.5"), internalIP("fd00::5"), externalIP(access6), externalIP(fip),
+				externalIP("2001:db8:b::5"), hostname("ds")},
+		},
+		{
+			// The only fixed address needs no port listing.
+			name: "IPv6 only", s: v6only, ports: v6only.assumedPorts(),
+			want: []v1.NodeAddress{internalIP("fd00::6"), hostname("six")},
+		},
+		{
+			name: "IPv6 only, IPv6 disabled", s: v6only, ports: v6only.assumedPorts(), opts: NetworkingSection{IPv6SupportDisabled: true},
+			want: []v1.NodeAddress{hostname("six")},
+		},
+		{
+			// Neither the port's IPv6 address, nor accessIPv6, nor
+			// Nova's.
+			name: "IPv6 disabled", s: dual(), ports: []attachedPort{activePort("10.0.0.5", "fd00::5")},
+			opts: NetworkingSection{IPv6SupportDisabled: true, PublicNetworkNames: []string{"public"}},
+			want: []v1.NodeAddress{internalIP("10.0.0.5"), externalIP(fip), hostname("ds")},
+		},
+		{
+			// A DOWN port gives nothing, so the addresses come from Nova,
+			// where the second IPv6 filter (upstream :275-283) applies.
+			name: "IPv6 disabled, port down", s: dual(), ports: []attachedPort{{Status: "DOWN", FixedIPs: activePort("10.0.0.5", "fd00::5").FixedIPs}},
+			opts: NetworkingSection{IPv6SupportDisabled: true},
+			want: []v1.NodeAddress{internalIP("10.0.0.5"), externalIP(fip), hostname("ds")},
+		},
+		{
+			// An IPv6 CIDR first: its addresses lead, ascending as bytes
+			// (fd00::9 before fd00::10, which text order reverses); those
+			// in no CIDR keep their order after; the hostname stays last.
+			name: "sort order, IPv6 CIDR first",
+			s: &novaServer{Name: "ds", AccessIPv6: access6, Addresses: map[string][]novaAddress{
+				"nodes": {{Addr: "10.0.0.7"}, {Addr: "fd00::10"}, {Addr: "10.0.0.5"}, {Addr: "fd00::9"}, {Addr: fip, Type: "floating"}},
+			}},
+			ports: []attachedPort{activePort("10.0.0.7", "fd00::10"), activePort("10.0.0.5", "fd00::9")},
+			opts:  NetworkingSection{AddressSortOrder: []string{"fd00::/64", "10.0.0.0/8"}},
+			want: []v1.NodeAddress{internalIP("fd00::9"), internalIP("fd00::10"), internalIP("10.0.0.5"), internalIP("10.0.0.7"),
+				externalIP(access6), externalIP(fip), hostname("ds")},
+		},
+		{
+			// ::/0 holds no IPv4 address (net.IPNet.Contains); in it,
+			// byte order whatever the address type.
+			name: "sort order ::/0", s: dual(), ports: []attachedPort{activePort("10.0.0.5", "fd00::5")},
+			opts: NetworkingSection{AddressSortOrder: []string{"::/0"}},
+			want: []v1.NodeAddress{externalIP(access6), internalIP("2001:db8:b::5"), internalIP("fd00::5"),
+				internalIP("10.0.0.5"), externalIP(fip), hostname("ds")},
+		},
+		{
+			// ::ffff:0:0/96 holds every IPv4 address.
+			name: "sort order ::ffff:0:0/96", s: dual(), ports: []attachedPort{activePort("10.0.0.5", "fd00::5")},
+			opts: NetworkingSection{AddressSortOrder: []string{"::ffff:0:0/96"}},
+			want: []v1.NodeAddress{internalIP("10.0.0.5"), externalIP(fip), internalIP("fd00::5"), externalIP(access6),
+				internalIP("2001:db8:b::5"), hostname("ds")},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := nodeAddresses(tt.s, tt.ports, &tt.opts); !slices.Equal(got, tt.want) {
+				t.Errorf("addresses\n got %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestIPv6NodeAddresses: through the real clients, servers of a
+// dual-stack node network (a SLAAC subnet: Neutron gives each port its
+// EUI-64 address) have both fixed IPs as InternalIPs, in Neutron's
+// order, read with one port listing; an IPv6-only server has its one
+// address without a port listing; ipv6SupportDisabled leaves IPv6 out.
+func TestIPv6NodeAddresses(t *testing.T) {
+	for _, disabled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ipv6SupportDisabled=%v", disabled), func(t *testing.T) {
+			env := newTestEnv(t, osemu.Config{NodeIPv6CIDR: "fd00:10::/64", NodeIPv6Mode: "slaac"},
+				func(s *Section) { s.Networking.IPv6SupportDisabled = disabled })
+			ids := env.launch(t, osemu.LaunchSpec{Count: 3, Name: "ds", PublicIP: true})
+			net6, err := env.emu.CreateNetwork(osemu.NetworkSpec{Name: "v6only", CIDR: "fd00:20::/64", IPv6AddressMode: "slaac", IPv6RAMode: "slaac"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			six := env.launch(t, osemu.LaunchSpec{Name: "six", SubnetID: net6.SubnetID})[0]
+			env.srv.ResetCalls()
+			for i, id := range append(ids, six) {
+				info, _ := env.emu.Server(id)
+				var want []v1.NodeAddress
+				switch {
+				case id == six && disabled:
+					want = []v1.NodeAddress{hostname("six")}
+				case id == six:
+					want = []v1.NodeAddress{internalIP(info.PrivateIP), hostname("six")}
+				case disabled:
+					want = []v1.NodeAddress{internalIP(info.PrivateIP), externalIP(info.PublicIP), hostname(info.Name)}
+				default:
+					want = []v1.NodeAddress{internalIP(info.PrivateIP), internalIP(info.PrivateIPv6), externalIP(info.PublicIP), hostname(info.Name)}
+				}
+				md, err := env.cloud.instances.InstanceMetadata(t.Context(), node(info.Name, osemu.ProviderID(id)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(md.NodeAddresses, want) {
+					t.Errorf("server %d addresses\n got %v\nwant %v", i, md.NodeAddresses, want)
+				}
+			}
+			if calls := env.srv.Calls(); calls["nova:ListServersDetail"] != 1 || calls["neutron:ListPorts"] != 1 {
+				t.Errorf("calls %v, want one server listing and one port listing", calls)
+			}
+		})
+	}
+}

@@ -45,8 +45,12 @@ type ServerInfo struct {
 	SubnetID    string `json:"subnetId"`
 	PortID      string `json:"portId"`
 	MAC         string `json:"mac"`
-	// PrivateIP is the fixed IPv4 on the node subnet.
+	// PrivateIP is the first port's first address, on SubnetID: the
+	// fixed IPv4 on the node subnet, unless that subnet is IPv6.
 	PrivateIP string `json:"privateIp"`
+	// PrivateIPv6 is the first port's first IPv6 fixed IP (in Neutron's
+	// order), if any.
+	PrivateIPv6 string `json:"privateIpv6,omitempty"`
 	// PublicIP is the floating IP associated with the first port, if any.
 	PublicIP     string `json:"publicIp,omitempty"`
 	FloatingIPID string `json:"floatingIpId,omitempty"`
@@ -87,6 +91,13 @@ type LaunchSpec struct {
 	// SubnetID is the subnet of the server's port, default the fixture's
 	// node subnet.
 	SubnetID string `json:"subnetId,omitempty"`
+	// MoreSubnetIDs are further subnets of SubnetID's network on which
+	// the first port takes a fixed IP too, as a port made with
+	// `--fixed-ip subnet=A --fixed-ip subnet=B` does: a dual-stack port
+	// on a stateful IPv6 subnet. SLAAC and DHCPv6-stateless subnets
+	// need not be named: Neutron gives every port on their network its
+	// EUI-64 address there.
+	MoreSubnetIDs []string `json:"moreSubnetIds,omitempty"`
 	// ExtraSubnetIDs give the server a further port on each subnet, in
 	// this order, after SubnetID's, as repeated --nic options of
 	// `openstack server create` do: a server with several interfaces.
@@ -158,6 +169,17 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 		subnetID = e.fixture.SubnetID
 	}
 	subnetIDs := append([]string{subnetID}, spec.ExtraSubnetIDs...)
+	first, ok := e.subnets.Get(subnetID)
+	if !ok {
+		return nil, fmt.Errorf("unknown subnet %q", subnetID)
+	}
+	for _, id := range spec.MoreSubnetIDs {
+		sn, ok := e.subnets.Get(id)
+		if !ok || sn.networkID != first.networkID || id == subnetID {
+			return nil, fmt.Errorf("subnet %q is not another subnet of the network %s of subnet %s", id, first.networkID, subnetID)
+		}
+		subnetIDs = append(subnetIDs, id)
+	}
 	// Check capacity first, so a launch that cannot finish does nothing.
 	perSubnet := map[string]int{}
 	for _, id := range subnetIDs {
@@ -168,7 +190,7 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown subnet %q", id)
 		}
-		if size := 1<<(32-sn.cidr.Bits()) - 3 - len(sn.used); size < perSubnet[id] {
+		if size := sn.free(); !sn.autoAddress() && size < perSubnet[id] {
 			return nil, fmt.Errorf("subnet %s has room for %d more ports, not %d", sn.cidr, size, perSubnet[id])
 		}
 	}
@@ -188,9 +210,16 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 		if e.fixture.ExternalNetworkID == "" {
 			return nil, fmt.Errorf("no external network for floating IPs")
 		}
+		if first.ipVersion() == 6 && !slices.ContainsFunc(spec.MoreSubnetIDs, func(id string) bool {
+			sn, _ := e.subnets.Get(id)
+			return sn != nil && sn.ipVersion() == 4
+		}) {
+			// l3_db._internal_fip_assoc_data (neutron/db/l3_db.py:1381-1385).
+			return nil, fmt.Errorf("Cannot add floating IP to a port that has no fixed IPv4 addresses (subnet %s is IPv6)", subnetID)
+		}
 		ext, _ := e.networks.Get(e.fixture.ExternalNetworkID)
 		es, _ := e.subnets.Get(ext.subnetIDs[0])
-		if free := 1<<(32-es.cidr.Bits()) - 3 - len(es.used); free < spec.Count {
+		if free := es.free(); free < spec.Count {
 			return nil, fmt.Errorf("external subnet %s has %d floating IPs left, not %d", es.cidr, free, spec.Count)
 		}
 	}
@@ -221,12 +250,19 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 			created: now, updated: now,
 		}
 		s.flavor.extraSpecs = maps.Clone(fl.extraSpecs)
-		for _, sid := range subnetIDs {
+		for _, sid := range append([]string{subnetID}, spec.ExtraSubnetIDs...) {
 			p, err := e.createPort(sid, projectID, id, "compute:"+zone)
 			if err != nil {
 				return ids, err
 			}
 			s.portIDs = append(s.portIDs, p.id)
+		}
+		if p, ok := e.ports.Get(s.portIDs[0]); ok {
+			for _, sid := range spec.MoreSubnetIDs {
+				if err := e.addFixedIP(p, sid); err != nil {
+					return ids, err
+				}
+			}
 		}
 		if spec.PublicIP {
 			f, err := e.createFloatingIP(e.fixture.ExternalNetworkID, projectID, s.portIDs[0])
@@ -357,6 +393,12 @@ func (e *Emulator) serverInfo(s *server) ServerInfo {
 	}
 	if p, ok := e.ports.Get(s.primaryPort()); ok {
 		info.PortID, info.MAC, info.PrivateIP, info.SubnetID, info.NetworkID = p.id, p.mac, p.fixedIP.String(), p.subnetID, p.networkID
+		for _, a := range p.fixedIPs() {
+			if a.ip.Is6() {
+				info.PrivateIPv6 = a.ip.String()
+				break
+			}
+		}
 		if n, ok := e.networks.Get(p.networkID); ok {
 			info.NetworkName = n.name
 		}

@@ -66,6 +66,15 @@ type Config struct {
 	LegacyOverLimit bool
 	// NodeCIDR is the fixture's node subnet, default 10.0.0.0/16.
 	NodeCIDR string
+	// NodeIPv6CIDR, when set, gives the node network a second, IPv6
+	// subnet (fixture SubnetIPv6ID), with NodeIPv6Mode as both its
+	// ipv6_address_mode and ipv6_ra_mode ("" none: stateful from the
+	// pool, slaac, dhcpv6-stateful or dhcpv6-stateless), and the router
+	// an interface on it (its gateway, ::1). Every server port then has
+	// an IPv4 and an IPv6 fixed IP: SLAAC and DHCPv6-stateless ones by
+	// Neutron itself (EUI-64), stateful ones as a launch asks for both.
+	NodeIPv6CIDR string
+	NodeIPv6Mode string
 	// FloatingCIDR is the external network's subnet that floating IPs come
 	// from, default 172.24.0.0/16.
 	FloatingCIDR string

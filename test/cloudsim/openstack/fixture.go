@@ -50,6 +50,10 @@ type Fixture struct {
 	NetworkName string `json:"networkName"`
 	SubnetID    string `json:"subnetId"`
 	SubnetCIDR  string `json:"subnetCidr"`
+	// SubnetIPv6ID/SubnetIPv6CIDR are the node network's IPv6 subnet
+	// (Config.NodeIPv6CIDR), "" without one.
+	SubnetIPv6ID   string `json:"subnetIpv6Id,omitempty"`
+	SubnetIPv6CIDR string `json:"subnetIpv6Cidr,omitempty"`
 	// ExternalNetworkID ("public") is where floating IPs come from; ""
 	// with Config.NoExternalNetwork.
 	ExternalNetworkID   string `json:"externalNetworkId"`
@@ -118,19 +122,28 @@ func NewDefault(cfg Config) *Emulator {
 	nodeCIDR, err := netip.ParsePrefix(e.cfg.NodeCIDR)
 	must(err)
 	n := e.createNetwork(e.cfg.ClusterID+"-nodes", p.id, false)
-	s, err := e.createSubnet(n.id, e.cfg.ClusterID+"-nodes-subnet", p.id, nodeCIDR)
+	s, err := e.createSubnet(n.id, e.cfg.ClusterID+"-nodes-subnet", p.id, nodeCIDR, "", "")
 	must(err)
 	f.NetworkID, f.NetworkName, f.SubnetID, f.SubnetCIDR = n.id, n.name, s.id, s.cidr.String()
+	routerSubnets := []string{s.id}
+	if e.cfg.NodeIPv6CIDR != "" {
+		cidr6, err := netip.ParsePrefix(e.cfg.NodeIPv6CIDR)
+		must(err)
+		s6, err := e.createSubnet(n.id, e.cfg.ClusterID+"-nodes-subnet-v6", p.id, cidr6, e.cfg.NodeIPv6Mode, e.cfg.NodeIPv6Mode)
+		must(err)
+		f.SubnetIPv6ID, f.SubnetIPv6CIDR = s6.id, s6.cidr.String()
+		routerSubnets = append(routerSubnets, s6.id)
+	}
 
 	if !e.cfg.NoExternalNetwork {
 		fipCIDR, err := netip.ParsePrefix(e.cfg.FloatingCIDR)
 		must(err)
 		ext := e.createNetwork("public", "", true)
-		es, err := e.createSubnet(ext.id, "public-subnet", "", fipCIDR)
+		es, err := e.createSubnet(ext.id, "public-subnet", "", fipCIDR, "", "")
 		must(err)
 		f.ExternalNetworkID, f.ExternalNetworkName, f.ExternalSubnetID, f.FloatingCIDR = ext.id, ext.name, es.id, es.cidr.String()
 	}
-	rt, err := e.createRouter(e.cfg.ClusterID+"-router", p.id, f.ExternalNetworkID, s.id)
+	rt, err := e.createRouter(e.cfg.ClusterID+"-router", p.id, f.ExternalNetworkID, routerSubnets...)
 	must(err)
 	f.RouterID, f.RouterName = rt.id, rt.name
 	if sg := e.ensureDefaultSecurityGroup(p.id); sg != nil {

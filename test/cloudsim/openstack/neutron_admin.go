@@ -22,16 +22,19 @@ var ErrNeutronNotFound = errors.New("neutron resource not found")
 
 // PortInfo is a port as the admin API reports it.
 type PortInfo struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	NetworkID   string `json:"networkId"`
-	SubnetID    string `json:"subnetId"`
-	ProjectID   string `json:"projectId"`
-	MAC         string `json:"mac"`
-	FixedIP     string `json:"fixedIp"`
-	DeviceID    string `json:"deviceId"`
-	DeviceOwner string `json:"deviceOwner"`
-	Status      string `json:"status"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	NetworkID string `json:"networkId"`
+	SubnetID  string `json:"subnetId"`
+	ProjectID string `json:"projectId"`
+	MAC       string `json:"mac"`
+	// FixedIP is the port's first address (on SubnetID), FixedIPs all
+	// of them in Neutron's fixed_ips order.
+	FixedIP     string        `json:"fixedIp"`
+	FixedIPs    []FixedIPInfo `json:"fixedIps"`
+	DeviceID    string        `json:"deviceId"`
+	DeviceOwner string        `json:"deviceOwner"`
+	Status      string        `json:"status"`
 	// PortSecurityEnabled is port_security_enabled.
 	PortSecurityEnabled bool              `json:"portSecurityEnabled"`
 	SecurityGroups      []string          `json:"securityGroups"`
@@ -41,6 +44,12 @@ type PortInfo struct {
 	RevisionNumber      int               `json:"revisionNumber"`
 	// FloatingIP is the associated floating IP's address, if any.
 	FloatingIP string `json:"floatingIp,omitempty"`
+}
+
+// FixedIPInfo is one of a port's fixed IPs.
+type FixedIPInfo struct {
+	SubnetID  string `json:"subnetId"`
+	IPAddress string `json:"ipAddress"`
 }
 
 // AddressPairInfo is one of a port's allowed address pairs.
@@ -125,8 +134,8 @@ type RouterSpec struct {
 	SubnetIDs []string `json:"subnetIds,omitempty"`
 }
 
-// NetworkSpec describes a network with one IPv4 subnet, which
-// CreateNetwork makes.
+// NetworkSpec describes a network with one subnet, which CreateNetwork
+// makes.
 type NetworkSpec struct {
 	Name string `json:"name"`
 	// ProjectID owns it, default the fixture's project; external networks
@@ -134,8 +143,14 @@ type NetworkSpec struct {
 	ProjectID string `json:"projectId,omitempty"`
 	// External makes it router:external, a floating IP pool.
 	External bool `json:"external,omitempty"`
-	// CIDR is the subnet's, IPv4, /29 or larger.
+	// CIDR is the subnet's: IPv4, /29 or larger, or IPv6, /120 or
+	// larger (/64 with an automatic-address mode).
 	CIDR string `json:"cidr"`
+	// IPv6AddressMode and IPv6RAMode are an IPv6 subnet's
+	// ipv6_address_mode and ipv6_ra_mode: slaac, dhcpv6-stateful,
+	// dhcpv6-stateless or "" (None), combined as Neutron allows.
+	IPv6AddressMode string `json:"ipv6AddressMode,omitempty"`
+	IPv6RAMode      string `json:"ipv6RaMode,omitempty"`
 }
 
 // NetworkInfo names a network CreateNetwork made and its subnet.
@@ -157,11 +172,14 @@ func (e *Emulator) CreateNetwork(spec NetworkSpec) (NetworkInfo, error) {
 		return NetworkInfo{}, fmt.Errorf("unknown project %q: %w", spec.ProjectID, cloudsim.ErrInvalidRequest)
 	}
 	cidr, err := netip.ParsePrefix(spec.CIDR)
-	if err != nil || !cidr.Addr().Is4() || cidr.Bits() > 29 {
-		return NetworkInfo{}, fmt.Errorf("CIDR %q must be IPv4, /29 or larger: %w", spec.CIDR, cloudsim.ErrInvalidRequest)
+	if err == nil {
+		err = checkSubnet(cidr, spec.IPv6AddressMode, spec.IPv6RAMode)
+	}
+	if err != nil {
+		return NetworkInfo{}, fmt.Errorf("CIDR %q: %v: %w", spec.CIDR, err, cloudsim.ErrInvalidRequest)
 	}
 	n := e.createNetwork(spec.Name, spec.ProjectID, spec.External)
-	s, err := e.createSubnet(n.id, spec.Name+"-subnet", spec.ProjectID, cidr)
+	s, err := e.createSubnet(n.id, spec.Name+"-subnet", spec.ProjectID, cidr, spec.IPv6AddressMode, spec.IPv6RAMode)
 	if err != nil {
 		return NetworkInfo{}, fmt.Errorf("%w: %v", cloudsim.ErrInvalidRequest, err)
 	}
@@ -171,10 +189,13 @@ func (e *Emulator) CreateNetwork(spec NetworkSpec) (NetworkInfo, error) {
 func (e *Emulator) portInfo(p *port) PortInfo {
 	info := PortInfo{
 		ID: p.id, Name: p.name, NetworkID: p.networkID, SubnetID: p.subnetID, ProjectID: p.projectID, MAC: p.mac,
-		FixedIP: p.fixedIP.String(), DeviceID: p.deviceID, DeviceOwner: p.deviceOwner, Status: p.status(),
+		FixedIP: p.fixedIP.String(), FixedIPs: []FixedIPInfo{}, DeviceID: p.deviceID, DeviceOwner: p.deviceOwner, Status: p.status(),
 		PortSecurityEnabled: p.portSecurity, SecurityGroups: ntStrings(p.securityGroups),
 		AllowedAddressPairs: []AddressPairInfo{}, Description: p.std.description, Tags: ntStrings(p.std.tags),
 		RevisionNumber: p.std.revision,
+	}
+	for _, a := range p.fixedIPs() {
+		info.FixedIPs = append(info.FixedIPs, FixedIPInfo{SubnetID: a.subnetID, IPAddress: a.ip.String()})
 	}
 	for _, a := range p.addressPairs {
 		info.AllowedAddressPairs = append(info.AllowedAddressPairs, AddressPairInfo{IPAddress: a.ip, MACAddress: a.mac})
@@ -366,6 +387,26 @@ func (e *Emulator) CreateRouter(spec RouterSpec) (RouterInfo, error) {
 	return e.routerInfo(r), nil
 }
 
+// AddRouterInterface gives a router an interface on a subnet, on the
+// subnet's gateway address when it is free (add_router_interface with a
+// subnet_id), as an IPv6 extra route's next hop needs.
+func (e *Emulator) AddRouterInterface(routerID, subnetID string) (RouterInfo, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.neutron.routers.Get(routerID)
+	if !ok {
+		return RouterInfo{}, fmt.Errorf("router %q: %w", routerID, ErrNeutronNotFound)
+	}
+	if !e.subnets.Has(subnetID) {
+		return RouterInfo{}, fmt.Errorf("subnet %q: %w", subnetID, ErrNeutronNotFound)
+	}
+	if err := e.addRouterInterface(r, subnetID); err != nil {
+		return RouterInfo{}, fmt.Errorf("%w: %v", cloudsim.ErrInvalidRequest, err)
+	}
+	r.std.bump(e.now())
+	return e.routerInfo(r), nil
+}
+
 // BumpRevision changes a resource as another client would, without
 // changing anything the API shows but its revision_number (and
 // updated_at), so the next call of a client that read it before and
@@ -456,6 +497,17 @@ func (e *Emulator) neutronAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("POST /neutron/routers", cloudsim.AdminHandler(func(spec RouterSpec) (any, error) {
 		return e.CreateRouter(spec)
 	}, neutronAdminStatus))
+	mux.HandleFunc("POST /neutron/routers/{id}/interfaces", func(w http.ResponseWriter, r *http.Request) {
+		cloudsim.AdminHandler(func(req struct {
+			SubnetID string `json:"subnetId"`
+		}) (any, error) {
+			return e.AddRouterInterface(r.PathValue("id"), req.SubnetID)
+		}, neutronAdminStatus)(w, r)
+	})
+	mux.HandleFunc("POST /neutron/subnets", cloudsim.AdminHandler(func(spec SubnetSpec) (any, error) {
+		id, err := e.AddSubnet(spec)
+		return map[string]string{"id": id}, err
+	}, neutronAdminStatus))
 	mux.HandleFunc("POST /neutron/networks", cloudsim.AdminHandler(func(spec NetworkSpec) (any, error) {
 		return e.CreateNetwork(spec)
 	}, neutronAdminStatus))
@@ -468,13 +520,20 @@ func (e *Emulator) neutronAdmin(mux *http.ServeMux) {
 	}, neutronAdminStatus))
 }
 
-// SubnetSpec describes another IPv4 subnet of an existing network, which
-// AddSubnet makes (an external network's floating IP ranges, say).
+// SubnetSpec describes another subnet of an existing network, which
+// AddSubnet makes (an external network's floating IP ranges, say, or
+// the IPv6 subnet of a dual-stack network).
 type SubnetSpec struct {
 	NetworkID string `json:"networkId"`
 	Name      string `json:"name"`
-	// CIDR is IPv4, /29 or larger.
+	// CIDR is IPv4, /29 or larger, or IPv6, /120 or larger (/64 with an
+	// automatic-address mode).
 	CIDR string `json:"cidr"`
+	// IPv6AddressMode and IPv6RAMode are as in NetworkSpec. A SLAAC or
+	// DHCPv6-stateless subnet gives every port of the network but the
+	// routers' its EUI-64 address at once, as Neutron does.
+	IPv6AddressMode string `json:"ipv6AddressMode,omitempty"`
+	IPv6RAMode      string `json:"ipv6RaMode,omitempty"`
 	// Tags are the subnet's Neutron tags.
 	Tags []string `json:"tags,omitempty"`
 }
@@ -492,7 +551,7 @@ func (e *Emulator) AddSubnet(spec SubnetSpec) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("CIDR %q: %w", spec.CIDR, cloudsim.ErrInvalidRequest)
 	}
-	s, err := e.createSubnet(n.id, spec.Name, n.projectID, cidr)
+	s, err := e.createSubnet(n.id, spec.Name, n.projectID, cidr, spec.IPv6AddressMode, spec.IPv6RAMode)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", cloudsim.ErrInvalidRequest, err)
 	}

@@ -3,6 +3,7 @@ package openstack
 import (
 	"net/http"
 	"net/netip"
+	"slices"
 )
 
 // Neutron floating IPs: GET, POST /v2.0/floatingips and GET, PUT, DELETE
@@ -126,18 +127,34 @@ func (e *Emulator) fipAssociation(c *neutronCall, portID, fixedIP, extNetworkID 
 		// Neutron's message really has the placeholder unfilled.
 		return nil, nil, ntBadRequest("floatingip", "Port %(id)s is unable to be assigned a floating IP")
 	}
+	// _internal_fip_assoc_data (neutron/db/l3_db.py:1365-1392): a
+	// floating IP is NAT to an IPv4 fixed IP; Neutron has no IPv6
+	// floating IPs.
+	var internal ipAlloc
 	if fixedIP != "" {
-		if a := netip.MustParseAddr(fixedIP); !a.Is4() {
+		a := netip.MustParseAddr(fixedIP)
+		if !a.Is4() {
 			return nil, nil, ntBadRequest("floatingip", "Cannot process floating IP association with "+fixedIP+", since that is not an IPv4 address")
 		}
-		if p.fixedIP.String() != fixedIP {
+		i := slices.IndexFunc(p.allocations(), func(x ipAlloc) bool { return x.ip == a })
+		if i < 0 {
 			return nil, nil, ntBadRequest("floatingip", "Port "+p.id+" does not have fixed ip "+fixedIP)
 		}
+		internal = p.allocations()[i]
+	} else {
+		v4 := p.ipv4()
+		switch {
+		case len(v4) == 0:
+			return nil, nil, ntBadRequest("floatingip", "Cannot add floating IP to port "+p.id+" that has no fixed IPv4 addresses")
+		case len(v4) > 1:
+			return nil, nil, ntBadRequest("floatingip", "Port "+p.id+" has multiple fixed IPv4 addresses.  Must provide a specific IPv4 address when assigning a floating IP")
+		}
+		internal = v4[0]
 	}
-	r := e.routerForFloatingIP(p, extNetworkID)
+	r := e.routerForFloatingIP(internal.subnetID, extNetworkID)
 	if r == nil {
 		return nil, nil, neutronNotFound("ExternalGatewayForFloatingIPNotFound", "External network "+extNetworkID+
-			" is not reachable from subnet "+p.subnetID+".  Therefore, cannot associate Port "+p.id+" with a Floating IP.")
+			" is not reachable from subnet "+internal.subnetID+".  Therefore, cannot associate Port "+p.id+" with a Floating IP.")
 	}
 	return p, r, nil
 }
@@ -150,7 +167,7 @@ func (e *Emulator) alreadyAssociated(f *floatingIP, p *port) *apiError {
 		return nil
 	}
 	return neutronConflict("FloatingIPPortAlreadyAssociated", "Cannot associate floating IP "+f.address.String()+
-		" ("+f.id+") with port "+p.id+" using fixed IP "+p.fixedIP.String()+
+		" ("+f.id+") with port "+p.id+" using fixed IP "+other.fixedIP.String()+
 		", as that fixed IP already has a floating IP on external network "+f.networkID+".")
 }
 

@@ -90,17 +90,26 @@ func (e *Emulator) visibleSubnet(c *neutronCall, id string) (*subnet, *apiError)
 }
 
 func (e *Emulator) subnetView(s *subnet) ntView {
-	size := uint32(1) << (32 - s.cidr.Bits())
 	v := ntView{
-		"id": s.id, "name": s.name, "network_id": s.networkID, "ip_version": 4,
+		"id": s.id, "name": s.name, "network_id": s.networkID, "ip_version": s.ipVersion(),
 		"cidr": s.cidr.String(), "gateway_ip": s.gateway.String(),
-		// generate_pools: the subnet without its network, broadcast and
-		// gateway addresses.
-		"allocation_pools": []any{map[string]any{"start": addrAt(s.cidr, 2).String(), "end": addrAt(s.cidr, size-2).String()}},
+		// generate_pools (neutron/ipam/utils.py:50-78): the subnet
+		// without its network and gateway addresses, and in IPv4 its
+		// broadcast one.
+		"allocation_pools": []any{map[string]any{"start": addrAt(s.cidr, 2).String(), "end": s.lastAddr().String()}},
 		"enable_dhcp":      true, "dns_nameservers": []string{}, "host_routes": []any{},
-		"ipv6_address_mode": nil, "ipv6_ra_mode": nil, "subnetpool_id": nil, "shared": false,
+		"ipv6_address_mode": ntNullStr(s.ipv6AddressMode), "ipv6_ra_mode": ntNullStr(s.ipv6RAMode),
+		"subnetpool_id": nil, "shared": false,
 	}
 	return e.stdView(v, &s.std, s.projectID)
+}
+
+// ntNullStr is a string attribute that is None when empty.
+func ntNullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func (e *Emulator) subnetListSpec() ntListSpec {

@@ -11,9 +11,12 @@ import (
 )
 
 // Neutron ports: GET, POST /v2.0/ports and GET, PUT, DELETE
-// /v2.0/ports/{id}, as ML2 answers a project member. A port has exactly
-// one IPv4 fixed IP here (the model Nova and Octavia share); creating one
-// with none or several is refused with a message saying so.
+// /v2.0/ports/{id}, as ML2 answers a project member. A port is made with
+// one fixed IP on the subnet asked for (with no fixed_ips, Neutron's
+// choice: one IPv4 and one stateful IPv6 address), plus, as Neutron adds
+// them whatever was asked, its EUI-64 address on every SLAAC or
+// DHCPv6-stateless subnet of its network; creating one with several
+// fixed_ips entries is refused with a message saying so.
 
 func portNotFound(id string) *apiError {
 	return neutronNotFound("PortNotFound", "Port "+id+" could not be found.")
@@ -42,7 +45,7 @@ func (e *Emulator) portView(p *port) ntView {
 		"id": p.id, "name": p.name, "network_id": p.networkID, "mac_address": p.mac,
 		"admin_state_up": p.adminStateUp, "status": p.status(),
 		"device_id": p.deviceID, "device_owner": p.deviceOwner,
-		"fixed_ips": []any{map[string]any{"subnet_id": p.subnetID, "ip_address": p.fixedIP.String()}},
+		"fixed_ips": fixedIPsView(p),
 	}
 	if e.hasExt(extSecurityGroup) {
 		v["security_groups"] = ntStrings(p.securityGroups)
@@ -58,6 +61,15 @@ func (e *Emulator) portView(p *port) ntView {
 		v["allowed_address_pairs"] = pairs
 	}
 	return e.stdView(v, &p.std, p.projectID)
+}
+
+// fixedIPsView is a port's fixed_ips, in Neutron's order.
+func fixedIPsView(p *port) []any {
+	out := []any{}
+	for _, a := range p.fixedIPs() {
+		out = append(out, map[string]any{"subnet_id": a.subnetID, "ip_address": a.ip.String()})
+	}
+	return out
 }
 
 // fixedIPFilter is the fixed_ips filter: "ip_address=...",
@@ -302,8 +314,11 @@ func (e *Emulator) portSecurityGroups(c *neutronCall, ids []string) *apiError {
 }
 
 // allocateFixedIP takes the address a port request's fixed_ips ask for
-// on network n (one entry: subnet_id, ip_address or both), or the next
-// free address of the network's first subnet when it names none.
+// on network n (one entry: subnet_id, ip_address or both), or, when it
+// names none, the next free address of the network's first IPv4 subnet
+// (else its first stateful IPv6 one). On a SLAAC or DHCPv6-stateless
+// subnet it returns no address: the port's EUI-64 one, which its MAC
+// gives, is taken by addAutoAddresses.
 func (e *Emulator) allocateFixedIP(n *network, v any, hasFixed bool) (*subnet, netip.Addr, *apiError) {
 	var entry map[string]any
 	if hasFixed {
@@ -313,7 +328,7 @@ func (e *Emulator) allocateFixedIP(n *network, v any, hasFixed bool) (*subnet, n
 		}
 		if len(l) != 1 {
 			return nil, netip.Addr{}, ntHTTPBadRequest(fmt.Sprintf(
-				"cloudsim: ports have exactly one fixed IP in the emulated Neutron; fixed_ips has %d", len(l)))
+				"cloudsim: a port request names exactly one fixed IP in the emulated Neutron (which adds the EUI-64 ones itself); fixed_ips has %d", len(l)))
 		}
 		entry, ok = l[0].(map[string]any)
 		if !ok {
@@ -362,7 +377,16 @@ func (e *Emulator) allocateFixedIP(n *network, v any, hasFixed bool) (*subnet, n
 	case hasFixed:
 		return nil, netip.Addr{}, ntInvalidInput("IP allocation requires subnet_id or ip_address")
 	default:
-		s, _ = e.subnets.Get(n.subnetIDs[0])
+		s = e.defaultSubnet(n)
+	}
+	if s.autoAddress() {
+		if hasIP {
+			// Neutron takes an address that is the port's own EUI-64
+			// one; the emulator refuses that too.
+			return nil, netip.Addr{}, neutronBadRequest("AllocationOnAutoAddressSubnet", "IPv6 address "+ipStr+
+				" cannot be directly assigned to a port on subnet "+s.id+" as the subnet is configured for automatic addresses")
+		}
+		return s, netip.Addr{}, nil
 	}
 	if hasIP {
 		a := netip.MustParseAddr(ipStr)
@@ -377,6 +401,36 @@ func (e *Emulator) allocateFixedIP(n *network, v any, hasFixed bool) (*subnet, n
 		return nil, netip.Addr{}, neutronConflict("IpAddressGenerationFailure", "No more IP addresses available on network "+n.id+".")
 	}
 	return s, a, nil
+}
+
+// defaultSubnet is where a port made without fixed_ips takes its first
+// address: the network's first IPv4 subnet, else its first stateful
+// IPv6 one, else its first (ipam_pluggable_backend._allocate_ips_for_port
+// takes one of each family and every auto-address one).
+func (e *Emulator) defaultSubnet(n *network) *subnet {
+	for _, want := range []func(*subnet) bool{
+		func(s *subnet) bool { return s.ipVersion() == 4 },
+		func(s *subnet) bool { return !s.autoAddress() },
+		func(*subnet) bool { return true },
+	} {
+		for _, id := range n.subnetIDs {
+			if s, ok := e.subnets.Get(id); ok && want(s) {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// statefulIPv6Subnet is the network's first IPv6 subnet without
+// automatic addresses, nil when it has none.
+func (e *Emulator) statefulIPv6Subnet(n *network) *subnet {
+	for _, id := range n.subnetIDs {
+		if s, ok := e.subnets.Get(id); ok && s.ipVersion() == 6 && !s.autoAddress() {
+			return s
+		}
+	}
+	return nil
 }
 
 func (e *Emulator) createPortAPI(c *neutronCall) (*neutronResponse, *apiError) {
@@ -479,6 +533,16 @@ func (e *Emulator) createPortAPI(c *neutronCall) (*neutronResponse, *apiError) {
 	if hasMAC {
 		p.mac = mac
 	}
+	if s6 := e.statefulIPv6Subnet(n); !hasFixed && s.ipVersion() == 4 && s6 != nil {
+		if err := e.addFixedIP(p, s6.id); err != nil {
+			e.releasePort(p)
+			return nil, neutronConflict("IpAddressGenerationFailure", "No more IP addresses available on network "+n.id+".")
+		}
+	}
+	if err := e.addAutoAddresses(p); err != nil {
+		e.releasePort(p)
+		return nil, neutronConflict("MacAddressInUse", "Unable to complete operation for network "+n.id+". The mac address "+p.mac+" is in use.")
+	}
 	for i := range pairs {
 		if pairs[i].mac == "" {
 			pairs[i].mac = p.mac
@@ -508,7 +572,7 @@ func (e *Emulator) updatePort(c *neutronCall) (*neutronResponse, *apiError) {
 			"(rule:update_port and rule:update_port:mac_address) is disallowed by policy")
 	}
 	if v, ok := m["fixed_ips"]; ok {
-		if l, isList := v.([]any); !isList || len(l) != 1 || !sameFixedIP(l[0], p) {
+		if l, isList := v.([]any); !isList || !sameFixedIPs(l, p) {
 			return nil, ntHTTPBadRequest("cloudsim: changing a port's fixed_ips is not emulated")
 		}
 	}
@@ -585,14 +649,30 @@ func (e *Emulator) updatePort(c *neutronCall) (*neutronResponse, *apiError) {
 	return neutronOK(map[string]any{"port": e.portView(p)}), nil
 }
 
-func sameFixedIP(v any, p *port) bool {
-	d, ok := v.(map[string]any)
-	if !ok {
+// sameFixedIPs reports whether fixed_ips in a request names each of the
+// port's fixed IPs once, and nothing else.
+func sameFixedIPs(l []any, p *port) bool {
+	have := p.allocations()
+	if len(l) != len(have) {
 		return false
 	}
-	ip, hasIP := d["ip_address"]
-	sid, hasSID := d["subnet_id"]
-	return (!hasIP || ip == p.fixedIP.String()) && (!hasSID || sid == p.subnetID) && (hasIP || hasSID)
+	matched := make([]bool, len(have))
+	for _, v := range l {
+		d, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		ip, hasIP := d["ip_address"]
+		sid, hasSID := d["subnet_id"]
+		i := slices.IndexFunc(have, func(a ipAlloc) bool {
+			return (!hasIP || ip == a.ip.String()) && (!hasSID || sid == a.subnetID) && (hasIP || hasSID)
+		})
+		if i < 0 || matched[i] {
+			return false
+		}
+		matched[i] = true
+	}
+	return true
 }
 
 func ntSorted(s []string) []string {

@@ -25,7 +25,8 @@ type router struct {
 }
 
 // extraRoute is one of a router's routes, both halves as Neutron
-// writes them.
+// writes them: the destination's text as the client gave it, the next
+// hop canonical.
 type extraRoute struct {
 	destination, nexthop string
 }
@@ -75,36 +76,55 @@ func (e *Emulator) createRouter(name, projectID, extNetworkID string, subnetIDs 
 		r.gwNetworkID, r.gwPortID = n.id, gw.id
 	}
 	for _, sid := range subnetIDs {
-		s, ok := e.subnets.Get(sid)
-		if !ok {
-			return nil, fmt.Errorf("unknown subnet %q", sid)
+		if err := e.addRouterInterface(r, sid); err != nil {
+			return nil, err
 		}
-		ip := s.gateway
-		if s.used[ip] {
-			var err error
-			if ip, err = e.allocateIP(s); err != nil {
-				return nil, err
-			}
-		}
-		s.used[ip] = true
-		e.ports.Put(e.newPort(s, ip, projectID, r.id, ownerRouterInterface))
 	}
 	e.neutron.routers.Put(r)
 	return r, nil
 }
 
+// addRouterInterface gives r an interface on subnet sid, on the
+// subnet's gateway address when it is free. Callers hold e.mu and bump
+// r's revision when r existed before.
+func (e *Emulator) addRouterInterface(r *router, sid string) error {
+	s, ok := e.subnets.Get(sid)
+	if !ok {
+		return fmt.Errorf("unknown subnet %q", sid)
+	}
+	// l3_db._validate_subnet_address_mode (neutron/db/l3_db.py:137-144).
+	if s.ipVersion() == 6 && s.ipv6RAMode == "" && s.ipv6AddressMode != "" {
+		return fmt.Errorf("Bad router request: IPv6 subnet %s configured to receive RAs from an external router cannot be added to Neutron Router.", s.id)
+	}
+	for _, p := range e.routerPorts(r) {
+		if p.deviceOwner == ownerRouterInterface && p.subnetID == s.id {
+			return fmt.Errorf("Router already has a port on subnet %s", s.id)
+		}
+	}
+	ip := s.gateway
+	if s.used[ip] {
+		var err error
+		if ip, err = e.allocateIP(s); err != nil {
+			return err
+		}
+	}
+	s.used[ip] = true
+	e.ports.Put(e.newPort(s, ip, r.projectID, r.id, ownerRouterInterface))
+	return nil
+}
+
 // routerForFloatingIP is get_router_for_floatingip: a router with an
-// interface on the port's subnet and its gateway on the floating IP's
-// network, preferring the one whose interface is the subnet's gateway.
-// Nil when there is none. Callers hold e.mu.
-func (e *Emulator) routerForFloatingIP(p *port, extNetworkID string) *router {
+// interface on the subnet of the port's fixed IP and its gateway on the
+// floating IP's network, preferring the one whose interface is the
+// subnet's gateway. Nil when there is none. Callers hold e.mu.
+func (e *Emulator) routerForFloatingIP(subnetID, extNetworkID string) *router {
 	var first *router
 	for _, r := range e.neutron.routers.All() {
 		if r.gwNetworkID != extNetworkID {
 			continue
 		}
 		for _, rp := range e.routerPorts(r) {
-			if rp.deviceOwner != ownerRouterInterface || rp.subnetID != p.subnetID {
+			if rp.deviceOwner != ownerRouterInterface || rp.subnetID != subnetID {
 				continue
 			}
 			if s, ok := e.subnets.Get(rp.subnetID); ok && rp.fixedIP == s.gateway {
@@ -209,7 +229,12 @@ func parseRoutes(v any) ([]extraRoute, *apiError) {
 			return nil, bad(msg)
 		}
 		hop := netip.MustParseAddr(d["nexthop"].(string))
-		rt := extraRoute{destination: p.String(), nexthop: hop.String()}
+		// Neutron keeps the destination's text as given (a RouterRoute's
+		// destination is an AuthenticIPNetwork, neutron/objects/router.py:
+		// 46-67), so "fd00:244:0::/64" stays so and is another route than
+		// "fd00:244::/64"; the next hop is stored as netaddr prints it
+		// (RFC 5952, as Go does).
+		rt := extraRoute{destination: dst, nexthop: hop.String()}
 		if slices.Contains(out, rt) {
 			return nil, bad("Duplicate hostroute '" + routeRepr(rt) + "'")
 		}
@@ -232,16 +257,19 @@ func routesRepr(rs []extraRoute) string {
 }
 
 // setRoutes replaces a router's routes after _validate_routes (every
-// nexthop on a subnet of one of the router's ports, none of them the
-// router's own address) and the router_route quota.
+// nexthop on a subnet of one of the router's ports' fixed IPs, none of
+// them the router's own address; neutron/db/extraroute_db.py:83-124,
+// either family) and the router_route quota.
 func (e *Emulator) setRoutes(r *router, routes []extraRoute) *apiError {
 	var cidrs []netip.Prefix
 	var ips []netip.Addr
 	for _, p := range e.routerPorts(r) {
-		if s, ok := e.subnets.Get(p.subnetID); ok {
-			cidrs = append(cidrs, s.cidr)
+		for _, a := range p.allocations() {
+			if s, ok := e.subnets.Get(a.subnetID); ok {
+				cidrs = append(cidrs, s.cidr)
+			}
+			ips = append(ips, a.ip)
 		}
-		ips = append(ips, p.fixedIP)
 	}
 	for _, rt := range routes {
 		hop := netip.MustParseAddr(rt.nexthop)

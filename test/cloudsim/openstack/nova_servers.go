@@ -444,17 +444,21 @@ func (e *Emulator) buildServerFilter(c *novaCall, q query, detail bool) (*server
 		_ = v // no emulated server has a task
 		f.add(func(*server) bool { return false })
 	}
-	// ip and ip6 go to Neutron as substring filters on fixed IPs.
-	if v, ok := opts["ip"]; ok {
+	// ip and ip6 go to Neutron as substring filters on fixed IPs, of
+	// one family each.
+	for key, v6 := range map[string]bool{"ip": false, "ip6": true} {
+		v, ok := opts[key]
+		if !ok {
+			continue
+		}
 		f.add(func(s *server) bool {
 			return !s.deleted && slices.ContainsFunc(s.portIDs, func(id string) bool {
 				p, ok := e.ports.Get(id)
-				return ok && strings.Contains(p.fixedIP.String(), v)
+				return ok && slices.ContainsFunc(p.allocations(), func(a ipAlloc) bool {
+					return a.ip.Is6() == v6 && strings.Contains(a.ip.String(), v)
+				})
 			})
 		})
-	}
-	if _, ok := opts["ip6"]; ok {
-		f.add(func(*server) bool { return false }) // no IPv6 addresses
 	}
 	tagList := func(key string) ([]string, bool) {
 		v, ok := opts[key]
@@ -815,7 +819,8 @@ func (e *Emulator) serverFlavor(c *novaCall, s *server) map[string]any {
 }
 
 // serverAddresses lists the server's port addresses by network name:
-// the fixed addresses of the network's ports, then their floating IPs;
+// the fixed addresses of the network's ports (each port's in Neutron's
+// fixed_ips order, version 4 or 6), then their floating IPs;
 // they are hidden while the server builds, and gone once it is deleted.
 // As Nova's get_networks_for_instance_from_nw_info and its addresses
 // view, the networks come in the order of the server's first port on
@@ -836,9 +841,15 @@ func (e *Emulator) serverAddresses(s *server) networkAddresses {
 			out = append(out, networkAddressList{label: n.name})
 			i = len(out) - 1
 		}
-		out[i].fixed = append(out[i].fixed, map[string]any{
-			"addr": p.fixedIP.String(), "version": 4, "OS-EXT-IPS:type": "fixed", "OS-EXT-IPS-MAC:mac_addr": p.mac,
-		})
+		for _, a := range p.fixedIPs() {
+			version := 4
+			if a.ip.Is6() {
+				version = 6
+			}
+			out[i].fixed = append(out[i].fixed, map[string]any{
+				"addr": a.ip.String(), "version": version, "OS-EXT-IPS:type": "fixed", "OS-EXT-IPS-MAC:mac_addr": p.mac,
+			})
+		}
 		if f := e.floatingIPOf(p.id); f != nil {
 			out[i].floating = append(out[i].floating, map[string]any{
 				"addr": f.address.String(), "version": 4, "OS-EXT-IPS:type": "floating", "OS-EXT-IPS-MAC:mac_addr": p.mac,

@@ -142,7 +142,7 @@ func (e *Emulator) resolveVIP(o ovObj) (vipPlan, *apiError) {
 
 // ovSubnetFree counts a subnet's unallocated host addresses.
 func ovSubnetFree(s *subnet) int {
-	return 1<<(32-s.cidr.Bits()) - 3 - len(s.used)
+	return s.free()
 }
 
 // allocateVIP is the provider's create_vip_port: a new port on the
@@ -159,8 +159,7 @@ func (e *Emulator) allocateVIP(lb *octaviaLB, plan vipPlan) *apiError {
 	var want netip.Addr
 	if plan.address != "" {
 		a, err := netip.ParseAddr(plan.address)
-		size := uint32(1) << (32 - s.cidr.Bits())
-		if err != nil || !a.Is4() || !s.cidr.Contains(a) || a == s.cidr.Addr() || a == addrAt(s.cidr, size-1) {
+		if err != nil || !s.hostAddress(a) {
 			return errOctaviaDriver(lb.provider, fmt.Sprintf("IP address %s is not a valid IP for the specified subnet.", plan.address))
 		}
 		if s.used[a] || a == s.gateway {
