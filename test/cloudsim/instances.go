@@ -57,6 +57,11 @@ type InstanceSpec struct {
 	// cloud to pick a free one of that size, as the clouds' APIs accept.
 	// Clouds without such ranges (Azure, OpenStack) refuse it.
 	PodRanges []string `json:"podRanges,omitempty"`
+	// IPv6 gives the instance's primary interface (NIC, port) an IPv6
+	// address from its subnet's IPv6 block, beside its IPv4 one, as a
+	// dual-stack cluster's instances have; InstanceInfo.PrivateIPv6
+	// reports it. A cloud whose subnet has no IPv6 block refuses it.
+	IPv6 bool `json:"ipv6,omitempty"`
 }
 
 // InstanceState is an instance's lifecycle state in words every cloud
@@ -94,6 +99,9 @@ type InstanceInfo struct {
 	// PodRanges are the pod ranges the cloud holds for the instance
 	// (see InstanceSpec.PodRanges), as the cloud reports them.
 	PodRanges []string `json:"podRanges,omitempty"`
+	// PrivateIPv6 is the primary interface's IPv6 address, when it has
+	// one (InstanceSpec.IPv6).
+	PrivateIPv6 string `json:"privateIpv6,omitempty"`
 }
 
 var (

@@ -72,6 +72,12 @@ type Options struct {
 	// changes cache lifetimes: the suite measures the product's own
 	// detection latency.
 	QuickErrors bool
+	// DualStack asks for a dual-stack cluster: the network has IPv6
+	// blocks, every instance Launch starts gets an IPv6 address beside its
+	// IPv4 one, and the cloud-config asks for both families of Node
+	// addresses where the backend must be asked (AWS nodeIPFamilies).
+	// Only a Cloud that is a DualStackCloud is started with it.
+	DualStack bool
 }
 
 // CloudConfig is what the suite needs to write a cloud-config file.
@@ -391,4 +397,36 @@ type PermissionWithholder interface {
 	// needs, with the feature that declares it, and the permission the
 	// instance lookups of Node lifecycle need.
 	WithheldPermissions() (loadBalancer, feature, instances string)
+}
+
+// DualStackCloud is what a Cloud implements once its backend serves IPv6:
+// the dual-stack scenario runs on it, started with Options.DualStack.
+type DualStackCloud interface {
+	// DualStackCases are the Services the scenario makes and what each
+	// must get: at least a dual-stack Service that is served with both
+	// families, and an IPv6-only one, served or refused as the cloud can.
+	DualStackCases() []DualStackCase
+	// LoadBalancerFamilies are the IP families the Service's load
+	// balancers in the cloud serve (their frontend addresses), sorted
+	// (IPv4 before IPv6).
+	LoadBalancerFamilies(svc types.NamespacedName) []corev1.IPFamily
+}
+
+// DualStackCase is one Service of the dual-stack scenario.
+type DualStackCase struct {
+	// Name is the Service's name.
+	Name string
+	// Families and Policy are its spec.ipFamilies and ipFamilyPolicy.
+	Families []corev1.IPFamily
+	Policy   corev1.IPFamilyPolicy
+	// Annotations are the cloud's annotations on it, if any.
+	Annotations map[string]string
+	// Serves are the families its load balancer must serve, sorted; nil
+	// when the Service is refused.
+	Serves []corev1.IPFamily
+	// StatusFamilies are the families of its status's IPs, in order; nil
+	// when the status names a hostname (AWS).
+	StatusFamilies []corev1.IPFamily
+	// Refusal is a phrase of the Warning event on a refused Service.
+	Refusal string
 }

@@ -34,6 +34,8 @@ type InstanceInfo struct {
 	// IPv4 /28s first, then IPv6 /80s, each in assignment order: what a
 	// node IPAM controller makes the Node's pod CIDRs.
 	PodRanges []string `json:"podRanges,omitempty"`
+	// IPv6Addresses are the primary interface's IPv6 addresses.
+	IPv6Addresses []string `json:"ipv6Addresses,omitempty"`
 }
 
 // Launch creates instances and returns their IDs. They are running
@@ -143,6 +145,9 @@ func (e *Emulator) instanceInfo(i *instance) InstanceInfo {
 	}
 	if n, ok := e.networkInterfaces.Get(i.eniID); ok {
 		info.PodRanges = n.podRanges()
+		for _, a := range n.ipv6Addrs {
+			info.IPv6Addresses = append(info.IPv6Addresses, a.String())
+		}
 	}
 	return info
 }

@@ -38,7 +38,7 @@ func (e *Emulator) LaunchInstance(spec cloudsim.InstanceSpec) (cloudsim.Instance
 	}
 	ids, err := e.Launch(LaunchSpec{
 		Zone: spec.Zone, InstanceType: spec.InstanceType, PublicIP: spec.PublicIP, Tags: tags,
-		PodRanges: spec.PodRanges,
+		PodRanges: spec.PodRanges, IPv6: spec.IPv6,
 	})
 	if err != nil {
 		return cloudsim.InstanceInfo{}, err
@@ -76,7 +76,7 @@ func (e *Emulator) ListInstances() []cloudsim.InstanceInfo {
 }
 
 func neutralInfo(i InstanceInfo) cloudsim.InstanceInfo {
-	return cloudsim.InstanceInfo{
+	info := cloudsim.InstanceInfo{
 		ID: i.ID, Name: i.Tags["Name"], Zone: i.Zone, InstanceType: i.InstanceType,
 		State: neutralStates[i.State], CloudState: i.State,
 		PrivateIP: i.PrivateIP, PublicIP: i.PublicIP,
@@ -86,4 +86,8 @@ func neutralInfo(i InstanceInfo) cloudsim.InstanceInfo {
 		Tags:      i.Tags,
 		PodRanges: i.PodRanges,
 	}
+	if len(i.IPv6Addresses) > 0 {
+		info.PrivateIPv6 = i.IPv6Addresses[0]
+	}
+	return info
 }

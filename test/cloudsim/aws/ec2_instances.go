@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 )
 
 // Instance states and their EC2 codes.
@@ -353,6 +355,10 @@ type LaunchSpec struct {
 	// must be 1). IPv6 needs a subnet with an IPv6 block, which the
 	// fixture's all have. EC2 delegates no other sizes.
 	PodRanges []string `json:"podRanges,omitempty"`
+	// IPv6 gives each instance's primary interface an IPv6 address from
+	// its subnet's block, as a subnet with AssignIpv6AddressOnCreation
+	// does; the subnet must have an IPv6 block.
+	IPv6 bool `json:"ipv6,omitempty"`
 }
 
 func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
@@ -395,6 +401,13 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 	if err := e.checkPodRanges(ranges, subnets); err != nil {
 		return nil, err
 	}
+	if spec.IPv6 {
+		for _, s := range subnets {
+			if !s.ipv6CIDR.IsValid() {
+				return nil, fmt.Errorf("subnet %s has no IPv6 CIDR block for the instances' IPv6 addresses: %w", s.id, cloudsim.ErrInvalidRequest)
+			}
+		}
+	}
 	reservationID, _ := e.newID("r")
 	var ids []string
 	for _, s := range subnets {
@@ -427,6 +440,9 @@ func (e *Emulator) launch(spec LaunchSpec) ([]string, error) {
 		}
 		for _, p := range v6 {
 			iface.holdIPv6Prefix(s, p)
+		}
+		if spec.IPv6 {
+			iface.holdIPv6Addr(s, s.freeIPv6Addrs(1, map[netip.Addr]bool{})[0])
 		}
 		e.setState(inst, spec.State)
 		ids = append(ids, id)

@@ -136,3 +136,14 @@ func (e *Emulator) setIPAddressType(p params) (any, error) {
 	}
 	return setIPAddressTypeResponse{IPAddressType: v}, nil
 }
+
+// LoadBalancerIPAddressType is an ELBv2 load balancer's IpAddressType, ""
+// for an unknown ARN: what tests ask of a Service's NLB.
+func (e *Emulator) LoadBalancerIPAddressType(arn string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if lb, ok := e.loadBalancers.Get(arn); ok {
+		return lb.ipAddressType
+	}
+	return ""
+}

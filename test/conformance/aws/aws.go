@@ -103,6 +103,11 @@ func (c *Cloud) Config() conformance.CloudConfig {
 		b.WriteString("  loadBalancer: {defaultType: classic, upstreamShape: true}\n")
 	}
 	fmt.Fprintf(&b, "  credentials: {accessKeyID: %s, secretAccessKey: %s}\n", accessKeyID, SecretAccessKey)
+	if c.opts.DualStack {
+		// Upstream's NodeIPFamilies, as kOps sets it for IPv6 clusters
+		// but IPv4 first: the Nodes get an InternalIP of each family.
+		b.WriteString("  nodeIPFamilies: [ipv4, ipv6]\n")
+	}
 	if c.opts.QuickErrors {
 		// The default 8 attempts with backoff can hold one call for most
 		// of a minute; 3 attempts of at most 5 s surface a fault quickly.
@@ -145,7 +150,7 @@ func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, err
 	// by; a cluster installer sets it.
 	info, err := c.emu.LaunchInstance(cloudsim.InstanceSpec{
 		Name: spec.NameHint, Zone: spec.Zone, InstanceType: it, PublicIP: spec.PublicIP,
-		Tags: map[string]string{c.fx.ClusterTagKey: "owned"},
+		Tags: map[string]string{c.fx.ClusterTagKey: "owned"}, IPv6: c.opts.DualStack,
 	})
 	if err != nil {
 		return conformance.Instance{}, err
@@ -179,6 +184,9 @@ func (c *Cloud) ExpectedNode(id string) (conformance.NodeExpectation, error) {
 	add(corev1.NodeInternalDNS, info.PrivateDNSName)
 	add(corev1.NodeExternalDNS, info.PublicDNSName)
 	add(corev1.NodeHostName, info.PrivateDNSName)
+	for _, a := range info.IPv6Addresses {
+		add(corev1.NodeInternalIP, a)
+	}
 	pid, _ := c.KubeletProviderID(id)
 	return conformance.NodeExpectation{
 		ProviderID: pid,

@@ -1,0 +1,70 @@
+package aws
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	cloudsimaws "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/aws"
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+)
+
+var _ conformance.DualStackCloud = (*Cloud)(nil)
+
+var (
+	v4  = []corev1.IPFamily{corev1.IPv4Protocol}
+	v6  = []corev1.IPFamily{corev1.IPv6Protocol}
+	v46 = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	v64 = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
+)
+
+// annotationIPAddressType is the AWS Load Balancer Controller's annotation
+// the backend reads for an NLB's IP address type.
+const (
+	annotationIPAddressType = "service.beta.kubernetes.io/aws-load-balancer-ip-address-type"
+	annotationLBType        = "service.beta.kubernetes.io/aws-load-balancer-type"
+)
+
+// DualStackCases: a dual-stack Service of either order gets a dualstack
+// NLB (its DNS name in status); the annotation keeps one ipv4; an
+// IPv6-only Service and a dualstack Classic ELB are refused.
+func (c *Cloud) DualStackCases() []conformance.DualStackCase {
+	return []conformance.DualStackCase{
+		{Name: "ds-nlb", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v46},
+		{Name: "ds-nlb-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v46},
+		{Name: "ds-nlb-asked-ipv4", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack,
+			Annotations: map[string]string{annotationIPAddressType: "ipv4"}, Serves: v4},
+		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "an NLB always has IPv4 addresses"},
+		{Name: "ds-classic", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack,
+			Annotations: map[string]string{annotationLBType: "classic", annotationIPAddressType: "dualstack"}, Refusal: "a Classic ELB has no IPv6 addresses"},
+	}
+}
+
+// LoadBalancerFamilies: a dualstack NLB serves both families, an ipv4 one
+// and a Classic ELB IPv4.
+func (c *Cloud) LoadBalancerFamilies(svc types.NamespacedName) []corev1.IPFamily {
+	key := svc.String()
+	var out []corev1.IPFamily
+	add := func(f corev1.IPFamily) {
+		for _, g := range out {
+			if g == f {
+				return
+			}
+		}
+		out = append(out, f)
+	}
+	for _, r := range c.emu.Resources() {
+		if r.Tags[serviceTag] != key {
+			continue
+		}
+		switch r.Kind {
+		case cloudsimaws.KindLoadBalancer:
+			add(corev1.IPv4Protocol)
+			if c.emu.LoadBalancerIPAddressType(r.ID) == "dualstack" {
+				add(corev1.IPv6Protocol)
+			}
+		case cloudsimaws.KindClassicLoadBalancer:
+			add(corev1.IPv4Protocol)
+		}
+	}
+	return out
+}
