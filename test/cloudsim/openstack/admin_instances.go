@@ -24,10 +24,25 @@ var neutralStates = map[string]cloudsim.InstanceState{
 // LaunchInstance implements cloudsim.Instances: spec.InstanceType is a
 // flavor name or ID, spec.Tags become the server's metadata, and a
 // public IP is a floating IP on the external network.
+//
+// spec.IPv6 gives the server's port a fixed IP on the node network's IPv6
+// subnet (Config.NodeIPv6CIDR) as well, as `--fixed-ip` for each subnet
+// does; on a SLAAC or DHCPv6-stateless subnet Neutron gives every port
+// one anyway. Without an IPv6 subnet it is refused.
 func (e *Emulator) LaunchInstance(spec cloudsim.InstanceSpec) (cloudsim.InstanceInfo, error) {
-	ids, err := e.Launch(LaunchSpec{
+	ls := LaunchSpec{
 		Name: spec.Name, Zone: spec.Zone, Flavor: spec.InstanceType, PublicIP: spec.PublicIP, Metadata: spec.Tags,
-	})
+	}
+	if spec.IPv6 {
+		id, auto, ok := e.nodeIPv6Subnet()
+		if !ok {
+			return cloudsim.InstanceInfo{}, fmt.Errorf("the node network has no IPv6 subnet (Config.NodeIPv6CIDR) for an instance with IPv6")
+		}
+		if !auto {
+			ls.MoreSubnetIDs = []string{id}
+		}
+	}
+	ids, err := e.Launch(ls)
 	if err != nil {
 		return cloudsim.InstanceInfo{}, err
 	}
@@ -76,7 +91,20 @@ func neutralInfo(s ServerInfo) cloudsim.InstanceInfo {
 		PrivateIP: s.PrivateIP, PublicIP: s.PublicIP,
 		// The upstream OpenStack CCM names Nodes after the server; the
 		// kubelet registers the hostname cloud-init set from it.
-		Hostname: s.Hostname,
-		Tags:     maps.Clone(s.Metadata),
+		Hostname:    s.Hostname,
+		Tags:        maps.Clone(s.Metadata),
+		PrivateIPv6: s.PrivateIPv6,
 	}
+}
+
+// nodeIPv6Subnet is the node network's IPv6 subnet, and whether Neutron
+// addresses its ports by itself (SLAAC, DHCPv6-stateless).
+func (e *Emulator) nodeIPv6Subnet() (id string, auto, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.subnets.Get(e.fixture.SubnetIPv6ID)
+	if !ok {
+		return "", false, false
+	}
+	return s.id, s.autoAddress(), true
 }

@@ -113,9 +113,19 @@ func (e *Emulator) resolveVIP(o ovObj) (vipPlan, *apiError) {
 		if len(n.subnetIDs) == 0 {
 			return plan, errOctaviaValidation("Supplied network does not contain a subnet.")
 		}
-		// The first subnet with room for the VIP and an amphora.
+		// Of the subnets with room for the VIP and an amphora, the
+		// first IPv4 one, else the first: "pick the first subnet with
+		// enough available IPs, preferring ipv4"
+		// (octavia/api/v2/controllers/load_balancer.py:160-196).
 		for _, id := range n.subnetIDs {
-			if s, ok := e.subnets.Get(id); ok && ovSubnetFree(s) >= 2 {
+			s, ok := e.subnets.Get(id)
+			if !ok || ovSubnetFree(s) < 2 {
+				continue
+			}
+			if plan.subnet == nil {
+				plan.subnet = s
+			}
+			if s.ipVersion() == 4 {
 				plan.subnet = s
 				break
 			}
