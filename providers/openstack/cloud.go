@@ -11,6 +11,7 @@ import (
 	"github.com/multicloud-ccm/multicloud-ccm/config"
 	"github.com/multicloud-ccm/multicloud-ccm/providers"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/compose"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/events"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/nodes"
 	decl "github.com/multicloud-ccm/multicloud-ccm/providers/permissions"
 )
@@ -70,14 +71,25 @@ func (c *Cloud) Parts() compose.Parts {
 
 // initialize is called once leadership is won: it keeps a client to
 // write the load-balancer-id annotation on Services, as upstream does.
-func (c *Cloud) initialize(b cloudprovider.ControllerClientBuilder, _ <-chan struct{}) {
+func (c *Cloud) initialize(b cloudprovider.ControllerClientBuilder, stop <-chan struct{}) {
 	client, err := b.Client("cloud-controller-manager")
 	if err != nil {
 		klog.Background().Error(err, "No Kubernetes client; Services will not get the load-balancer-id annotation")
 		return
 	}
 	c.lb.services = client.CoreV1()
+	// The service controller's identity has the RBAC for Events, also
+	// under --use-service-account-credentials.
+	rec, err := events.NewRecorder(b, "service-controller", eventSource, stop)
+	if err != nil {
+		klog.Background().Error(err, "No Event recorder; Services will not get the backend's Warning Events")
+		return
+	}
+	c.lb.recorder = rec
 }
+
+// eventSource names the backend in the Events it records.
+const eventSource = "multicloud-ccm"
 
 // Backend describes the OpenStack backend for the registry.
 func Backend() providers.Backend {

@@ -112,15 +112,20 @@ type LoadBalancerSection struct {
 	// floating IP.
 	InternalLB bool `yaml:"internalLB"`
 	// SubnetID is the subnet load balancer VIPs are placed in. Default: the
-	// subnet of the nodes' addresses.
+	// subnet of the nodes' addresses. Used for load balancers of its IP
+	// family only: one of the other family (a Service whose first
+	// spec.ipFamilies entry is IPv6, for an IPv4 subnet) goes in the
+	// nodes' subnet of its own family.
 	SubnetID string `yaml:"subnetID"`
 	// NetworkID is the network load balancer VIPs are placed in, when
 	// subnetID does not name the subnet: Octavia picks a subnet of it, as
-	// with the upstream CCM's network-id (loadbalancer.go:261-266). The
-	// annotation loadbalancer.openstack.org/network-id overrides it.
+	// with the upstream CCM's network-id (loadbalancer.go:261-266), for an
+	// IPv6 load balancer its first IPv6 subnet. The annotation
+	// loadbalancer.openstack.org/network-id overrides it.
 	NetworkID string `yaml:"networkID"`
 	// MemberSubnetID is the subnet the nodes' member addresses are in, when
-	// it differs from subnetID.
+	// it differs from subnetID. Like subnetID, used for load balancers of
+	// its IP family only.
 	MemberSubnetID string `yaml:"memberSubnetID"`
 	// Provider is the Octavia provider driver: amphora (default),
 	// amphorav2, octavia (the old name of amphora) or ovn.

@@ -9,6 +9,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	v1 "k8s.io/api/core/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
 	cloudprovider "k8s.io/cloud-provider"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -67,6 +68,9 @@ type loadBalancers struct {
 	// services writes the load-balancer-id annotation on Services; set at
 	// Initialize, nil in tests without a cluster.
 	services corev1client.CoreV1Interface
+	// recorder records the backend's own Events on Services; set at
+	// Initialize, nil in tests without a cluster.
+	recorder record.EventRecorder
 	// own remembers, per Service, the ID of its own load balancer (made
 	// for it, or found by its name) as this process last synced it, so an
 	// annotation naming that load balancer once it was deleted outside

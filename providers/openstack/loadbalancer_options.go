@@ -71,18 +71,22 @@ const (
 	// Default: every Node
 	annotationNodeSelector svcopts.Annotation = "loadbalancer.openstack.org/node-selector"
 	// annotationSubnetID places the VIP in this subnet. Read when the load
-	// balancer is created; changing it later does not move the VIP.
+	// balancer is created; changing it later does not move the VIP. Its
+	// IP family is the load balancer's: it must be one of the Service's
+	// spec.ipFamilies (an IPv6 subnet makes a dual-stack Service's load
+	// balancer IPv6).
 	//
 	// Type: subnet UUID
-	// Default: loadBalancer.subnetID, else the subnet of the nodes' addresses
+	// Default: loadBalancer.subnetID when of the Service's first IP family, else the nodes' subnet of that family
 	annotationSubnetID svcopts.Annotation = "loadbalancer.openstack.org/subnet-id"
 	// annotationNetworkID places the VIP in this network: in the subnet
 	// of subnet-id (or loadBalancer.subnetID) when set, else in the one
 	// Octavia picks, as upstream (loadbalancer.go:261-266, :1271-1297).
 	// The member subnet stays the nodes' (upstream would leave members
 	// without a subnet, which only works when the VIP network reaches the
-	// nodes). Read when the load balancer is created; changing it later
-	// does not move the VIP.
+	// nodes). For an IPv6 load balancer the VIP goes in the network's
+	// first IPv6 subnet (Octavia would pick an IPv4 one). Read when the
+	// load balancer is created; changing it later does not move the VIP.
 	//
 	// Type: network UUID
 	// Default: loadBalancer.networkID
@@ -100,10 +104,10 @@ const (
 	// Default: a new VIP port
 	annotationPortID svcopts.Annotation = "loadbalancer.openstack.org/port-id"
 	// annotationMemberSubnetID is the subnet of the nodes' member
-	// addresses.
+	// addresses, of the load balancer's IP family.
 	//
 	// Type: subnet UUID
-	// Default: loadBalancer.memberSubnetID, else the subnet of the nodes' addresses
+	// Default: loadBalancer.memberSubnetID when of the load balancer's IP family, else the nodes' subnet of that family
 	annotationMemberSubnetID svcopts.Annotation = "loadbalancer.openstack.org/member-subnet-id"
 	// annotationKeepFloatingIP keeps a floating IP this controller
 	// allocated when the Service is deleted (a floating IP it did not
@@ -280,6 +284,11 @@ type lbOptions struct {
 	// vipSubnetID and memberSubnetID: "" means the nodes' subnet (the
 	// VIP's: unless vipNetworkID or vipPortID places it).
 	vipSubnetID, memberSubnetID string
+	// vipSubnetConfigured and memberSubnetConfigured say the subnet is
+	// the cloud-config's (loadBalancer.subnetID, memberSubnetID), not
+	// the Service's annotation: a cluster-wide subnet of the other IP
+	// family is not used for the Service (loadbalancer_families.go).
+	vipSubnetConfigured, memberSubnetConfigured bool
 	// vipNetworkID is the VIP's network, "" for the VIP subnet's;
 	// vipPortID the user's port to use as the VIP port, "" for a new one.
 	vipNetworkID, vipPortID string
@@ -288,11 +297,22 @@ type lbOptions struct {
 	// use, or the VIP address of an internal load balancer.
 	loadBalancerIP string
 	lbMethod       string
-	// sourceRanges are the client CIDRs the listeners admit; nil when
-	// everything is admitted.
+	// families are the Service's IP families (svcopts.Families); family
+	// is the one its load balancer serves, the first until ensure reads
+	// it from the load balancer (setFamily).
+	families []v1.IPFamily
+	family   v1.IPFamily
+	// ranges are the Service's source ranges, nil when it gives none.
+	ranges []netip.Prefix
+	// sourceRanges are the client CIDRs of family the listeners admit;
+	// nil when everything is admitted. Set by setFamily.
 	sourceRanges []string
-	ports        []portSpec
-	monitor      *monitorSpec
+	// floatingNetworkErr says why no floating network was found, for an
+	// external Service whose first family is IPv6 (which needs none):
+	// the error once its load balancer turns out to be IPv4.
+	floatingNetworkErr error
+	ports              []portSpec
+	monitor            *monitorSpec
 
 	// xForwardedFor makes the listeners HTTP with an X-Forwarded-For
 	// header; proxyProtocol is the pools' PROXY or PROXYV2, "" for none.
@@ -386,7 +406,10 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 		memberSubnetID:    s.LoadBalancer.MemberSubnetID,
 		lbMethod:          s.LoadBalancer.LBMethod,
 		loadBalancerIP:    svc.Spec.LoadBalancerIP,
+		families:          svcopts.Families(svc),
 	}
+	o.family = o.families[0]
+	o.vipSubnetConfigured, o.memberSubnetConfigured = o.vipSubnetID != "", o.memberSubnetID != ""
 	var err error
 	if o.internal, _, err = annotationInternal.Bool(svc); err != nil {
 		return nil, err
@@ -416,6 +439,12 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 				return nil, a.ann.Invalid(v, "a UUID such as 5f3c1a0e-8f0b-4f1e-9d8a-2b1c3d4e5f60")
 			}
 			*a.dst = strings.ToLower(v)
+			switch a.dst {
+			case &o.vipSubnetID:
+				o.vipSubnetConfigured = false
+			case &o.memberSubnetID:
+				o.memberSubnetConfigured = false
+			}
 		}
 	}
 	if err := o.parseFloatingSubnet(svc); err != nil {
@@ -439,10 +468,16 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 		// (loadbalancer_floatingnetwork.go).
 		d := s.LoadBalancer.detected
 		if d == nil || d.id == "" {
-			return nil, fmt.Errorf("no floating network for an external load balancer: %s; set loadBalancer.floatingNetworkID in the cloud-config, annotate the Service %s=<network UUID>, or make it internal with %s=\"true\"",
+			err := fmt.Errorf("no floating network for an external load balancer: %s; set loadBalancer.floatingNetworkID in the cloud-config, annotate the Service %s=<network UUID>, or make it internal with %s=\"true\"",
 				d.missingReason(), annotationFloatingNetworkID, annotationInternal)
+			if o.family != v1.IPv6Protocol {
+				return nil, err
+			}
+			// An IPv6 VIP gets no floating IP (loadbalancer_families.go).
+			o.floatingNetworkErr = err
+		} else {
+			o.floatingNetworkID = d.id
 		}
-		o.floatingNetworkID = d.id
 	}
 	if o.loadBalancerIP != "" {
 		if _, err := netip.ParseAddr(o.loadBalancerIP); err != nil {
@@ -454,12 +489,10 @@ func parseLBOptions(svc *v1.Service, s *Section) (*lbOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !(len(ranges) == 1 && ranges[0].Bits() == 0) {
-		for _, r := range ranges {
-			o.sourceRanges = append(o.sourceRanges, r.String())
-		}
+	if svcopts.SourceRangesGiven(svc) {
+		o.ranges = ranges
 	}
-	if len(o.sourceRanges) > 0 && s.LoadBalancer.Provider == "ovn" {
+	if !everyone(o.ranges) && s.LoadBalancer.Provider == "ovn" {
 		// OVN load balancers keep the client's address and have no
 		// allowed_cidrs; the managed security group enforces them.
 		if !s.LoadBalancer.ManageSecurityGroups {

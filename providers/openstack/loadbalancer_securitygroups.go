@@ -19,6 +19,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/keylock"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/ttlcache"
 )
 
@@ -261,7 +262,7 @@ func (g *memberGroup) wantedRules(opts *lbOptions, subnets lbSubnets) []rule {
 	}
 	if g.provider == "ovn" {
 		if len(opts.sourceRanges) == 0 {
-			sources = append(sources, "0.0.0.0/0")
+			sources = append(sources, svcopts.AllClients(opts.family)[0].String())
 		} else {
 			sources = append(sources, opts.sourceRanges...)
 		}

@@ -11,6 +11,9 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
 )
 
 // subnetInfo is what the backend keeps of a Neutron subnet.
@@ -65,27 +68,73 @@ func (l *loadBalancers) fetchSubnets(ctx context.Context) ([]subnetInfo, error) 
 	return out, nil
 }
 
-// resolveSubnets finds the VIP and member subnets: the configured or
-// annotated ones, else the subnet holding the nodes' addresses (of the
-// first node by name, so every sync picks the same). A VIP placed by
-// network (network-id without a subnet) or by port (port-id) has its
-// subnet chosen by Octavia: it is left empty here and filled from the
-// load balancer by withVIPSubnet.
+// resolveSubnets finds the VIP and member subnets of the load
+// balancer's family (opts.family): the annotated ones, the
+// cloud-config's when of that family, else the subnet holding the
+// nodes' addresses of that family (of the first node by name that has
+// one, so every sync picks the same), as upstream's getSubnetIDForLB
+// and nodeAddressForLB (loadbalancer.go:385-412, :494-520) find the
+// subnet of node 0's address of the family. A VIP placed by port
+// (port-id) has its subnet chosen by Octavia, as one placed by network
+// (network-id without a subnet) for IPv4, which Octavia prefers: it is
+// left empty here and filled from the load balancer by withVIPSubnet.
+// An IPv6 VIP placed by network goes in the network's first IPv6 subnet.
 func (l *loadBalancers) resolveSubnets(ctx context.Context, opts *lbOptions, nodes []*v1.Node) (lbSubnets, error) {
 	all, err := l.listSubnets(ctx)
 	if err != nil {
 		return lbSubnets{}, err
 	}
-	vipByOctavia := opts.vipPortID != "" || (opts.vipNetworkID != "" && opts.vipSubnetID == "")
+	fam := opts.family
+	// own is the named subnet if it is of the family; a cloud-config
+	// one of the other family is not the Service's (""), an annotated
+	// one is an error.
+	own := func(id string, configured bool, ann svcopts.Annotation, field string) (string, error) {
+		if id == "" {
+			return "", nil
+		}
+		i := slices.IndexFunc(all, func(s subnetInfo) bool { return s.id == id })
+		if i < 0 {
+			// A new subnet may not be cached yet; pick says so if
+			// it is still missing.
+			return id, nil
+		}
+		if f := ipFamily(all[i].cidr.Addr()); f != fam {
+			if configured {
+				klog.FromContext(ctx).V(2).Info("Cloud-config subnet is of the other IP family; using the nodes' subnet", "field", field, "subnet", id, "family", fam)
+				return "", nil
+			}
+			return "", ann.Invalid(id, fmt.Sprintf("a subnet of family %s, which the Service's load balancer serves (spec.ipFamilies %v); subnet %s is %s (%s)", fam, opts.families, id, f, all[i].cidr))
+		}
+		return id, nil
+	}
+	vipSubnetID, err := own(opts.vipSubnetID, opts.vipSubnetConfigured, annotationSubnetID, "loadBalancer.subnetID")
+	if err != nil {
+		return lbSubnets{}, err
+	}
+	memberSubnetID, err := own(opts.memberSubnetID, opts.memberSubnetConfigured, annotationMemberSubnetID, "loadBalancer.memberSubnetID")
+	if err != nil {
+		return lbSubnets{}, err
+	}
+	if opts.vipPortID == "" && opts.vipNetworkID != "" && vipSubnetID == "" && fam == v1.IPv6Protocol {
+		// Octavia would pick an IPv4 subnet of the network before an
+		// IPv6 one (octavia/api/v2/controllers/load_balancer.py:160-196).
+		i := slices.IndexFunc(all, func(s subnetInfo) bool { return s.networkID == opts.vipNetworkID && s.cidr.Addr().Is6() })
+		if i < 0 {
+			return lbSubnets{}, fmt.Errorf("VIP network %s (%s or loadBalancer.networkID) has no IPv6 subnet for the VIP of an IPv6 load balancer (spec.ipFamilies %v); add one, or name a subnet with %s",
+				opts.vipNetworkID, annotationNetworkID, opts.families, annotationSubnetID)
+		}
+		vipSubnetID = all[i].id
+	}
+	vipByOctavia := opts.vipPortID != "" || (opts.vipNetworkID != "" && vipSubnetID == "")
 	var nodeSubnet *subnetInfo
-	if (opts.vipSubnetID == "" && !vipByOctavia) || opts.memberSubnetID == "" {
+	if (vipSubnetID == "" && !vipByOctavia) || memberSubnetID == "" {
 		sorted := slices.Clone(nodes)
 		slices.SortFunc(sorted, func(a, b *v1.Node) int { return strings.Compare(a.Name, b.Name) })
 	search:
 		for _, n := range sorted {
 			for _, a := range n.Status.Addresses {
 				ip, err := netip.ParseAddr(a.Address)
-				if a.Type != v1.NodeInternalIP || err != nil {
+				if a.Type != v1.NodeInternalIP || err != nil || ipFamily(ip) != fam {
 					continue
 				}
 				for i := range all {
@@ -97,7 +146,8 @@ func (l *loadBalancers) resolveSubnets(ctx context.Context, opts *lbOptions, nod
 			}
 		}
 		if nodeSubnet == nil {
-			return lbSubnets{}, fmt.Errorf("no subnet of the project holds a node's InternalIP (%d nodes); set loadBalancer.subnetID and loadBalancer.memberSubnetID in the cloud-config", len(nodes))
+			return lbSubnets{}, fmt.Errorf("no subnet of the project holds a node's %s InternalIP (%d nodes), and the Service's load balancer serves %s (spec.ipFamilies %v): give the nodes %s addresses, or set loadBalancer.subnetID and loadBalancer.memberSubnetID in the cloud-config (or annotations %s, %s) to subnets of that family",
+				fam, len(nodes), fam, opts.families, fam, annotationSubnetID, annotationMemberSubnetID)
 		}
 	}
 	pick := func(id, what string) (subnetInfo, error) {
@@ -113,7 +163,7 @@ func (l *loadBalancers) resolveSubnets(ctx context.Context, opts *lbOptions, nod
 	}
 	var out lbSubnets
 	if !vipByOctavia {
-		vip, err := pick(opts.vipSubnetID, "VIP subnet")
+		vip, err := pick(vipSubnetID, "VIP subnet")
 		if err != nil {
 			return out, err
 		}
@@ -124,12 +174,29 @@ func (l *loadBalancers) resolveSubnets(ctx context.Context, opts *lbOptions, nod
 		}
 		out.vipSubnetID, out.vipCIDR = vip.id, vip.cidr
 	}
-	mem, err := pick(opts.memberSubnetID, "member subnet")
+	mem, err := pick(memberSubnetID, "member subnet")
 	if err != nil {
 		return out, err
 	}
 	out.memberSubnetID, out.memberCIDR, out.memberNetworkID = mem.id, mem.cidr, mem.networkID
 	return out, nil
+}
+
+// subnet is the project's subnet id, from the cached listing, read again
+// once when it is not there (it may be newer); what names where the ID
+// comes from.
+func (l *loadBalancers) subnet(ctx context.Context, id, what string) (subnetInfo, error) {
+	for range 2 {
+		all, err := l.listSubnets(ctx)
+		if err != nil {
+			return subnetInfo{}, err
+		}
+		if i := slices.IndexFunc(all, func(s subnetInfo) bool { return s.id == id }); i >= 0 {
+			return all[i], nil
+		}
+		l.subnets.Delete("all")
+	}
+	return subnetInfo{}, fmt.Errorf("%s: %s is not a subnet of the project", what, id)
 }
 
 // withVIPSubnet is subnets with the VIP subnet the load balancer has: it

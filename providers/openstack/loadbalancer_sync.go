@@ -26,6 +26,8 @@ type member struct {
 // the members each holds, for node set changes.
 type lbRecord struct {
 	lbID string
+	// family is the IP family the load balancer serves (its VIP's).
+	family v1.IPFamily
 	// sig is the options the sync applied (lbOptions.signature).
 	sig   string
 	pools map[string]poolRecord
@@ -96,6 +98,13 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 			return nil, nil, id, err
 		}
 	}
+	fam, err := l.serveFamily(ctx, opts, lb)
+	if err != nil {
+		return nil, nil, id, err
+	}
+	if err := opts.setFamily(fam); err != nil {
+		return nil, nil, id, err
+	}
 	subnets, err := l.resolveSubnets(ctx, opts, nodes)
 	if err != nil {
 		return nil, nil, id, err
@@ -122,11 +131,21 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	// balancer: associate it while Octavia provisions. Only the
 	// Service the load balancer was made for manages it.
 	var fip string
-	if owner || created {
+	switch {
+	case !opts.internal && opts.family == v1.IPv6Protocol:
+		// No floating IP: the VIP is the address (below).
+		if create {
+			l.warnNoFloatingIP(ctx, svc, lb.VipAddress)
+		}
+		if !owner && !created && opts.loadBalancerIP != "" && opts.loadBalancerIP != lb.VipAddress {
+			err = fmt.Errorf("spec.loadBalancerIP %s is not the address of load balancer %s named by annotation %s, %s: a shared load balancer has one address; clear spec.loadBalancerIP",
+				opts.loadBalancerIP, lb.ID, annotationLoadBalancerID, lb.VipAddress)
+		}
+	case owner || created:
 		// The user's VIP port (port-id) may carry its floating IP
 		// already.
 		fip, err = l.ensureFloatingIP(ctx, svc, opts, lb, created && opts.vipPortID == "")
-	} else {
+	default:
 		fip, err = l.sharedFloatingIP(ctx, opts, lb)
 	}
 	if err != nil {
@@ -163,7 +182,7 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 		addr = active.VipAddress
 	}
 	st := l.ingress(opts.hostname, opts.proxyProtocol != "", addr)
-	rec.sig = opts.signature()
+	rec.sig, rec.family = opts.signature(), opts.family
 	return st, rec, id, nil
 }
 
@@ -206,6 +225,10 @@ func (l *loadBalancers) members(ctx context.Context, nodes []*v1.Node, cidr neti
 			return nil, err
 		}
 		out = append(out, found...)
+	}
+	if left := len(nodes) - len(out); left > 0 {
+		// As upstream (loadbalancer.go:1019-1029), which warns per node.
+		klog.FromContext(ctx).Info("Nodes without an InternalIP in the member subnet are left out of the pools", "count", left, "memberSubnet", cidr)
 	}
 	slices.SortFunc(out, func(a, b member) int { return strings.Compare(a.address, b.address) })
 	return slices.CompactFunc(out, func(a, b member) bool { return a.address == b.address }), nil
@@ -402,9 +425,7 @@ func (l *loadBalancers) create(ctx context.Context, svc *v1.Service, opts *lbOpt
 		FlavorID:         opts.flavorID,
 		AvailabilityZone: opts.availabilityZone,
 	}
-	if opts.internal && opts.loadBalancerIP != "" {
-		co.VipAddress = opts.loadBalancerIP
-	}
+	co.VipAddress = opts.vipAddress()
 	if opts.vipPortID != "" {
 		// The port places the VIP (upstream: loadbalancer.go:249-253);
 		// Octavia checks a VipAddress against it.
@@ -773,6 +794,7 @@ func (l *loadBalancers) setMembers(ctx context.Context, lbID, poolID string, nod
 // names: one batch member update per pool whose members changed, and no
 // read. A conflict or a missing pool means the record is stale.
 func (l *loadBalancers) updateFromRecord(ctx context.Context, opts *lbOptions, nodes []*v1.Node, rec *lbRecord) error {
+	opts.family = rec.family
 	subnets, err := l.resolveSubnets(ctx, opts, nodes)
 	if err != nil {
 		return err

@@ -251,7 +251,9 @@ func ovNonEmpty(s ...string) []string {
 	return out
 }
 
-// checkCIDRsAgainstVIPs: every allowed CIDR needs a VIP of its family.
+// checkCIDRsAgainstVIPs: every allowed CIDR needs a VIP of its family
+// (_validate_cidr_compatible_with_vip,
+// octavia/api/v2/controllers/listener.py:172-191 at 0e6ea11c).
 func checkCIDRsAgainstVIPs(cidrs, vips []string) *apiError {
 	for _, c := range cidrs {
 		p, _ := netip.ParsePrefix(c)
