@@ -77,7 +77,7 @@ func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 	if delay == 0 {
 		delay = time.Second
 	}
-	emu := cloudsimopenstack.NewDefault(cloudsimopenstack.Config{
+	cfg := cloudsimopenstack.Config{
 		ClusterID: clusterID,
 		// A cluster's router holds a route per node; operators raise
 		// Neutron's default quota of 30 for that.
@@ -85,7 +85,14 @@ func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 		Octavia: cloudsimopenstack.OctaviaConfig{
 			ProvisioningDelay: delay, Flavors: a.Options.Flavors, AvailabilityZones: a.Options.AvailabilityZones,
 		},
-	})
+	}
+	if opts.DualStack {
+		// A dual-stack node network: a stateful DHCPv6 subnet beside the
+		// IPv4 one, the router on both; each launch asks for an
+		// address on it.
+		cfg.NodeIPv6CIDR, cfg.NodeIPv6Mode = dualStackCIDR, "dhcpv6-stateful"
+	}
+	emu := cloudsimopenstack.NewDefault(cfg)
 	srv, err := cloudsim.Start(emu)
 	if err != nil {
 		return nil, err
@@ -185,11 +192,12 @@ func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, err
 	if it == "" {
 		it = c.DefaultInstanceType()
 	}
-	ids, err := c.emu.Launch(cloudsimopenstack.LaunchSpec{Name: spec.NameHint, Zone: spec.Zone, Flavor: it, PublicIP: spec.PublicIP})
+	info, err := c.emu.LaunchInstance(cloudsim.InstanceSpec{
+		Name: spec.NameHint, Zone: spec.Zone, InstanceType: it, PublicIP: spec.PublicIP, IPv6: c.opts.DualStack,
+	})
 	if err != nil {
 		return conformance.Instance{}, err
 	}
-	info, _ := c.emu.Server(ids[0])
 	// A kubelet registers its Node under the machine's hostname, which
 	// cloud-init takes from the server name.
 	return conformance.Instance{ID: info.ID, NodeName: info.Name, Zone: info.Zone}, nil
@@ -207,7 +215,13 @@ func (c *Cloud) ExpectedNode(id string) (conformance.NodeExpectation, error) {
 	if !ok {
 		return conformance.NodeExpectation{}, fmt.Errorf("unknown server %s", id)
 	}
+	// The port's fixed IPs in Neutron's order (by address text: the
+	// node subnet's 10.x before fd00:), each an InternalIP, as upstream's
+	// nodeAddresses lists them (instances_addresses.go:151-166).
 	addrs := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: info.PrivateIP}}
+	if info.PrivateIPv6 != "" {
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: info.PrivateIPv6})
+	}
 	if info.PublicIP != "" {
 		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: info.PublicIP})
 	}
@@ -228,6 +242,9 @@ func (c *Cloud) serverByIP() map[string]string {
 	out := map[string]string{}
 	for _, s := range c.emu.Servers() {
 		out[s.PrivateIP] = s.ID
+		if s.PrivateIPv6 != "" {
+			out[s.PrivateIPv6] = s.ID
+		}
 	}
 	return out
 }

@@ -1,0 +1,61 @@
+package openstack
+
+import (
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+)
+
+// dualStackCIDR is the node network's IPv6 subnet with Options.DualStack.
+const dualStackCIDR = "fd00:10::/64"
+
+var _ conformance.DualStackCloud = (*Cloud)(nil)
+
+var (
+	v4  = []corev1.IPFamily{corev1.IPv4Protocol}
+	v6  = []corev1.IPFamily{corev1.IPv6Protocol}
+	v46 = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	v64 = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
+)
+
+// DualStackCases: as upstream, one Octavia load balancer of the Service's
+// first family. A dual-stack Service with IPv4 first is served IPv4 (its
+// status the floating IP), with IPv6 first IPv6 (its status the IPv6
+// VIP, no floating IP); an IPv6-only Service is served IPv6.
+func (c *Cloud) DualStackCases() []conformance.DualStackCase {
+	return []conformance.DualStackCase{
+		{Name: "ds-v4-first", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v4, StatusFamilies: v4},
+		{Name: "ds-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v6, StatusFamilies: v6},
+		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Serves: v6, StatusFamilies: v6},
+	}
+}
+
+// LoadBalancerFamilies: the families of the VIPs of the Service's load
+// balancers (one each: Octavia's additional_vips is not used).
+func (c *Cloud) LoadBalancerFamilies(svc types.NamespacedName) []corev1.IPFamily {
+	tag := serviceTagPrefix + svc.String()
+	name := c.lbName(svc)
+	var out []corev1.IPFamily
+	for _, lb := range c.emu.LoadBalancers() {
+		if !slices.Contains(lb.Tags, tag) && lb.Name != name {
+			continue
+		}
+		a, err := netip.ParseAddr(lb.VIPAddress)
+		if err != nil {
+			continue
+		}
+		f := corev1.IPv6Protocol
+		if a.Is4() {
+			f = corev1.IPv4Protocol
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out) // "IPv4" < "IPv6"
+	return out
+}
