@@ -53,6 +53,8 @@ type clients struct {
 	// use, as upstream's do.
 	healthChecks          *compute.HealthChecksClient
 	regionBackendServices *compute.RegionBackendServicesClient
+	// subnetworks are read for an internal IPv6 Service's subnetwork.
+	subnetworks *compute.SubnetworksClient
 	// retry is the call option every call carries: the SDK's defaults
 	// retry reads on 503/504 only, never a throttled call.
 	retry gax.CallOption
@@ -175,6 +177,9 @@ func newClients(ctx context.Context, setup *clientSetup) (*clients, error) {
 		return nil, err
 	}
 	if c.regionBackendServices, err = compute.NewRegionBackendServicesRESTClient(ctx, opts...); err != nil {
+		return nil, err
+	}
+	if c.subnetworks, err = compute.NewSubnetworksRESTClient(ctx, opts...); err != nil {
 		return nil, err
 	}
 	if tr, ok := setup.http.Transport.(*oauth2.Transport); ok {

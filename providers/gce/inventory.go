@@ -338,11 +338,15 @@ type namedPart struct{ kind, name string }
 
 // sharedFirewallChecks are the shared health checks a shared firewall
 // rule admits Google's checkers to, by its name (healthCheckFirewallName,
-// internalHealthCheckFirewallName): the legacy HTTP check's rule also
+// internalHealthCheckFirewallName, ipv6HealthCheckFirewallName): the
+// legacy HTTP check's rule also
 // served the regional check of before. False for a name of neither form.
 func sharedFirewallChecks(name string) ([]namedPart, bool) {
 	if hc, ok := strings.CutSuffix(name, "-http-hc"); ok {
 		return []namedPart{{kindHTTPHealthCheck, hc}, {kindRegionHealthCheck, hc}}, true
+	}
+	if hc, ok := strings.CutSuffix(name, "-hc"+ipv6Suffix); ok {
+		return []namedPart{{kindHealthCheck, hc}}, true
 	}
 	if hc, ok := strings.CutSuffix(name, "-hc"); ok {
 		return []namedPart{{kindHealthCheck, hc}}, true
@@ -522,7 +526,7 @@ func firewallDetail(fw *computepb.Firewall) string {
 	ranges := func(rs []string) string {
 		var out []string
 		for _, r := range rs {
-			out = append(out, strings.TrimSuffix(r, "/32"))
+			out = append(out, strings.TrimSuffix(strings.TrimSuffix(r, "/32"), "/128"))
 		}
 		return sortedJoin(out)
 	}

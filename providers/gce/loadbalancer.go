@@ -136,16 +136,33 @@ func (l *loadBalancers) GetLoadBalancer(ctx context.Context, _ string, svc *v1.S
 	if err != nil {
 		return nil, false, err
 	}
-	for _, name := range slices.Sorted(maps.Keys(rules)) {
-		if ip := rules[name].GetIPAddress(); ip != "" {
-			return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: ip}}}, true, nil
-		}
+	if st := rulesStatus(rules); len(st.Ingress) > 0 {
+		return st, true, nil
 	}
 	left, err := l.anyPartLeft(ctx, base, key)
 	if err != nil || !left {
 		return nil, false, err
 	}
 	return &v1.LoadBalancerStatus{}, true, nil
+}
+
+// rulesStatus is the status the Service's forwarding rules give: the
+// first IPv4 rule's address (by name), then the first IPv6 rule's.
+func rulesStatus(rules map[string]*computepb.ForwardingRule) *v1.LoadBalancerStatus {
+	var v4, v6 string
+	for _, name := range slices.Sorted(maps.Keys(rules)) {
+		ip := ruleAddress(rules[name])
+		switch {
+		case ip == "":
+		case isIPv6RuleName(name) || rules[name].GetIpVersion() == "IPV6":
+			if v6 == "" {
+				v6 = ip
+			}
+		case v4 == "":
+			v4 = ip
+		}
+	}
+	return lbStatus(v4, v6)
 }
 
 // anyPartLeft says whether the Service still has a part besides its
@@ -165,6 +182,14 @@ func (l *loadBalancers) anyPartLeft(ctx context.Context, base, key string) (bool
 	}
 	if err != nil && !isNotFound(err) {
 		return false, fmt.Errorf("get firewall rule %s: %w", firewallName(base), err)
+	}
+	// An IPv6-only Service's client rule is its IPv6 one.
+	fw, err = l.api.firewalls.Get(ctx, &computepb.GetFirewallRequest{Project: l.cfg.NetworkProjectID, Firewall: ipv6FirewallName(base)}, l.api.retry)
+	if err == nil && l.owns(fw.GetDescription(), key, "") {
+		return true, nil
+	}
+	if err != nil && !isNotFound(err) {
+		return false, fmt.Errorf("get firewall rule %s: %w", ipv6FirewallName(base), err)
 	}
 	pool, err := l.api.targetPools.Get(ctx, &computepb.GetTargetPoolRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, TargetPool: base}, l.api.retry)
 	if err == nil && l.owns(pool.GetDescription(), key, "") {
@@ -334,7 +359,9 @@ func (l *loadBalancers) deleteParts(ctx context.Context, base, key string, rules
 	if _, err := l.deleteGlobalHealthCheck(ctx, base, key); err != nil {
 		return err
 	}
-	for _, name := range []string{firewallName(base), healthCheckFirewallName(base, false), internalHealthCheckFirewallName(base), legacyHealthCheckFirewallName(base)} {
+	// The IPv6 rules go first: anyPartLeft finds the rest by the IPv4 ones.
+	for _, name := range []string{ipv6FirewallName(base), ipv6HealthCheckFirewallName(base), firewallName(base), healthCheckFirewallName(base, false),
+		internalHealthCheckFirewallName(base), legacyHealthCheckFirewallName(base)} {
 		if err := l.deleteFirewall(ctx, name, key); err != nil {
 			return err
 		}
@@ -374,18 +401,21 @@ func (l *loadBalancers) releaseShared(ctx context.Context) error {
 		}
 	}
 	if globalGone {
-		if err := l.deleteFirewall(ctx, internalHealthCheckFirewallName(hc), ""); err != nil {
-			return err
+		for _, name := range []string{ipv6HealthCheckFirewallName(hc), internalHealthCheckFirewallName(hc)} {
+			if err := l.deleteFirewall(ctx, name, ""); err != nil {
+				return err
+			}
 		}
 	}
 	return l.groups.deleteUnused(ctx)
 }
 
-// serviceRules are the Service's forwarding rules (one per protocol,
-// named base and base-<protocol>), whoever's they are: one filtered list.
+// serviceRules are the Service's forwarding rules (one per protocol and
+// family, named base and base-<protocol>, the IPv6 ones with -ipv6
+// after), whoever's they are: one filtered list.
 func (l *loadBalancers) serviceRules(ctx context.Context, base string) (map[string]*computepb.ForwardingRule, error) {
 	it := l.api.forwardingRules.List(ctx, &computepb.ListForwardingRulesRequest{
-		Project: l.cfg.ProjectID, Region: l.cfg.Region, Filter: proto.String(`name eq "` + base + `(-tcp|-udp)?"`),
+		Project: l.cfg.ProjectID, Region: l.cfg.Region, Filter: proto.String(`name eq "` + base + `(-tcp|-udp)?(-ipv6)?"`),
 	}, l.api.retry)
 	out := map[string]*computepb.ForwardingRule{}
 	for {

@@ -37,7 +37,7 @@ func (l *loadBalancers) ensureExternal(ctx context.Context, base, key string, sp
 		h, hctx := errgroup.WithContext(gctx)
 		if hcOwner == "" {
 			h.Go(func() error {
-				return l.ensureHealthCheckFirewall(hctx, healthCheckFirewallName(hc.Name, true), int(hc.Port), tags, "", "")
+				return l.ensureHealthCheckFirewall(hctx, healthCheckFirewallName(hc.Name, true), int(hc.Port), tags, "", "", healthCheckRanges)
 			})
 		}
 		h.Go(func() error {
@@ -50,16 +50,23 @@ func (l *loadBalancers) ensureExternal(ctx context.Context, base, key string, sp
 	}
 	g, gctx = errgroup.WithContext(ctx)
 	g.Go(func() error {
-		return l.ensureRules(gctx, base, key, sp, rules, func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error {
+		return l.ensureRules(gctx, key, rules, ruleNames(base, sp), func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error {
 			return l.ensureForwardingRule(gctx, name, key, ip, p, sp, pool, cur)
 		})
 	})
-	g.Go(func() error { return l.ensureClientFirewall(gctx, base, key, ip, sp, tags) })
+	g.Go(func() error {
+		if len(sp.sources) == 0 {
+			// The Service admits IPv6 clients only, which a target
+			// pool does not serve.
+			return l.deleteFirewall(gctx, firewallName(base), key)
+		}
+		return l.ensureClientFirewall(gctx, base, key, ip, sp, tags)
+	})
 	if hcOwner != "" {
 		// The Service's own health check's rule, narrowed to its IP
 		// as upstream makes it: it waits for the IP.
 		g.Go(func() error {
-			return l.ensureHealthCheckFirewall(gctx, healthCheckFirewallName(hc.Name, false), int(hc.Port), tags, hcOwner, ip)
+			return l.ensureHealthCheckFirewall(gctx, healthCheckFirewallName(hc.Name, false), int(hc.Port), tags, hcOwner, ip, healthCheckRanges)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -231,12 +238,11 @@ func (l *loadBalancers) createForwardingRule(ctx context.Context, want *computep
 	return nil
 }
 
-// ensureRules deletes the Service's forwarding rules of protocols it no
-// longer has (first, so a rule made next never clashes with one on its
+// ensureRules deletes the Service's forwarding rules not in keep (of
+// protocols or families it no longer has) (first, so a rule made next never clashes with one on its
 // way out at the same IP), then ensures a rule for each of its protocols
 // with ensure, refusing rules of the name that are not the Service's.
-func (l *loadBalancers) ensureRules(ctx context.Context, base, key string, sp *lbSpec, rules map[string]*computepb.ForwardingRule, ensure func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error) error {
-	keep := ruleNames(base, sp)
+func (l *loadBalancers) ensureRules(ctx context.Context, key string, rules map[string]*computepb.ForwardingRule, keep map[string]v1.Protocol, ensure func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error) error {
 	for _, name := range slices.Sorted(maps.Keys(rules)) {
 		if _, ok := keep[name]; !ok && l.owns(rules[name].GetDescription(), key, "") {
 			if err := l.deleteForwardingRule(ctx, name); err != nil {

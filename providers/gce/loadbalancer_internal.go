@@ -30,29 +30,91 @@ import (
 // a Service with more gets a rule for all ports, as upstream does.
 const maxInternalPorts = 5
 
-// ensureInternal creates or updates the internal Service's parts. rules
-// are the Service's forwarding rules as they are now.
+// ensureInternal creates or updates the internal Service's parts, of
+// each family it is served on (loadbalancer_families.go); a family it no
+// longer has loses its parts in the same sync. rules are the Service's
+// forwarding rules as they are now.
 func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp *lbSpec, members []instanceRef, tags []string, rules map[string]*computepb.ForwardingRule) (*v1.LoadBalancerStatus, error) {
+	v6, err := l.internalIPv6(ctx, key, sp)
+	if err != nil {
+		return nil, err
+	}
 	hc := l.internalHealthCheckFor(base, sp)
 	hcOwner := healthCheckOwner(sp, key)
 	hcLink := l.globalLink("healthChecks", hc.GetName())
-	// The address, the health check with its firewall rule, and the
+	// The IPv4 rules' names are the backend services' too, the IPv6 rules
+	// use them.
+	names4 := ruleNames(base, sp)
+	keep := map[string]v1.Protocol{}
+	had4, had6 := false, false
+	for name, fr := range rules {
+		if l.owns(fr.GetDescription(), key, "") {
+			had6 = had6 || isIPv6RuleName(name)
+			had4 = had4 || !isIPv6RuleName(name)
+		}
+	}
+	for name, p := range names4 {
+		if sp.v4 {
+			keep[name] = p
+		}
+		if v6 {
+			keep[ipv6RuleName(name)] = p
+		}
+	}
+	// A family going loses its firewall rules before its forwarding
+	// rules, so a sync cut off in between still finds the rules and
+	// finishes the job.
+	var drop []string
+	if !sp.v4 && had4 {
+		drop = append(drop, firewallName(base))
+		if hcOwner != "" {
+			drop = append(drop, internalHealthCheckFirewallName(hc.GetName()))
+		}
+	}
+	if !v6 && had6 {
+		drop = append(drop, ipv6FirewallName(base))
+		if hcOwner != "" {
+			drop = append(drop, ipv6HealthCheckFirewallName(hc.GetName()))
+		}
+	}
+	for _, name := range drop {
+		if err := l.deleteFirewall(ctx, name, key); err != nil {
+			return nil, err
+		}
+	}
+	// The address, the health check with its firewall rules, and the
 	// groups do not depend on each other: made at once, as the external
 	// parts are.
 	var ip string
 	var groups []string
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		ip, err = l.ensureInternalAddress(gctx, base, key, sp, rules)
-		return err
-	})
+	if sp.v4 {
+		g.Go(func() (err error) {
+			ip, err = l.ensureInternalAddress(gctx, base, key, sp, rules)
+			return err
+		})
+	}
 	g.Go(func() error {
 		if err := l.once(gctx, hcOwner, "healthChecks/"+hc.GetName(), func(ctx context.Context) error { return l.ensureGlobalHealthCheck(ctx, hc, hcOwner) }); err != nil {
 			return err
 		}
 		// Upstream's internal health-check rules name no destination
-		// (ensureInternalFirewalls, gce_loadbalancer_internal.go:600-618).
-		return l.ensureHealthCheckFirewall(gctx, internalHealthCheckFirewallName(hc.GetName()), int(hc.GetHttpHealthCheck().GetPort()), tags, hcOwner, "")
+		// (ensureInternalFirewalls, gce_loadbalancer_internal.go:600-618);
+		// the IPv6 checkers have a rule of their own, as ingress-gce's
+		// (EnsureHealthCheckWithDualStackFirewalls, healthchecksl4.go).
+		port := int(hc.GetHttpHealthCheck().GetPort())
+		h, hctx := errgroup.WithContext(gctx)
+		if sp.v4 {
+			h.Go(func() error {
+				return l.ensureHealthCheckFirewall(hctx, internalHealthCheckFirewallName(hc.GetName()), port, tags, hcOwner, "", healthCheckRanges)
+			})
+		}
+		if v6 {
+			h.Go(func() error {
+				return l.ensureHealthCheckFirewall(hctx, ipv6HealthCheckFirewallName(hc.GetName()), port, tags, hcOwner, "", ilbHealthCheckRangesIPv6)
+			})
+		}
+		return h.Wait()
 	})
 	g.Go(func() (err error) {
 		groups, err = l.groups.sync(gctx, membersByZone(members))
@@ -61,42 +123,132 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	g, gctx = errgroup.WithContext(ctx)
-	g.Go(func() error { return l.ensureClientFirewall(gctx, base, key, ip, sp, tags) })
-	err := l.ensureRules(ctx, base, key, sp, rules, func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error {
-		// A backend service's protocol changes only once no rule of the
-		// old protocol uses it.
-		if cur != nil && cur.GetIPProtocol() != string(p) {
+	// A backend service's protocol changes only once no rule of the old
+	// protocol uses it, of either family.
+	rules = maps.Clone(rules)
+	for _, name := range slices.Sorted(maps.Keys(keep)) {
+		if cur := rules[name]; cur != nil && l.owns(cur.GetDescription(), key, "") && cur.GetIPProtocol() != string(keep[name]) {
 			if err := l.deleteForwardingRule(ctx, name); err != nil {
+				return nil, err
+			}
+			delete(rules, name)
+		}
+	}
+	g, gctx = errgroup.WithContext(ctx)
+	if sp.v4 {
+		g.Go(func() error {
+			if len(sp.sources) == 0 {
+				// The Service names IPv6 clients only.
+				return l.deleteFirewall(gctx, firewallName(base), key)
+			}
+			return l.ensureClientFirewall(gctx, base, key, ip, sp, tags)
+		})
+	}
+	ensured := map[string]bool{}
+	var ip6 string
+	err = l.ensureRules(ctx, key, rules, keep, func(name string, p v1.Protocol, cur *computepb.ForwardingRule) error {
+		if bs := backendServiceOf(name); !ensured[bs] {
+			if err := l.ensureBackendService(ctx, bs, key, p, hcLink, groups, sp); err != nil {
 				return err
 			}
-			cur = nil
+			ensured[bs] = true
 		}
-		if err := l.ensureBackendService(ctx, name, key, p, hcLink, groups, sp); err != nil {
-			return err
+		if !isIPv6RuleName(name) {
+			return l.ensureInternalForwardingRule(ctx, name, key, ip, p, sp, cur)
 		}
-		return l.ensureInternalForwardingRule(ctx, name, key, ip, p, sp, cur)
+		fr, err := l.ensureInternalIPv6Rule(ctx, name, key, p, sp, cur)
+		if err == nil && ip6 == "" {
+			ip6 = ruleAddress(fr)
+		}
+		return err
 	})
 	if err != nil {
 		_ = g.Wait()
 		return nil, err
 	}
 	// Backend services of protocols the Service no longer has.
-	if _, err := l.deleteBackendServicesExcept(ctx, base, key, ruleNames(base, sp)); err != nil {
+	if _, err := l.deleteBackendServicesExcept(ctx, base, key, names4); err != nil {
 		return nil, err
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	if v6 {
+		// The IPv6 clients' rule waits for the IPv6 address.
+		if err := l.ensureIPv6ClientFirewall(ctx, base, key, ip6, sp, tags); err != nil {
+			return nil, err
+		}
+	}
 	// The rules hold the IP now: the reservation goes, as upstream's
 	// (ensureInternalAddress); so does one this manager kept before, or
 	// one a failed upstream sync left: one read when there is none.
-	if sp.staticIP == "" && !keepsInternalAddress(sp) {
+	if sp.staticIP == "" && (!sp.v4 || !keepsInternalAddress(sp)) {
 		if err := l.releaseAddress(ctx, base, key); err != nil {
 			return nil, err
 		}
 	}
-	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: ip}}}, nil
+	if !sp.v4 {
+		ip = ""
+	}
+	return lbStatus(ip, ip6), nil
+}
+
+// ensureIPv6ClientFirewall admits the Service's IPv6 source ranges to its
+// ports at the IPv6 address ip on the nodes, as ingress-gce's
+// ensureIPv6NodesFirewall (l4ipv6.go:141-197); a Service that names IPv4
+// clients only gets none, and loses one it had.
+func (l *loadBalancers) ensureIPv6ClientFirewall(ctx context.Context, base, svcKey, ip string, sp *lbSpec, tags []string) error {
+	if len(sp.sources6) == 0 || ip == "" {
+		return l.deleteFirewall(ctx, ipv6FirewallName(base), svcKey)
+	}
+	return l.ensureFirewall(ctx, &computepb.Firewall{
+		Name: proto.String(ipv6FirewallName(base)), SourceRanges: sp.sources6, TargetTags: tags, DestinationRanges: []string{ip},
+		Allowed: allowedPorts(sp.ports, func(p v1.ServicePort) int32 { return p.Port }),
+	}, svcKey)
+}
+
+// ensureInternalIPv6Rule makes the IPv6 rule forward protocol's ports to
+// the backend service of its IPv4 name, as ingress-gce's
+// buildExpectedIPv6ForwardingRule (forwarding_rules_ipv6.go:85-135) does,
+// and returns it as GCE holds it; cur is the rule as it is, nil if
+// missing. A rule that differs is made again on the /96 it had when its
+// subnetwork is the same (ingress-gce's IPv6ToUse,
+// pkg/l4/address/to_use.go:67-80), without a reservation between
+// (ingress-gce holds one, HoldAddress, l4.go:512-529).
+func (l *loadBalancers) ensureInternalIPv6Rule(ctx context.Context, name, svcKey string, protocol v1.Protocol, sp *lbSpec, cur *computepb.ForwardingRule) (*computepb.ForwardingRule, error) {
+	ports := internalPorts(sp.ports, protocol)
+	subnet := l.subnetworkLink(sp.subnet)
+	want := &computepb.ForwardingRule{
+		Name: proto.String(name), Description: proto.String(l.describe(ctx, svcKey).String()),
+		IPProtocol: proto.String(string(protocol)), LoadBalancingScheme: proto.String(schemeInternal), IpVersion: proto.String("IPV6"),
+		BackendService: proto.String(l.regionLink("backendServices", backendServiceOf(name))), Network: proto.String(l.cfg.networkURL()),
+		Subnetwork: proto.String(subnet), Ports: ports, AllowGlobalAccess: proto.Bool(sp.globalAccess), NetworkTier: proto.String(tierPremium),
+	}
+	if ports == nil {
+		want.AllPorts = proto.Bool(true)
+	}
+	if cur != nil {
+		curPorts := slices.Sorted(slices.Values(cur.GetPorts()))
+		if cur.GetLoadBalancingScheme() == schemeInternal && cur.GetIpVersion() == "IPV6" && cur.GetIPProtocol() == string(protocol) &&
+			slices.Equal(curPorts, ports) && cur.GetAllPorts() == (ports == nil) && sameLink(cur.GetBackendService(), want.GetBackendService()) &&
+			sameLink(cur.GetSubnetwork(), subnet) && cur.GetAllowGlobalAccess() == sp.globalAccess {
+			return cur, nil
+		}
+		if sameLink(cur.GetSubnetwork(), subnet) {
+			want.IPAddress = proto.String(ruleAddress(cur))
+		}
+		if err := l.deleteForwardingRule(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.createForwardingRule(ctx, want); err != nil {
+		return nil, err
+	}
+	fr, err := l.api.forwardingRules.Get(ctx, &computepb.GetForwardingRuleRequest{Project: l.cfg.ProjectID, Region: l.cfg.Region, ForwardingRule: name}, l.api.retry)
+	if err != nil {
+		return nil, fmt.Errorf("get forwarding rule %s: %w", name, err)
+	}
+	return fr, nil
 }
 
 // updateInternal brings the cluster's instance groups in step with the
@@ -166,7 +318,7 @@ func (l *loadBalancers) ensureInternalAddress(ctx context.Context, base, svcKey 
 		Name: proto.String(base), AddressType: proto.String("INTERNAL"), Purpose: proto.String("SHARED_LOADBALANCER_VIP"), Subnetwork: proto.String(subnet),
 	}
 	for _, name := range slices.Sorted(maps.Keys(rules)) {
-		if fr := rules[name]; l.owns(fr.GetDescription(), svcKey, "") && fr.GetLoadBalancingScheme() == schemeInternal && sameLink(fr.GetSubnetwork(), subnet) && fr.GetIPAddress() != "" {
+		if fr := rules[name]; !isIPv6RuleName(name) && l.owns(fr.GetDescription(), svcKey, "") && fr.GetLoadBalancingScheme() == schemeInternal && sameLink(fr.GetSubnetwork(), subnet) && fr.GetIPAddress() != "" {
 			want.Address = proto.String(fr.GetIPAddress())
 			break
 		}

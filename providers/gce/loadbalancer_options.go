@@ -74,8 +74,14 @@ type lbSpec struct {
 	ports    []v1.ServicePort
 	// protocols are the ports' protocols, sorted: one forwarding rule each.
 	protocols []v1.Protocol
-	// sources are the firewall's source ranges.
-	sources []string
+	// v4 and v6 are the families the load balancer serves
+	// (loadbalancer_families.go); preferDual says IPv6 may be left out
+	// when the subnetwork cannot serve it (ipFamilyPolicy
+	// PreferDualStack with IPv4 beside it).
+	v4, v6, preferDual bool
+	// sources and sources6 are the client firewalls' IPv4 and IPv6
+	// source ranges; a family without any gets no client firewall rule.
+	sources, sources6 []string
 	// healthPath/healthPort: the Service's own health check node port
 	// (externalTrafficPolicy Local); else the shared kube-proxy check.
 	healthPath string
@@ -145,7 +151,7 @@ func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 	if ip := svc.Spec.LoadBalancerIP; ip != "" {
 		a, perr := netip.ParseAddr(ip)
 		if perr != nil || !a.Is4() {
-			return nil, fmt.Errorf("spec.loadBalancerIP %q: want an IPv4 address", ip)
+			return nil, fmt.Errorf("spec.loadBalancerIP %q: want an IPv4 address (an IPv6 forwarding rule's address is Compute Engine's choice)", ip)
 		}
 		sp.staticIP = a.String()
 	}
@@ -160,12 +166,8 @@ func serviceSpec(s *Section, svc *v1.Service) (*lbSpec, error) {
 		}
 	}
 	slices.Sort(sp.protocols)
-	ranges, err := svcopts.SourceRanges(svc)
-	if err != nil {
+	if err := readFamilies(svc, sp); err != nil {
 		return nil, err
-	}
-	for _, r := range ranges {
-		sp.sources = append(sp.sources, r.String())
 	}
 	sp.healthPath, sp.healthPort, sp.local = svcopts.HealthCheck(svc)
 	sp.sessionIP = svc.Spec.SessionAffinity == v1.ServiceAffinityClientIP

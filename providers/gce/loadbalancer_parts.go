@@ -320,14 +320,14 @@ func (l *loadBalancers) ensureFirewall(ctx context.Context, want *computepb.Fire
 // firewallObject 1108-1185, destination 1181-1183), and never widens them
 // (its drift check, 1062-1067, leaves destinations out); dropping them
 // would open the health checkers' ranges to the port on every address of
-// the tagged nodes. A single address and its /32 are one range: upstream
+// the tagged nodes. A single address and its /32 (/128) are one range: upstream
 // writes the bare IP. Description and priority are not compared, so an
 // adopted rule of upstream's is never rewritten for its description.
 func firewallSatisfies(cur, want *computepb.Firewall) bool {
 	ranges := func(rs []string) []string {
 		out := make([]string, 0, len(rs))
 		for _, r := range rs {
-			out = append(out, strings.TrimSuffix(r, "/32"))
+			out = append(out, strings.TrimSuffix(strings.TrimSuffix(r, "/32"), "/128"))
 		}
 		return sorted(out)
 	}
@@ -459,17 +459,18 @@ func (l *loadBalancers) ensureClientFirewall(ctx context.Context, base, svcKey, 
 	}, svcKey)
 }
 
-// ensureHealthCheckFirewall admits Google's health checkers to a health
-// check's port on the nodes with the rule name; owner is "" for the
+// ensureHealthCheckFirewall admits Google's health checkers (from ranges,
+// healthCheckRanges or ilbHealthCheckRangesIPv6) to a health check's port
+// on the nodes with the rule name; owner is "" for the
 // cluster's shared check. dest, when set, narrows the rule to the
 // Service's IP, as upstream makes an external Service's own health-check
 // rule (ensureHTTPHealthCheckFirewall, gce_loadbalancer_external.go:1035-1076).
 // The shared rules get none: every Service's health probes pass them.
 // (Upstream gives the shared external rule the first Service's IP; one
 // it made so is kept as it is, firewallSatisfies.)
-func (l *loadBalancers) ensureHealthCheckFirewall(ctx context.Context, name string, port int, tags []string, owner, dest string) error {
+func (l *loadBalancers) ensureHealthCheckFirewall(ctx context.Context, name string, port int, tags []string, owner, dest string, ranges []string) error {
 	want := &computepb.Firewall{
-		Name: proto.String(name), SourceRanges: healthCheckRanges, TargetTags: tags,
+		Name: proto.String(name), SourceRanges: ranges, TargetTags: tags,
 		Allowed: []*computepb.Allowed{{IPProtocol: proto.String("tcp"), Ports: []string{strconv.Itoa(port)}}},
 	}
 	if dest != "" {

@@ -126,6 +126,7 @@ func Permissions() decl.Declaration {
 				computePerm("addresses.deleteInternal", "release it (loadbalancer_parts.go)"),
 				computePerm("addresses.useInternal", "a forwarding rule takes the reserved IP (loadbalancer_internal.go)"),
 				inNetwork("subnetworks.use", "the internal address and forwarding rules are in the nodes' subnetwork, or the one the Service names (loadbalancer_internal.go)"),
+				inNetwork("subnetworks.get", "check an IPv6 Service's subnetwork has an internal IPv6 range (loadbalancer_families.go internalIPv6)"),
 				inNetwork("firewalls.get", "compare the firewall rules (loadbalancer_parts.go)"),
 				inNetwork("firewalls.create", "admit the Service's clients, and health checks, to the nodes (loadbalancer_parts.go)"),
 				inNetwork("firewalls.update", "follow ports and loadBalancerSourceRanges (loadbalancer_parts.go)"),

@@ -88,12 +88,35 @@ func (r *routes) ListRoutes(ctx context.Context, _ string) ([]*cloudprovider.Rou
 		out = append(out, &cloudprovider.Route{
 			Name:            rt.GetName(),
 			TargetNode:      types.NodeName(lastSegment(rt.GetNextHopInstance())),
-			DestinationCIDR: rt.GetDestRange(),
+			DestinationCIDR: routeDestination(rt.GetDestRange()),
 			// A route whose instance is gone shows a warning and no
 			// longer forwards: the route controller replaces it.
 			Blackhole: rt.GetNextHopInstance() == "",
 		})
 	}
+}
+
+// routeDestination is a route's destRange as the route controller
+// compares it: with the Node's spec.podCIDRs entry, as a string
+// (k8s.io/cloud-provider controllers/route/route_controller.go:602
+// getRouteAction, and shouldDeleteRoute, :367-380). Pod CIDRs are written
+// in Go's canonical form (the node IPAM controllers format them with
+// net.IPNet.String, and the apiserver warns on any other spelling), so an
+// IPv6 range is given in that form (RFC 5952: lower case, the longest run
+// of zero groups as "::"), however Compute Engine spells it back (it
+// writes a forwarding rule's IPv6 range with every group written out;
+// [unverified] for routes): a spelling that differs would make the
+// controller create the route again (a conflict, ignored) and delete the
+// one it listed. An IPv4 range, which has one spelling, and anything that
+// does not parse, are passed as they are. The AWS backend canonicalises
+// the same way (canonicalRouteCIDR); Neutron keeps the text a route was
+// made with, which the OpenStack backend passes back.
+func routeDestination(destRange string) string {
+	p, err := netip.ParsePrefix(destRange)
+	if err != nil || !p.Addr().Is6() {
+		return destRange
+	}
+	return p.Masked().String()
 }
 
 // newRouteName names a new route of the Node's pod CIDR. On a switched

@@ -261,3 +261,19 @@ func TestRoutesDualStack(t *testing.T) {
 		})
 	}
 }
+
+// TestRouteDestination: an IPv6 destRange however spelt is listed in
+// the form the Node's pod CIDR is written in.
+func TestRouteDestination(t *testing.T) {
+	for in, want := range map[string]string{
+		"10.244.1.0/24":                  "10.244.1.0/24",
+		"fd00:10:244:1::/64":             "fd00:10:244:1::/64",
+		"fd00:10:244:1:0:0:0:0/64":       "fd00:10:244:1::/64",
+		"FD00:0010:0244:0001:0:0:0:0/64": "fd00:10:244:1::/64",
+		"not a range":                    "not a range",
+	} {
+		if got := routeDestination(in); got != want {
+			t.Errorf("routeDestination(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

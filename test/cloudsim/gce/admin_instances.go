@@ -581,6 +581,7 @@ func neutralInfo(i InstanceInfo) cloudsim.InstanceInfo {
 		// An IPv6-only instance's private address is its IPv6 one.
 		out.PrivateIP = i.IPv6Address
 	}
+	out.PrivateIPv6 = i.IPv6Address
 	// The pod ranges the cloud holds for the instance, in the order a
 	// cloud allocator reads them: nic0's alias ranges, then its IPv6 range.
 	for _, r := range i.AliasIPRanges {
@@ -595,12 +596,17 @@ func neutralInfo(i InstanceInfo) cloudsim.InstanceInfo {
 // LaunchInstance implements cloudsim.Instances with Launch: InstanceType
 // is the machine type, PublicIP an ephemeral external address, Tags the
 // labels (which must be valid GCE labels), PodRanges nic0's pod ranges
-// (podRangesSpec).
+// (podRangesSpec), IPv6 a dual-stack nic0 (IPV4_IPV6) with a /96 of the
+// fixture subnetwork's internal IPv6 range, its first address
+// PrivateIPv6.
 func (e *Emulator) LaunchInstance(spec cloudsim.InstanceSpec) (cloudsim.InstanceInfo, error) {
 	gs := InstanceSpec{Name: spec.Name, Zone: spec.Zone, MachineType: spec.InstanceType,
 		ExternalIP: spec.PublicIP, Labels: spec.Tags}
 	if err := podRangesSpec(spec.PodRanges, &gs); err != nil {
 		return cloudsim.InstanceInfo{}, err
+	}
+	if spec.IPv6 {
+		gs.StackType = StackDual
 	}
 	info, err := e.Launch(gs)
 	if err != nil {

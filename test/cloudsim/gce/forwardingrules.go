@@ -81,8 +81,15 @@ func prepareForwardingRule(e *Emulator, c *change) *apiError {
 	if _, ok := ruleProtocols[fr.GetIPProtocol()]; !ok {
 		return errInvalid("resource.IPProtocol", fr.GetIPProtocol(), "Must be TCP, UDP, SCTP, ICMP, ESP or AH.")
 	}
-	if v := fr.GetIpVersion(); v != "" && v != "IPV4" {
-		return errInvalid("resource.ipVersion", v, "cloudsim emulates IPV4 forwarding rules only.")
+	switch v := fr.GetIpVersion(); v {
+	case "", "IPV4":
+	case "IPV6":
+		if aerr := checkRulePorts(fr); aerr != nil {
+			return aerr
+		}
+		return e.prepareIPv6Rule(c, fr)
+	default:
+		return errInvalid("resource.ipVersion", v, "Must be IPV4 or IPV6.")
 	}
 	if aerr := checkRulePorts(fr); aerr != nil {
 		return aerr

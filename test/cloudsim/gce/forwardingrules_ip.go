@@ -142,6 +142,11 @@ func isForwardingRulePath(p string) bool { return strings.Contains(p, "/forwardi
 // removedForwardingRule lets go of an IP the rule owned, or hands it to
 // another rule still using it (which got it when its address went).
 func removedForwardingRule(e *Emulator, o *object) {
+	if isIPv6Rule(o.msg.(*computepb.ForwardingRule)) {
+		// Its /96, which no other rule shares.
+		e.ips.releaseOwner(o.path)
+		return
+	}
 	ip := o.msg.(*computepb.ForwardingRule).GetIPAddress()
 	if e.ips.owner(ip) != o.path {
 		return

@@ -274,9 +274,15 @@ func (c *Cloud) UpstreamAnnotations() (ignored, refused map[string]string) {
 // Launch starts an instance; a kubelet on GCE registers its Node under
 // the instance's name.
 func (c *Cloud) Launch(spec conformance.InstanceSpec) (conformance.Instance, error) {
-	info, err := c.emu.Launch(cloudsimgce.InstanceSpec{
+	gs := cloudsimgce.InstanceSpec{
 		Name: instanceName(spec.NameHint), Zone: spec.Zone, MachineType: spec.InstanceType, ExternalIP: spec.PublicIP, Tags: []string{c.nodeTag()},
-	})
+	}
+	if c.opts.DualStack {
+		// A dual-stack cluster's nodes: nic0 IPV4_IPV6 with a /96 of
+		// the fixture subnetwork's internal IPv6 range.
+		gs.StackType = cloudsimgce.StackDual
+	}
+	info, err := c.emu.Launch(gs)
 	if err != nil {
 		return conformance.Instance{}, err
 	}
@@ -299,6 +305,12 @@ func (c *Cloud) ExpectedNode(id string) (conformance.NodeExpectation, error) {
 	addrs := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: info.InternalIP}}
 	if info.ExternalIP != "" {
 		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: info.ExternalIP})
+	}
+	// nic0's IPv6 is an InternalIP, after the IPv4 ones (upstream's
+	// nodeAddressesFromInstance and orderAddresses, IPv4 first unless
+	// stackType is IPV6).
+	if info.IPv6Address != "" {
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: info.IPv6Address})
 	}
 	addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeHostName, Address: info.Name})
 	return conformance.NodeExpectation{
@@ -340,7 +352,7 @@ func (c *Cloud) view() *view {
 		if json.Unmarshal([]byte(desc), &d) != nil || d[descCluster] != c.clusterID || d[descService] == "" {
 			return
 		}
-		base := strings.TrimPrefix(name, firewallPrefix)
+		base := strings.TrimSuffix(strings.TrimPrefix(name, firewallPrefix), ipv6Suffix)
 		base = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(base, "-http-hc"), "-tcp"), "-udp")
 		if !slices.Contains(v.bases[d[descService]], base) {
 			v.bases[d[descService]] = append(v.bases[d[descService]], base)
@@ -391,7 +403,7 @@ func (c *Cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalanc
 	var out []conformance.LoadBalancer
 	for _, base := range v.bases[svc.String()] {
 		var rules []*computepb.ForwardingRule
-		for _, name := range []string{base, base + "-tcp", base + "-udp"} {
+		for _, name := range ruleNamesOf(base) {
 			if r, ok := v.rules[name]; ok {
 				rules = append(rules, r)
 			}
@@ -470,7 +482,7 @@ func (c *Cloud) ServiceResources(svc types.NamespacedName) []cloudsim.Resource {
 	for _, r := range c.srv.Resources() {
 		name := lastSegment(r.ID)
 		if slices.ContainsFunc(bases, func(b string) bool {
-			return name == b || strings.HasPrefix(name, b+"-") || name == firewallPrefix+b
+			return name == b || strings.HasPrefix(name, b+"-") || name == firewallPrefix+b || strings.HasPrefix(name, firewallPrefix+b+"-")
 		}) {
 			out = append(out, r)
 		}
