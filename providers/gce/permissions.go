@@ -101,6 +101,7 @@ func Permissions() decl.Declaration {
 			Grants: []decl.Grant{
 				computePerm("forwardingRules.list", "find the Service's forwarding rules (loadbalancer.go serviceRules)"),
 				computePerm("forwardingRules.create", "a forwarding rule per protocol (loadbalancer_internal.go)"),
+				computePerm("forwardingRules.get", "read the IPv6 address GCE gave a new rule (loadbalancer_internal.go)"),
 				computePerm("forwardingRules.delete", "delete the rules with the Service (loadbalancer_internal.go)"),
 				computePerm("regionBackendServices.get", "compare the backend service (loadbalancer_internal.go)"),
 				computePerm("regionBackendServices.list", "find backend services still using the cluster's groups (loadbalancer_internal.go)"),

@@ -52,6 +52,10 @@ type Features struct {
 	// adoption scenario adopts one Service of each. Nil is one Service
 	// without annotations.
 	AdoptionShapes map[string]map[string]string
+	// DualStack: the backend serves IPv6 Services; Start takes
+	// Options.DualStack and its Cloud is a DualStackCloud, so the
+	// dual-stack scenario runs.
+	DualStack bool
 }
 
 // Options tune Start.
@@ -403,8 +407,9 @@ type PermissionWithholder interface {
 // the dual-stack scenario runs on it, started with Options.DualStack.
 type DualStackCloud interface {
 	// DualStackCases are the Services the scenario makes and what each
-	// must get: at least a dual-stack Service that is served with both
-	// families, and an IPv6-only one, served or refused as the cloud can.
+	// must get: at least a dual-stack Service that is served (with both
+	// families where the cloud can), and an IPv6-only one, served or
+	// refused as the cloud can.
 	DualStackCases() []DualStackCase
 	// LoadBalancerFamilies are the IP families the Service's load
 	// balancers in the cloud serve (their frontend addresses), sorted
@@ -429,4 +434,8 @@ type DualStackCase struct {
 	StatusFamilies []corev1.IPFamily
 	// Refusal is a phrase of the Warning event on a refused Service.
 	Refusal string
+	// Warning is a phrase of the one Warning a served Service gets, where
+	// the upstream CCM warns too (OpenStack's LoadBalancerFloatingIPSkipped
+	// for an IPv6 VIP); empty: a served Service gets none.
+	Warning string
 }

@@ -271,6 +271,9 @@ func runConformance(t *testing.T, cl *cluster, a conformance.Adapter) {
 		}
 		adoption(t, cl, a)
 	})
+	t.Run("dual-stack and IPv6-only Services are served or refused as the cloud can", func(t *testing.T) {
+		dualStack(t, cl, a)
+	})
 }
 
 // ---- Nodes ----

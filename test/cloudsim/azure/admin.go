@@ -674,6 +674,11 @@ var neutralState = map[string]cloudsim.InstanceState{
 // LaunchInstance implements cloudsim.Instances with LaunchVM:
 // spec.InstanceType is the VM size.
 func (e *Emulator) LaunchInstance(spec cloudsim.InstanceSpec) (cloudsim.InstanceInfo, error) {
+	// Every VM of a dual-stack fixture has an IPv6 address; no VM of
+	// another has one.
+	if spec.IPv6 && !e.cfg.DualStack {
+		return cloudsim.InstanceInfo{}, fmt.Errorf("an IPv6 address needs a dual-stack fixture (Config.DualStack): %w", cloudsim.ErrInvalidRequest)
+	}
 	vm, err := e.LaunchVM(VMSpec{Name: spec.Name, Zone: spec.Zone, Size: spec.InstanceType, PublicIP: spec.PublicIP, Tags: spec.Tags})
 	if err != nil {
 		return cloudsim.InstanceInfo{}, err
@@ -692,6 +697,7 @@ func neutralInfo(vm VMInfo) cloudsim.InstanceInfo {
 		ID: vm.Name, Name: vm.Name, Zone: zone, InstanceType: vm.Size,
 		State: neutralState[vm.PowerState], CloudState: "PowerState/" + vm.PowerState,
 		PrivateIP: vm.PrivateIP, PublicIP: vm.PublicIP, Hostname: vm.ComputerName, Tags: maps.Clone(vm.Tags),
+		PrivateIPv6: vm.PrivateIPv6,
 	}
 }
 

@@ -48,7 +48,7 @@ func (Adapter) Features() conformance.Features {
 		// Upstream's default kind, and the NLB the type annotation asks for.
 		"classic": nil,
 		"nlb":     {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"},
-	}}
+	}, DualStack: true}
 }
 
 // Start implements conformance.Adapter.

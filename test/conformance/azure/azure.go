@@ -83,7 +83,7 @@ func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 	if clusterID == "" {
 		clusterID = "kubernetes"
 	}
-	emu := cloudsimazure.New(cloudsimazure.Config{ClusterID: clusterID, OperationDelay: a.Options.OperationDelay, DualStack: a.Options.DualStack, TenantID: a.Options.TenantID})
+	emu := cloudsimazure.New(cloudsimazure.Config{ClusterID: clusterID, OperationDelay: a.Options.OperationDelay, DualStack: a.Options.DualStack || opts.DualStack, TenantID: a.Options.TenantID})
 	srv, err := cloudsim.Start(emu)
 	if err != nil {
 		return nil, err
@@ -295,6 +295,9 @@ func (c *Cloud) ExpectedNode(id string) (conformance.NodeExpectation, error) {
 		return conformance.NodeExpectation{}, fmt.Errorf("unknown VM %s", id)
 	}
 	addrs := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: vm.PrivateIP}}
+	if vm.PrivateIPv6 != "" {
+		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: vm.PrivateIPv6})
+	}
 	if vm.PublicIP != "" {
 		addrs = append(addrs, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: vm.PublicIP})
 	}

@@ -77,7 +77,7 @@ func (Adapter) Features() conformance.Features {
 	return conformance.Features{Routes: true, AdoptionShapes: map[string]map[string]string{
 		"external": nil,
 		"internal": {annotationLBType: "Internal"},
-	}}
+	}, DualStack: true}
 }
 
 // Start implements conformance.Adapter.
@@ -412,7 +412,12 @@ func (c *Cloud) LoadBalancers(svc types.NamespacedName) []conformance.LoadBalanc
 			continue
 		}
 		lb := conformance.LoadBalancer{ID: "projects/" + c.fx.Project + "/regions/" + c.fx.Region + "/forwardingRules/" + base}
-		if fw, ok := v.fws[firewallPrefix+base]; ok {
+		// An IPv6-only internal Service has only the -ipv6 rule.
+		for _, name := range []string{firewallPrefix + base, firewallPrefix + base + ipv6Suffix} {
+			fw, ok := v.fws[name]
+			if !ok {
+				continue
+			}
 			for _, a := range fw.GetAllowed() {
 				for _, p := range a.GetPorts() {
 					var n int32

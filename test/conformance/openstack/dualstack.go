@@ -13,6 +13,10 @@ import (
 // dualStackCIDR is the node network's IPv6 subnet with Options.DualStack.
 const dualStackCIDR = "fd00:10::/64"
 
+// floatingIPSkipped is upstream's Warning on an external IPv6 Service
+// (cloud-provider-openstack pkg/openstack/loadbalancer.go:1813-1818).
+const floatingIPSkipped = "LoadBalancerFloatingIPSkipped: Floating IP not supported for IPv6 Service"
+
 var _ conformance.DualStackCloud = (*Cloud)(nil)
 
 var (
@@ -29,8 +33,8 @@ var (
 func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 	return []conformance.DualStackCase{
 		{Name: "ds-v4-first", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v4, StatusFamilies: v4},
-		{Name: "ds-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v6, StatusFamilies: v6},
-		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Serves: v6, StatusFamilies: v6},
+		{Name: "ds-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
+		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
 	}
 }
 

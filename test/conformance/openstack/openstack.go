@@ -65,7 +65,9 @@ func (Adapter) Name() string { return "openstack" }
 
 // Features implements conformance.Adapter: the router's extra routes carry
 // pod routes.
-func (Adapter) Features() conformance.Features { return conformance.Features{Routes: true} }
+func (Adapter) Features() conformance.Features {
+	return conformance.Features{Routes: true, DualStack: true}
+}
 
 // Start implements conformance.Adapter.
 func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {

@@ -1,0 +1,64 @@
+package azure
+
+import (
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/network/armnetwork/v6"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/multicloud-ccm/multicloud-ccm/test/conformance"
+)
+
+var _ conformance.DualStackCloud = (*Cloud)(nil)
+
+var (
+	v6  = []corev1.IPFamily{corev1.IPv6Protocol}
+	v46 = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	v64 = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
+)
+
+// DualStackCases: Azure serves every family, as upstream: a frontend per
+// family, the status's addresses in the Service's order.
+func (c *Cloud) DualStackCases() []conformance.DualStackCase {
+	return []conformance.DualStackCase{
+		{Name: "ds-public", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v46, StatusFamilies: v46},
+		{Name: "ds-public-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v46, StatusFamilies: v64},
+		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Serves: v6, StatusFamilies: v6},
+	}
+}
+
+// LoadBalancerFamilies: the family of each of the Service's frontends,
+// from its private address version or its public IP's.
+func (c *Cloud) LoadBalancerFamilies(svc types.NamespacedName) []corev1.IPFamily {
+	fes, _ := c.serviceFrontends(c.view(), svc)
+	var out []corev1.IPFamily
+	for _, fe := range fes {
+		f := corev1.IPv4Protocol
+		if c.frontendIPv6(fe) {
+			f = corev1.IPv6Protocol
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (c *Cloud) frontendIPv6(fe frontend) bool {
+	for _, cfg := range fe.lb.Properties.FrontendIPConfigurations {
+		if !strings.EqualFold(deref(cfg.Name), fe.name) || cfg.Properties == nil {
+			continue
+		}
+		p := cfg.Properties
+		if p.PublicIPAddress != nil {
+			pip, ok := c.emu.PublicIP(c.fx.ResourceGroup, path.Base(deref(p.PublicIPAddress.ID)))
+			return ok && pip.Properties != nil && deref(pip.Properties.PublicIPAddressVersion) == armnetwork.IPVersionIPv6
+		}
+		return deref(p.PrivateIPAddressVersion) == armnetwork.IPVersionIPv6
+	}
+	return false
+}
