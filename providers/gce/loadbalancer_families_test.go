@@ -296,7 +296,7 @@ func TestDualStackPreferOnIPv4Subnet(t *testing.T) {
 
 // TestDualStackSwitchKeepsUpstreamIPv4: a dual-stack internal Service
 // whose IPv4 load balancer the upstream CCM made keeps every IPv4 part as
-// upstream made it and gains its IPv6 parts beside.
+// upstream made it and gains no IPv6 parts: the switch widens nothing.
 func TestDualStackSwitchKeepsUpstreamIPv4(t *testing.T) {
 	env, c, insts, nodes := switchEnv(t)
 	ctx := t.Context()
@@ -312,8 +312,8 @@ func TestDualStackSwitchKeepsUpstreamIPv4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ips := statusIPs(st); len(ips) != 2 || ips[0] != up.Status.Ingress[0].IP || !netip.MustParseAddr(ips[1]).Is6() {
-		t.Errorf("status %v, want upstream's %s then an IPv6", ips, up.Status.Ingress[0].IP)
+	if ips := statusIPs(st); len(ips) != 1 || ips[0] != up.Status.Ingress[0].IP {
+		t.Errorf("status %v, want upstream's %s alone", ips, up.Status.Ingress[0].IP)
 	}
 	if now, _ := env.emu.ForwardingRule(base); now.GetId() != rule.GetId() || now.GetDescription() != rule.GetDescription() {
 		t.Errorf("upstream's rule changed: %v -> %v", rule, now)
@@ -321,7 +321,10 @@ func TestDualStackSwitchKeepsUpstreamIPv4(t *testing.T) {
 	if now := firewallsNow(env)[firewallName(base)]; now.GetDescription() != fw.GetDescription() || fmt.Sprint(now.GetSourceRanges()) != fmt.Sprint(fw.GetSourceRanges()) {
 		t.Errorf("upstream's firewall rule changed: %v -> %v", fw, now)
 	}
-	if _, ok := env.emu.ForwardingRule(ipv6RuleName(base)); !ok {
-		t.Error("no IPv6 rule beside upstream's")
+	if _, ok := env.emu.ForwardingRule(ipv6RuleName(base)); ok {
+		t.Error("an IPv6 rule beside upstream's: the switch widened what upstream made")
+	}
+	if _, ok := firewallsNow(env)[ipv6FirewallName(base)]; ok {
+		t.Error("an IPv6 firewall rule beside upstream's")
 	}
 }

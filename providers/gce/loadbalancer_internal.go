@@ -13,6 +13,7 @@ import (
 	"google.golang.org/api/iterator"
 	"google.golang.org/protobuf/proto"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 )
 
 // The internal passthrough load balancer's parts: an internal address in
@@ -46,12 +47,24 @@ func (l *loadBalancers) ensureInternal(ctx context.Context, base, key string, sp
 	// use them.
 	names4 := ruleNames(base, sp)
 	keep := map[string]v1.Protocol{}
-	had4, had6 := false, false
+	had4, had6, upstreams := false, false, false
 	for name, fr := range rules {
 		if l.owns(fr.GetDescription(), key, "") {
 			had6 = had6 || isIPv6RuleName(name)
 			had4 = had4 || !isIPv6RuleName(name)
+			upstreams = upstreams || (!isIPv6RuleName(name) && parseDescription(fr.GetDescription()).Cluster == "")
 		}
+	}
+	if v6 && sp.v4 && !had6 && upstreams {
+		// An internal load balancer the upstream CCM made (its rule's
+		// description names no cluster) gets no IPv6 half: upstream
+		// serves every Service on IPv4 (its load balancer code never
+		// reads spec.ipFamilies), and taking it over adds nothing to
+		// it, so the switch opens no new address and the way back finds
+		// exactly upstream's parts. Re-creating the Service gives it
+		// both families.
+		klog.FromContext(ctx).V(2).Info("Internal load balancer the upstream CCM made stays IPv4; re-create the Service for its IPv6 half")
+		v6 = false
 	}
 	for name, p := range names4 {
 		if sp.v4 {
