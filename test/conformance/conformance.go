@@ -434,6 +434,11 @@ type DualStackCase struct {
 	StatusFamilies []corev1.IPFamily
 	// Refusal is a phrase of the Warning event on a refused Service.
 	Refusal string
+	// Upstream: the upstream CCM made the Service's load balancer
+	// (MakeUpstreamLoadBalancer) before the manager took the cluster over;
+	// Serves and StatusFamilies are what the taken-over load balancer
+	// serves, and its status must stay upstream's.
+	Upstream bool
 	// Warning is a phrase of the one Warning a served Service gets, where
 	// the upstream CCM warns too (OpenStack's LoadBalancerFloatingIPSkipped
 	// for an IPv6 VIP); empty: a served Service gets none.

@@ -1589,28 +1589,7 @@ func adoption(t *testing.T, cl *cluster, a conformance.Adapter) {
 				metav1.SetMetaDataAnnotation(&spec.ObjectMeta, k, v)
 			}
 			key := s.createService(t, spec)
-			svc, err := s.getService(ctx, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			up, err := s.cloud.MakeUpstreamLoadBalancer(svc, s.cfg.ClusterID, []conformance.Instance{n1, n2})
-			if err != nil {
-				t.Fatalf("%s: %v", shape, err)
-			}
-			// What the upstream CCM leaves on the Service: its annotations, the
-			// cleanup finalizer and the status.
-			for k, v := range up.Annotations {
-				metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
-			}
-			svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
-			svc.Finalizers = append(svc.Finalizers, up.Finalizers...)
-			if svc, err = s.admin.CoreV1().Services(key.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			svc.Status.LoadBalancer = up.Status
-			if _, err = s.admin.CoreV1().Services(key.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			up := s.playUpstream(t, key, []conformance.Instance{n1, n2})
 			svcs = append(svcs, adopted{key: key, up: up, wantStatus: ingressAddrs(up.Status)})
 		}
 	}
@@ -1743,6 +1722,36 @@ func ingressAddrs(st corev1.LoadBalancerStatus) string {
 		out = append(out, in.IP+in.Hostname)
 	}
 	return strings.Join(out, ",")
+}
+
+// playUpstream plays the upstream CCM for the Service (this manager must
+// not be running): its load balancer made through the adapter, with the
+// backends, and what upstream leaves on the Service (its annotations, the
+// cleanup finalizer and its own, the status).
+func (s *suiteCloud) playUpstream(t *testing.T, key types.NamespacedName, backends []conformance.Instance) conformance.UpstreamLoadBalancer {
+	t.Helper()
+	ctx := context.Background()
+	svc, err := s.getService(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := s.cloud.MakeUpstreamLoadBalancer(svc, s.cfg.ClusterID, backends)
+	if err != nil {
+		t.Fatalf("%s: %v", key, err)
+	}
+	for k, v := range up.Annotations {
+		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
+	}
+	svc.Finalizers = append(svc.Finalizers, "service.kubernetes.io/load-balancer-cleanup")
+	svc.Finalizers = append(svc.Finalizers, up.Finalizers...)
+	if svc, err = s.admin.CoreV1().Services(key.Namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc.Status.LoadBalancer = up.Status
+	if _, err = s.admin.CoreV1().Services(key.Namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return up
 }
 
 // envSeed reads CONFORMANCE_SEED, so a failed crash run can be replayed.

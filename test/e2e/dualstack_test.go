@@ -69,7 +69,8 @@ func dualStack(t *testing.T, cl *cluster, a conformance.Adapter) {
 	before := s.cloud.Inventory()
 
 	keys := map[string]types.NamespacedName{}
-	for _, c := range cases {
+	ups := map[string]conformance.UpstreamLoadBalancer{}
+	create := func(c conformance.DualStackCase) {
 		svc := s.lbService(c.Name, 80)
 		svc.Spec.IPFamilies = c.Families
 		policy := c.Policy
@@ -78,6 +79,33 @@ func dualStack(t *testing.T, cl *cluster, a conformance.Adapter) {
 			metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
 		}
 		keys[c.Name] = s.createService(t, svc)
+	}
+	// The upstream CCM's turn first, with this manager stopped: the load
+	// balancers it made for dual-stack Services are then taken over.
+	if slices.ContainsFunc(cases, func(c conformance.DualStackCase) bool { return c.Upstream }) {
+		s.ccm.stop()
+		for _, c := range cases {
+			if c.Upstream {
+				create(c)
+				ups[c.Name] = s.playUpstream(t, keys[c.Name], insts)
+			}
+		}
+		if st, ok := s.cloud.(conformance.UpstreamClusterState); ok {
+			for _, cm := range st.UpstreamConfigMaps() {
+				if _, err := s.admin.CoreV1().ConfigMaps(cm.Namespace).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() {
+					_ = s.admin.CoreV1().ConfigMaps(cm.Namespace).Delete(context.Background(), cm.Name, metav1.DeleteOptions{})
+				})
+			}
+		}
+		s.ccm = s.startCCM(t, "dual-stack-switched")
+	}
+	for _, c := range cases {
+		if !c.Upstream {
+			create(c)
+		}
 	}
 	for _, c := range cases {
 		key := keys[c.Name]
@@ -102,6 +130,24 @@ func dualStack(t *testing.T, cl *cluster, a conformance.Adapter) {
 			s.waitService(t, key, fmt.Sprintf("a status of the families %v", c.StatusFamilies), func(svc *corev1.Service) (bool, string) {
 				return statusFamilies(svc, c.StatusFamilies)
 			})
+			if up, ok := ups[c.Name]; ok {
+				poll(t, converge, "the switched manager synced the Service", func(ctx context.Context) (bool, string, error) {
+					evs, err := s.admin.CoreV1().Events(key.Namespace).List(ctx, metav1.ListOptions{
+						FieldSelector: "involvedObject.kind=Service,involvedObject.name=" + key.Name + ",reason=EnsuredLoadBalancer",
+					})
+					if err != nil {
+						return false, "", err
+					}
+					return len(evs.Items) > 0, fmt.Sprintf("%d EnsuredLoadBalancer events", len(evs.Items)), nil
+				})
+				got, err := s.getService(context.Background(), key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ingressAddrs(got.Status.LoadBalancer) != ingressAddrs(up.Status) {
+					t.Errorf("the taken-over Service's address changed from %s to %s", ingressAddrs(up.Status), ingressAddrs(got.Status.LoadBalancer))
+				}
+			}
 			poll(t, converge, fmt.Sprintf("load balancers serving %v with every node behind them", c.Serves), func(context.Context) (bool, string, error) {
 				fams := ds.LoadBalancerFamilies(key)
 				lbs := s.cloud.LoadBalancers(key)

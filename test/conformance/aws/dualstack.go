@@ -33,6 +33,10 @@ func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 		{Name: "ds-nlb-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v46},
 		{Name: "ds-nlb-asked-ipv4", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack,
 			Annotations: map[string]string{annotationIPAddressType: "ipv4"}, Serves: v4},
+		// Upstream's NLB of a dual-stack Service is ipv4; taken over, it
+		// stays so (no annotation asks for dualstack).
+		{Name: "ds-upstream-nlb", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack,
+			Annotations: map[string]string{annotationLBType: "nlb"}, Upstream: true, Serves: v4},
 		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "an NLB always has IPv4 addresses"},
 		{Name: "ds-classic", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack,
 			Annotations: map[string]string{annotationLBType: "classic", annotationIPAddressType: "dualstack"}, Refusal: "a Classic ELB has no IPv6 addresses"},

@@ -43,6 +43,9 @@ func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 		{Name: "ds-ilb", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Annotations: internal, Serves: v46, StatusFamilies: v46},
 		{Name: "ds-ilb-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Annotations: internal, Serves: v46, StatusFamilies: v46},
 		{Name: "ds-ilb-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Annotations: internal, Serves: v6, StatusFamilies: v6},
+		// Upstream's internal load balancer of a dual-stack Service is
+		// IPv4; taken over, it stays so.
+		{Name: "ds-upstream-ilb", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Annotations: internal, Upstream: true, Serves: v4, StatusFamilies: v4},
 		{Name: "ds-external", Families: v64, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v4, StatusFamilies: v4},
 		{Name: "ds-external-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "a target pool, which takes IPv4 only"},
 	}
