@@ -36,6 +36,9 @@ func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 		// Upstream's load balancer of an IPv4-first dual-stack Service,
 		// taken over: still IPv4, its floating IP kept.
 		{Name: "ds-upstream-v4-first", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Upstream: true, Serves: v4, StatusFamilies: v4},
+		// Upstream's load balancer of an IPv6-first Service: an IPv6 VIP,
+		// taken over as it is.
+		{Name: "ds-upstream-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyRequireDualStack, Upstream: true, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
 		{Name: "ds-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
 		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
 	}

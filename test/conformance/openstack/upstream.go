@@ -114,6 +114,19 @@ func (c *Cloud) makeUpstream(svc *corev1.Service, name, svcRef, clusterName stri
 		Tags:        []string{name},
 		VipSubnetID: c.fx.SubnetID,
 	}
+	// Upstream makes one load balancer of the Service's first family
+	// (pkg/openstack/loadbalancer.go:1305-1309): an IPv6-first Service's
+	// has its VIP and members on the nodes' IPv6 subnet, and no floating
+	// IP (:1813-1823).
+	ipv6 := len(svc.Spec.IPFamilies) > 0 && svc.Spec.IPFamilies[0] == corev1.IPv6Protocol
+	subnet := c.fx.SubnetID
+	if ipv6 {
+		if c.fx.SubnetIPv6ID == "" {
+			return conformance.UpstreamLoadBalancer{}, fmt.Errorf("an IPv6-first Service needs the dual-stack fixture")
+		}
+		subnet = c.fx.SubnetIPv6ID
+		opts.VipSubnetID = subnet
+	}
 	for i, p := range svc.Spec.Ports {
 		var members []pools.CreateMemberOpts
 		for _, b := range backends {
@@ -121,7 +134,11 @@ func (c *Cloud) makeUpstream(svc *corev1.Service, name, svcRef, clusterName stri
 			if !ok {
 				return conformance.UpstreamLoadBalancer{}, fmt.Errorf("unknown server %s", b.ID)
 			}
-			members = append(members, pools.CreateMemberOpts{Name: b.NodeName, Address: s.PrivateIP, ProtocolPort: int(p.NodePort), SubnetID: c.fx.SubnetID})
+			addr := s.PrivateIP
+			if ipv6 {
+				addr = s.PrivateIPv6
+			}
+			members = append(members, pools.CreateMemberOpts{Name: b.NodeName, Address: addr, ProtocolPort: int(p.NodePort), SubnetID: subnet})
 		}
 		opts.Listeners = append(opts.Listeners, listeners.CreateOpts{
 			Name:                 fmt.Sprintf("listener_%d_%s", i, name),
@@ -158,6 +175,20 @@ func (c *Cloud) makeUpstream(svc *corev1.Service, name, svcRef, clusterName stri
 			return conformance.UpstreamLoadBalancer{}, err
 		}
 	}
+	ipMode := corev1.LoadBalancerIPModeVIP
+	if ipv6 {
+		if c.opts.Switched {
+			if err := c.makeUpstreamGroup(ctx, netc, svc, clusterName, backends); err != nil {
+				return conformance.UpstreamLoadBalancer{}, err
+			}
+		}
+		return conformance.UpstreamLoadBalancer{
+			ID:          lb.ID,
+			Status:      corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: lb.VipAddress, IPMode: &ipMode}}},
+			Annotations: map[string]string{upstreamAnnotationLBID: lb.ID, upstreamAnnotationAddress: lb.VipAddress},
+			Exclusive:   []string{cloudsimopenstack.KindLoadBalancer, cloudsimopenstack.KindFloatingIP},
+		}, nil
+	}
 	fip, err := floatingips.Create(ctx, netc, floatingips.CreateOpts{
 		FloatingNetworkID: c.fx.ExternalNetworkID,
 		PortID:            lb.VipPortID,
@@ -173,7 +204,6 @@ func (c *Cloud) makeUpstream(svc *corev1.Service, name, svcRef, clusterName stri
 			return conformance.UpstreamLoadBalancer{}, err
 		}
 	}
-	ipMode := corev1.LoadBalancerIPModeVIP
 	return conformance.UpstreamLoadBalancer{
 		ID:          lb.ID,
 		Status:      corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: fip.FloatingIP, IPMode: &ipMode}}},
