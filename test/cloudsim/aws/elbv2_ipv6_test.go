@@ -199,3 +199,56 @@ func TestSecurityGroupIPv6Ranges(t *testing.T) {
 		t.Fatalf("after revoking the IPv6 rule: %+v", p)
 	}
 }
+
+// IPv6 target groups: their type is reported and fixed; they attach only
+// to dualstack NLBs (which then cannot go back to ipv4); an instance
+// target needs an IPv6 address, an IP target must be IPv6.
+func TestIPv6TargetGroups(t *testing.T) {
+	e := newEnv(t)
+	mk := func(name, typ, ipType string) elbtypes.TargetGroup {
+		return must[*elbv2.CreateTargetGroupOutput](t)(e.elb.CreateTargetGroup(ctx(), &elbv2.CreateTargetGroupInput{
+			Name: aws.String(name), Protocol: elbtypes.ProtocolEnumTcp, Port: aws.Int32(80), VpcId: aws.String(e.fx.VPCID),
+			TargetType: elbtypes.TargetTypeEnum(typ), IpAddressType: elbtypes.TargetGroupIpAddressTypeEnum(ipType),
+		})).TargetGroups[0]
+	}
+	v4 := mk("v4", "instance", "")
+	v6 := mk("v6", "instance", "ipv6")
+	if v4.IpAddressType != elbtypes.TargetGroupIpAddressTypeEnumIpv4 || v6.IpAddressType != elbtypes.TargetGroupIpAddressTypeEnumIpv6 {
+		t.Fatalf("IpAddressType %q %q", v4.IpAddressType, v6.IpAddressType)
+	}
+	if _, err := e.elb.CreateTargetGroup(ctx(), &elbv2.CreateTargetGroupInput{
+		Name: aws.String("bad"), Protocol: elbtypes.ProtocolEnumTcp, Port: aws.Int32(80), VpcId: aws.String(e.fx.VPCID), IpAddressType: "dualstack",
+	}); errorCode(err) != "ValidationError" {
+		t.Fatalf("dualstack target group: %v", err)
+	}
+
+	plain := createNLB(t, e, "plain")
+	if _, err := e.elb.CreateListener(ctx(), forwardListener(aws.ToString(plain.LoadBalancerArn), aws.ToString(v6.TargetGroupArn), 80)); errorCode(err) != "InvalidConfigurationRequest" {
+		t.Fatalf("IPv6 target group on an ipv4 NLB: %v", err)
+	}
+	in := nlbInput(e, "dual")
+	in.IpAddressType = elbtypes.IpAddressTypeDualstack
+	dual := must[*elbv2.CreateLoadBalancerOutput](t)(e.elb.CreateLoadBalancer(ctx(), in)).LoadBalancers[0]
+	must[*elbv2.CreateListenerOutput](t)(e.elb.CreateListener(ctx(), forwardListener(aws.ToString(dual.LoadBalancerArn), aws.ToString(v6.TargetGroupArn), 80)))
+	if _, err := e.elb.SetIpAddressType(ctx(), &elbv2.SetIpAddressTypeInput{LoadBalancerArn: dual.LoadBalancerArn, IpAddressType: elbtypes.IpAddressTypeIpv4}); errorCode(err) != "InvalidConfigurationRequest" {
+		t.Fatalf("ipv4 with an IPv6 target group attached: %v", err)
+	}
+
+	v4only := launch(t, e, cloudsimaws.LaunchSpec{Count: 1})[0]
+	withV6 := launch(t, e, cloudsimaws.LaunchSpec{Count: 1, IPv6: true})[0]
+	reg := func(tg elbtypes.TargetGroup, id string) error {
+		_, err := e.elb.RegisterTargets(ctx(), &elbv2.RegisterTargetsInput{TargetGroupArn: tg.TargetGroupArn, Targets: []elbtypes.TargetDescription{{Id: aws.String(id)}}})
+		return err
+	}
+	if err := reg(v6, v4only); errorCode(err) != "InvalidTarget" || !strings.Contains(err.Error(), "missing primary IPv6 addresses") {
+		t.Fatalf("instance without IPv6 in an IPv6 target group: %v", err)
+	}
+	ok(t, reg(v6, withV6))
+	ok(t, reg(v4, v4only))
+	ipv6IP := mk("v6ip", "ip", "ipv6")
+	if err := reg(ipv6IP, "10.0.0.10"); errorCode(err) != "InvalidTarget" {
+		t.Fatalf("IPv4 address in an IPv6 target group: %v", err)
+	}
+	info, _ := e.emu.Instance(withV6)
+	ok(t, reg(ipv6IP, info.IPv6Addresses[0]))
+}

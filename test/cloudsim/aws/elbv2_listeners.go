@@ -113,6 +113,9 @@ func (e *Emulator) checkListener(l *listener, lb *loadBalancer) error {
 			if tg.vpcID != lb.vpcID {
 				return validation("Target group '%s' is not in the load balancer's VPC '%s'", tg.arn, lb.vpcID)
 			}
+			if tg.ipType == tgTypeIPv6 && lb.ipAddressType != ipTypeDualstack {
+				return ipv6TGOnIPv4LB()
+			}
 			if !slices.Contains(listenerTGProtocols[l.protocol], tg.protocol) {
 				return apiErr("IncompatibleProtocols", "Listener protocol '%s' is not compatible with target group protocol '%s'", l.protocol, tg.protocol)
 			}

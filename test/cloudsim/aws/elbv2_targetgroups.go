@@ -15,6 +15,9 @@ type targetGroup struct {
 	port       int
 	vpcID      string
 	targetType string
+	// ipType is the IpAddressType, ipv4 or ipv6 (elbv2_ipv6.go); it is
+	// fixed at creation (ModifyTargetGroup has no such field).
+	ipType     string
 	hc         healthCheck
 	attributes map[string]string
 	targets    []target
@@ -175,6 +178,10 @@ func (e *Emulator) createTargetGroup(p params) (any, error) {
 	if _, ok := e.vpcs.Get(vpcID); !ok {
 		return nil, validation("The VPC ID '%s' is not found", vpcID)
 	}
+	ipType := orDefault(p.get("IpAddressType"), ipTypeIPv4)
+	if ipType != ipTypeIPv4 && ipType != tgTypeIPv6 {
+		return nil, validation("IP address type '%s' is not valid for a target group; valid values are [ipv4 ipv6]", ipType)
+	}
 	hc := defaultHealthCheck(protocol)
 	if err := applyHealthCheck(&hc, p, protocol); err != nil {
 		return nil, err
@@ -189,7 +196,7 @@ func (e *Emulator) createTargetGroup(p params) (any, error) {
 		if tg.name != name {
 			continue
 		}
-		if tg.protocol == protocol && tg.port == port && tg.vpcID == vpcID && tg.targetType == targetType && tg.hc == hc {
+		if tg.protocol == protocol && tg.port == port && tg.vpcID == vpcID && tg.targetType == targetType && tg.ipType == ipType && tg.hc == hc {
 			return targetGroupsResponse{TargetGroups: []xmlTargetGroup{e.xmlTargetGroup(tg)}}, nil
 		}
 		return nil, apiErr("DuplicateTargetGroupName", "A target group with the same name '%s' exists, but with different settings", name)
@@ -197,7 +204,7 @@ func (e *Emulator) createTargetGroup(p params) (any, error) {
 
 	seq := e.nextSeq()
 	tg := &targetGroup{
-		name: name, protocol: protocol, port: port, vpcID: vpcID, targetType: targetType, hc: hc,
+		name: name, protocol: protocol, port: port, vpcID: vpcID, targetType: targetType, ipType: ipType, hc: hc,
 		arn:        e.arn(fmt.Sprintf("targetgroup/%s/%016x", name, seq)),
 		attributes: defaultTGAttributes(protocol, targetType),
 		tags:       tags,
@@ -249,7 +256,7 @@ func (e *Emulator) xmlTargetGroup(tg *targetGroup) xmlTargetGroup {
 		HealthCheckIntervalSeconds: tg.hc.interval, HealthCheckTimeoutSeconds: tg.hc.timeout,
 		HealthyThresholdCount: tg.hc.healthy, UnhealthyThresholdCount: tg.hc.unhealthy,
 		HealthCheckPath: tg.hc.path, Matcher: tg.hc.matcher,
-		LoadBalancerArns: e.tgLoadBalancers(tg), TargetType: tg.targetType, IPAddressType: "ipv4",
+		LoadBalancerArns: e.tgLoadBalancers(tg), TargetType: tg.targetType, IPAddressType: tg.ipType,
 	}
 }
 
@@ -393,7 +400,11 @@ func (e *Emulator) registerTargets(p params) (any, error) {
 // instances in the target group's VPC, IP targets must be IPv4 addresses.
 func (e *Emulator) checkTarget(tg *targetGroup, t target) error {
 	if tg.targetType == "ip" {
-		if addr, err := netip.ParseAddr(t.id); err != nil || !addr.Is4() {
+		addr, err := netip.ParseAddr(t.id)
+		switch {
+		case tg.ipType == tgTypeIPv6 && (err != nil || !addr.Is6() || addr.Is4In6()):
+			return ipv6TargetMismatch(t.id)
+		case tg.ipType != tgTypeIPv6 && (err != nil || !addr.Is4()):
 			return apiErr("InvalidTarget", "The IP address '%s' is not a valid IPv4 address", t.id)
 		}
 		return nil
@@ -406,6 +417,8 @@ func (e *Emulator) checkTarget(tg *targetGroup, t target) error {
 		return apiErr("InvalidTarget", "The following targets are not in a running state and cannot be registered: '%s'", t.id)
 	case inst.vpcID != tg.vpcID:
 		return apiErr("InvalidTarget", "The following targets are not in the target group's VPC '%s': '%s'", tg.vpcID, t.id)
+	case tg.ipType == tgTypeIPv6 && !e.hasIPv6(inst):
+		return missingPrimaryIPv6(t.id)
 	}
 	return nil
 }
