@@ -444,3 +444,11 @@ type DualStackCase struct {
 	// for an IPv6 VIP); empty: a served Service gets none.
 	Warning string
 }
+
+// The families of the dual-stack cases, in spec.ipFamilies order.
+var (
+	IPv4Only  = []corev1.IPFamily{corev1.IPv4Protocol}
+	IPv6Only  = []corev1.IPFamily{corev1.IPv6Protocol}
+	IPv4First = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	IPv6First = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
+)

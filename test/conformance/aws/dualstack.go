@@ -10,13 +10,6 @@ import (
 
 var _ conformance.DualStackCloud = (*Cloud)(nil)
 
-var (
-	v4  = []corev1.IPFamily{corev1.IPv4Protocol}
-	v6  = []corev1.IPFamily{corev1.IPv6Protocol}
-	v46 = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
-	v64 = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
-)
-
 // annotationIPAddressType is the AWS Load Balancer Controller's annotation
 // the backend reads for an NLB's IP address type.
 const (
@@ -29,16 +22,16 @@ const (
 // IPv6-only Service and a dualstack Classic ELB are refused.
 func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 	return []conformance.DualStackCase{
-		{Name: "ds-nlb", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v46},
-		{Name: "ds-nlb-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v46},
-		{Name: "ds-nlb-asked-ipv4", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack,
-			Annotations: map[string]string{annotationIPAddressType: "ipv4"}, Serves: v4},
+		{Name: "ds-nlb", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: conformance.IPv4First},
+		{Name: "ds-nlb-conformance.IPv6Only-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: conformance.IPv4First},
+		{Name: "ds-nlb-asked-ipv4", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack,
+			Annotations: map[string]string{annotationIPAddressType: "ipv4"}, Serves: conformance.IPv4Only},
 		// Upstream's NLB of a dual-stack Service is ipv4; taken over, it
 		// stays so (no annotation asks for dualstack).
-		{Name: "ds-upstream-nlb", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack,
-			Annotations: map[string]string{annotationLBType: "nlb"}, Upstream: true, Serves: v4},
-		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "an NLB always has IPv4 addresses"},
-		{Name: "ds-classic", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack,
+		{Name: "ds-upstream-nlb", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack,
+			Annotations: map[string]string{annotationLBType: "nlb"}, Upstream: true, Serves: conformance.IPv4Only},
+		{Name: "ds-conformance.IPv6Only-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "an NLB always has IPv4 addresses"},
+		{Name: "ds-classic", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack,
 			Annotations: map[string]string{annotationLBType: "classic", annotationIPAddressType: "dualstack"}, Refusal: "a Classic ELB has no IPv6 addresses"},
 	}
 }

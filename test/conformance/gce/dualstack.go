@@ -11,13 +11,6 @@ import (
 
 var _ conformance.DualStackCloud = (*Cloud)(nil)
 
-var (
-	v4  = []corev1.IPFamily{corev1.IPv4Protocol}
-	v6  = []corev1.IPFamily{corev1.IPv6Protocol}
-	v46 = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
-	v64 = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
-)
-
 // ipv6Suffix ends the names of the backend's IPv6 parts (ingress-gce's
 // convention): "<rule>-ipv6", "k8s-fw-<base>-ipv6".
 const ipv6Suffix = "-ipv6"
@@ -40,14 +33,14 @@ func ruleNamesOf(base string) []string {
 func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 	internal := map[string]string{annotationLBType: "Internal"}
 	return []conformance.DualStackCase{
-		{Name: "ds-ilb", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Annotations: internal, Serves: v46, StatusFamilies: v46},
-		{Name: "ds-ilb-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Annotations: internal, Serves: v46, StatusFamilies: v46},
-		{Name: "ds-ilb-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Annotations: internal, Serves: v6, StatusFamilies: v6},
+		{Name: "ds-ilb", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Annotations: internal, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv4First},
+		{Name: "ds-ilb-conformance.IPv6Only-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyPreferDualStack, Annotations: internal, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv4First},
+		{Name: "ds-ilb-conformance.IPv6Only-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Annotations: internal, Serves: conformance.IPv6Only, StatusFamilies: conformance.IPv6Only},
 		// Upstream's internal load balancer of a dual-stack Service is
 		// IPv4; taken over, it stays so.
-		{Name: "ds-upstream-ilb", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Annotations: internal, Upstream: true, Serves: v4, StatusFamilies: v4},
-		{Name: "ds-external", Families: v64, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v4, StatusFamilies: v4},
-		{Name: "ds-external-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "a target pool, which takes IPv4 only"},
+		{Name: "ds-upstream-ilb", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Annotations: internal, Upstream: true, Serves: conformance.IPv4Only, StatusFamilies: conformance.IPv4Only},
+		{Name: "ds-external", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: conformance.IPv4Only, StatusFamilies: conformance.IPv4Only},
+		{Name: "ds-external-conformance.IPv6Only-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "a target pool, which takes IPv4 only"},
 	}
 }
 
