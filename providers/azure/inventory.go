@@ -788,9 +788,14 @@ func (l *loadBalancers) removeLBPart(ctx context.Context, internal bool, coll, n
 	}
 	lbName := l.lbNameFor(internal)
 	edit := removeNamedPart(coll, name)
+	if coll == collFrontends {
+		edit = l.keepingIPv4(lbName, "removing frontend "+name, edit)
+	}
 	// A fresh read: the part was seen in a listing, not in the kept copy.
 	w.forget()
-	if _, err := w.submit(ctx, false, edit); err != nil {
+	if _, err := w.submit(ctx, false, edit); errors.Is(err, errNeedsIPv4Frontend) {
+		return fmt.Errorf("%w: %w", errPartInUse, err)
+	} else if err != nil {
 		return fmt.Errorf("load balancer %s: %w", lbName, err)
 	}
 	return nil

@@ -153,11 +153,11 @@ func (l *loadBalancers) lbOps(name string) sharedOps[armnetwork.LoadBalancer] {
 		put: func(ctx context.Context, v *armnetwork.LoadBalancer, etag string) (*armnetwork.LoadBalancer, error) {
 			p, err := l.api.lbs.BeginCreateOrUpdate(withPrecondition(ctx, etag), rg, name, *v, nil)
 			if err != nil {
-				return nil, err
+				return nil, lbWriteError(name, err)
 			}
 			resp, err := p.PollUntilDone(ctx, pollOptions)
 			if err != nil {
-				return nil, err
+				return nil, lbWriteError(name, err)
 			}
 			return &resp.LoadBalancer, nil
 		},
@@ -376,6 +376,17 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		return nil, err
 	}
 	this, other := l.writerFor(sp)
+	lbName := l.lbNameFor(sp.internal)
+	// An IPv6-only Service is refused before anything is made for it
+	// when the load balancer has no IPv4 frontend that outlasts every
+	// Service (loadbalancer_families.go); the write checks again.
+	only6 := !slices.ContainsFunc(sp.fams, func(f famSpec) bool { return !f.v6 })
+	var pipVersions map[string]bool
+	if only6 {
+		if pipVersions, err = l.withLastingIPv4(ctx, this, lbName); err != nil {
+			return nil, err
+		}
+	}
 	base, err := l.namesFor(ctx, svc)
 	if err != nil {
 		return nil, err
@@ -410,10 +421,12 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		removeNames = append(removeNames, w.names)
 	}
 	removeNames = append(removeNames, gone...)
-	// The Service may have moved between public and internal.
+	// The Service may have moved between public and internal; not while
+	// its IPv4 frontend is the last beside IPv6 ones there.
+	leave := l.keepingIPv4(l.lbNameFor(!sp.internal), "moving the Service off it", removeService(removeNames...))
 	if _, err := other.submit(ctx, false, func(lb *armnetwork.LoadBalancer) (bool, error) {
 		notePIPs(lb)
-		return removeService(removeNames...)(lb)
+		return leave(lb)
 	}); err != nil {
 		return nil, err
 	}
@@ -423,7 +436,6 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 			return nil, err
 		}
 	}
-	lbName := l.lbNameFor(sp.internal)
 	backendIPs := l.noteBackends(backends)
 	// The security rules' destinations, by family: the Service's address
 	// with floating IP, else the nodes'. An internal Service's new
@@ -479,7 +491,16 @@ func (l *loadBalancers) EnsureLoadBalancer(ctx context.Context, _ string, svc *v
 		var err error
 		lb, err = this.submit(gctx, true, func(lb *armnetwork.LoadBalancer) (bool, error) {
 			notePIPs(lb)
-			changed := ensureService(lb, l.lbID(lbName), wants, sp)
+			var changed bool
+			if only6 {
+				ch, err := l.ensureIPv6Only(lb, lbName, wants, sp, pipVersions)
+				if err != nil {
+					return false, err
+				}
+				changed = ch
+			} else {
+				changed = ensureService(lb, l.lbID(lbName), wants, sp)
+			}
 			// The config's tags only, as upstream's ensureLoadBalancerTagged:
 			// a load balancer the upstream CCM made is served as it is,
 			// without the cluster's tag (ownLB needs none; the one created
@@ -655,22 +676,46 @@ func (l *loadBalancers) EnsureLoadBalancerDeleted(ctx context.Context, _ string,
 	l.dropDests(svc)
 	// The writer decides from the load balancer as the other Services'
 	// removals leave it: whichever batch takes the last frontend releases
-	// the NIC-based pools and deletes it.
-	for _, w := range []*shared[armnetwork.LoadBalancer]{l.public, l.internal} {
-		if _, err := w.submit(ctx, false, removeService(all...)); err != nil {
+	// the NIC-based pools and deletes it. An IPv4 frontend that IPv6
+	// ones still need stays (loadbalancer_families.go).
+	var held *heldFrontend
+	for _, internal := range []bool{false, true} {
+		w, _ := l.writerFor(&lbSpec{internal: internal})
+		var h *heldFrontend
+		if _, err := w.submit(ctx, false, l.removeServiceHolding(l.lbNameFor(internal), &h, all...)); err != nil {
 			return err
 		}
+		if h != nil {
+			held = h
+		}
 	}
-	// The public IPs of the Service's families, under either naming.
+	// The public IPs of the Service's families, under either naming,
+	// but the one a held frontend still uses.
 	fams := serviceFamilies(svc)
 	for _, v6 := range fams {
 		for _, n := range []lbNames{upstreamNames(l.clusterID, svc), legacyNames(l.clusterID, svc)} {
-			if err := l.releasePublicIP(ctx, svc, n.forFamily(v6, len(fams) == 2).pip); err != nil {
+			name := n.forFamily(v6, len(fams) == 2).pip
+			if held != nil && held.pip != "" && l.isOwnPIPID(svc, held.pip, name) {
+				continue
+			}
+			if err := l.releasePublicIP(ctx, svc, name); err != nil {
 				return err
 			}
 		}
 	}
+	if held != nil {
+		return l.heldError(held)
+	}
 	return l.leaveSharedPublicIP(ctx, svc)
+}
+
+// lbWriteError names Azure's rule on ARM's refusal of a load balancer
+// with IPv6 frontends and no IPv4 one.
+func lbWriteError(name string, err error) error {
+	if isIPv4Required(err) {
+		return fmt.Errorf("load balancer %s would have IPv6 frontends and no IPv4 one: %w: %w", name, errNeedsIPv4Frontend, err)
+	}
+	return err
 }
 
 // leaveSharedPublicIP takes a Service that asked for another Service's

@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -253,6 +254,13 @@ func TestDualStackLoadBalancers(t *testing.T) {
 			if len(ist.Ingress) != 2 || !strings.HasPrefix(ist.Ingress[0].IP, "fd00:10:0:f0:") || strings.Contains(ist.Ingress[1].IP, ":") {
 				t.Fatalf("internal status %+v: want IPv6 from the subnet, then IPv4", ist.Ingress)
 			}
+			// The IPv6-only Service: refused while the internal load
+			// balancer's only IPv4 frontend is another Service's, served
+			// once it has one of its own.
+			if _, err := l.EnsureLoadBalancer(ctx, "kubernetes", single6, nodes); !errors.Is(err, errNeedsIPv4Frontend) {
+				t.Fatalf("IPv6-only Service beside another Service's IPv4 frontend: %v, want the refusal", err)
+			}
+			env.seedLastingIPv4(t, true)
 			sst, err := l.EnsureLoadBalancer(ctx, "kubernetes", single6, nodes)
 			if err != nil {
 				t.Fatal(err)
@@ -310,19 +318,18 @@ func TestDualStackLoadBalancers(t *testing.T) {
 				t.Errorf("IPv6 rule %s", got)
 			}
 
-			// Deletion leaves nothing: load balancers, public IPs, rules.
-			// The IPv6 Service goes first: ARM keeps no IPv6 frontend
-			// without an IPv4 one on the load balancer.
-			for _, s := range []*v1.Service{single6, public, internal} {
+			// Deletion leaves nothing of the Services: the public load
+			// balancer goes, the internal one keeps only the frontend
+			// that is no Service's.
+			for _, s := range []*v1.Service{public, internal, single6} {
 				if err := l.EnsureLoadBalancerDeleted(ctx, "kubernetes", s); err != nil {
 					t.Fatal(err)
 				}
 			}
-			for _, name := range []string{"kubernetes", "kubernetes-internal"} {
-				if _, ok := env.lb(t, name); ok {
-					t.Errorf("load balancer %s left", name)
-				}
+			if _, ok := env.lb(t, "kubernetes"); ok {
+				t.Error("load balancer kubernetes left")
 			}
+			env.onlyLastingLeft(t, "kubernetes-internal")
 			for _, name := range []string{n.pip, n.pip + "-IPv6"} {
 				if _, ok := env.emu.PublicIP(env.fx.ResourceGroup, name); ok {
 					t.Errorf("public IP %s left", name)

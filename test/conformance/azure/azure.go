@@ -71,7 +71,7 @@ func (Adapter) Name() string { return "azure" }
 // routes; the upstream CCM makes a frontend on the public load balancer,
 // or on the internal one when asked.
 func (Adapter) Features() conformance.Features {
-	return conformance.Features{Routes: true, AdoptionShapes: map[string]map[string]string{
+	return conformance.Features{Routes: true, DualStack: true, AdoptionShapes: map[string]map[string]string{
 		"public":   nil,
 		"internal": {annotationInternal: "true"},
 	}}

@@ -21,12 +21,17 @@ var (
 )
 
 // DualStackCases: Azure serves every family, as upstream: a frontend per
-// family, the status's addresses in the Service's order.
+// family, the status's addresses in the Service's order. Azure keeps no
+// IPv6 frontend on a load balancer without an IPv4 one, and the
+// emulator's cluster load balancer has none that is no Service's (a real
+// AKS or CAPZ one has its outbound frontend): so an IPv6-only Service is
+// refused, whatever other Service's IPv4 frontend is there, before
+// anything is made for it (providers/azure/loadbalancer_families.go).
 func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 	return []conformance.DualStackCase{
 		{Name: "ds-public", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v46, StatusFamilies: v46},
 		{Name: "ds-public-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v46, StatusFamilies: v64},
-		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Serves: v6, StatusFamilies: v6},
+		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "an IPv6-only Service needs an IPv4 frontend on load balancer"},
 	}
 }
 
