@@ -14,12 +14,6 @@ import (
 
 var _ conformance.DualStackCloud = (*Cloud)(nil)
 
-var (
-	v6  = []corev1.IPFamily{corev1.IPv6Protocol}
-	v46 = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
-	v64 = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
-)
-
 // DualStackCases: Azure serves every family, as upstream: a frontend per
 // family, the status's addresses in the Service's order. Azure keeps no
 // IPv6 frontend on a load balancer without an IPv4 one, and the
@@ -29,9 +23,9 @@ var (
 // anything is made for it (providers/azure/loadbalancer_families.go).
 func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 	return []conformance.DualStackCase{
-		{Name: "ds-public", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v46, StatusFamilies: v46},
-		{Name: "ds-public-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v46, StatusFamilies: v64},
-		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "an IPv6-only Service needs an IPv4 frontend on load balancer"},
+		{Name: "ds-public", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv4First},
+		{Name: "ds-public-v6-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv6First},
+		{Name: "ds-v6-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "an IPv6-only Service needs an IPv4 frontend on load balancer"},
 	}
 }
 
