@@ -37,8 +37,10 @@ import (
 // load balancer that exists keeps the VIPs it has: one made with a single
 // VIP (by this manager before the Service became dual-stack, below API
 // 2.26, or by the upstream CCM) stays single-family, since making it again
-// would change the Service's address behind its back. One with a VIP of
-// each family serves the families the Service still has: a Service that
+// would change the Service's address behind its back. Only a load
+// balancer this manager made (its cluster tag) serves an additional VIP's
+// family. One it made with a VIP of each family serves the families the
+// Service still has: a Service that
 // drops its second family keeps its load balancer, whose other VIP
 // Octavia cannot remove, and its status and members lose that family.
 //
@@ -134,6 +136,17 @@ func (l *loadBalancers) planSecondFamily(ctx context.Context, opts *lbOptions, l
 		if v == nil {
 			logger.Info("The load balancer has no VIP of the Service's other family, and Octavia cannot add one to a load balancer that exists (additional_vips is create-only): it serves one family",
 				"id", lb.ID, "serves", opts.family, "families", opts.families)
+			return nil, "", nil
+		}
+		if !slices.Contains(lb.Tags, clusterTag(l.clusterID)) {
+			// Not made by this manager: the upstream CCM's (or a
+			// person's) load balancer keeps the shape it had. On a
+			// network with a SLAAC subnet Octavia reports the VIP
+			// port's EUI-64 address as an additional VIP of a load
+			// balancer that never asked for one
+			// (octavia/network/drivers/neutron/base.py:75-109), and
+			// the switch must not add it to the Service's status.
+			logger.Info("The load balancer was not made by this manager; it keeps serving one family", "id", lb.ID, "serves", opts.family)
 			return nil, "", nil
 		}
 		if reason := opts.secondFamilyRefused(other); reason != "" {

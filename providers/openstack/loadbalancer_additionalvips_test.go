@@ -142,7 +142,8 @@ func ingressIPs(st *v1.LoadBalancerStatus) []string {
 // TestDualStackAdditionalVIPKeepsShapes: at API 2.26 a load balancer
 // that exists with one VIP (here as the upstream CCM makes it for a
 // dual-stack Service) is not widened: same VIP, members of its family,
-// no Warning. A Service that drops its second family keeps its
+// no Warning; so is one it did not make that has a VIP of each family.
+// A Service that drops its second family keeps its
 // two-VIP load balancer, which then serves the family it has left.
 // Source ranges without the second family keep a new load balancer to
 // the first.
@@ -169,6 +170,25 @@ func TestDualStackAdditionalVIPKeepsShapes(t *testing.T) {
 	}
 	if evs := drainEvents(rec); len(evs) != 0 {
 		t.Errorf("events %q, want none", evs)
+	}
+
+	// One not made by this manager with a VIP of each family (as
+	// Octavia reports a SLAAC address of the VIP port) keeps one too.
+	other := withFamilies(service("notours", 80), fam46)
+	if made, err = loadbalancers.Create(t.Context(), e.api.lb, loadbalancers.CreateOpts{
+		Name: lbName("kubernetes", other), VipSubnetID: e.fx.SubnetID,
+		AdditionalVips: []loadbalancers.AdditionalVip{{SubnetID: e.fx.SubnetIPv6ID}},
+	}).Extract(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.lb.waitActive(t.Context(), made.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = e.lb.EnsureLoadBalancer(t.Context(), "", other, e.nodes); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := memberAddrs(e.lbOf(t, other).Pools[0]), familyMembers(e, e.nodes, v1.IPv4Protocol, other.Spec.Ports[0].NodePort); len(st.Ingress) != 1 || !slices.Equal(got, want) {
+		t.Errorf("status %v members %v, want one address and the IPv4 members %v", st.Ingress, got, want)
 	}
 
 	svc := withFamilies(service("drops", 80), fam46)
