@@ -16,6 +16,7 @@ import (
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/flight"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/lbrecords"
+	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/svcopts"
 	"github.com/multicloud-ccm/multicloud-ccm/providers/internal/ttlcache"
 
 	"github.com/multicloud-ccm/multicloud-ccm/providers/lbhosts"
@@ -53,6 +54,9 @@ type loadBalancers struct {
 	// subnet of the nodes' addresses.
 	subnets    *ttlcache.Cache[[]subnetInfo]
 	subnetFill flight.Group[[]subnetInfo]
+	// versions caches the Octavia API version (octaviaMinor).
+	versions    *ttlcache.Cache[int]
+	versionFill flight.Group[int]
 	// records remember, per Service, the pools and members the last full
 	// sync established, so a node set change costs one batch member
 	// update per changed pool and no read.
@@ -83,6 +87,7 @@ var _ cloudprovider.LoadBalancer = (*loadBalancers)(nil)
 func newLoadBalancers(api *clients, s *Section, clusterID string, in *instances, clk clock.Clock) *loadBalancers {
 	l := &loadBalancers{api: api, cfg: s, clusterID: clusterID, in: in, clock: clk, firstPoll: firstPoll}
 	l.subnets = ttlcache.New[[]subnetInfo](subnetCacheTTL, clk)
+	l.versions = ttlcache.New[int](octaviaVersionTTL, clk)
 	l.records = lbrecords.New[lbRecord](lbRecordTTL, clk)
 	if s.LoadBalancer.ManageSecurityGroups {
 		l.groups = newMemberGroup(api, clusterID, s.LoadBalancer.Provider, clk)
@@ -251,12 +256,20 @@ func (l *loadBalancers) status(ctx context.Context, svc *v1.Service, lb *loadbal
 		return nil, err
 	}
 	addr := lb.VipAddress
+	fipAddr := ""
 	if fip != nil {
-		addr = fip.FloatingIP
+		addr, fipAddr = fip.FloatingIP, fip.FloatingIP
+	}
+	families := svcopts.Families(svc)
+	addrs := familyAddresses(families, lbServes(families, lb), lb, fipAddr)
+	if len(addrs) == 0 {
+		// A VIP of a family the Service lacks (ensure refuses it):
+		// what the load balancer has.
+		addrs = []string{addr}
 	}
 	hostname, _ := parseHostname(svc)
 	proxy, _ := parseProxyProtocol(svc)
-	return l.ingress(hostname, proxy != "", addr), nil
+	return l.ingress(hostname, proxy != "", addrs...), nil
 }
 
 // ingress is the status for the address, as upstream's
@@ -267,17 +280,26 @@ func (l *loadBalancers) status(ctx context.Context, svc *v1.Service, lb *loadbal
 // straight to the endpoints, or with loadBalancer.enableIngressHostname
 // the hostname <address>.<suffix> for kube-proxies that predate ipMode;
 // else the address.
-func (l *loadBalancers) ingress(hostname string, proxy bool, addr string) *v1.LoadBalancerStatus {
-	switch {
-	case hostname != "":
+//
+// A load balancer with a VIP of each family has an address of each, in
+// spec.ipFamilies order, each as above.
+func (l *loadBalancers) ingress(hostname string, proxy bool, addrs ...string) *v1.LoadBalancerStatus {
+	if hostname != "" {
 		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{Hostname: hostname}}}
-	case proxy && l.cfg.LoadBalancer.EnableIngressHostname:
-		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{Hostname: addr + "." + l.cfg.LoadBalancer.IngressHostnameSuffix}}}
-	case proxy:
-		mode := v1.LoadBalancerIPModeProxy
-		return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: addr, IPMode: &mode}}}
 	}
-	return &v1.LoadBalancerStatus{Ingress: []v1.LoadBalancerIngress{{IP: addr}}}
+	st := &v1.LoadBalancerStatus{}
+	for _, addr := range addrs {
+		switch {
+		case proxy && l.cfg.LoadBalancer.EnableIngressHostname:
+			st.Ingress = append(st.Ingress, v1.LoadBalancerIngress{Hostname: addr + "." + l.cfg.LoadBalancer.IngressHostnameSuffix})
+		case proxy:
+			mode := v1.LoadBalancerIPModeProxy
+			st.Ingress = append(st.Ingress, v1.LoadBalancerIngress{IP: addr, IPMode: &mode})
+		default:
+			st.Ingress = append(st.Ingress, v1.LoadBalancerIngress{IP: addr})
+		}
+	}
+	return st
 }
 
 // batchParallel is how many Services' members a node pass changes at

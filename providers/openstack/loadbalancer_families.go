@@ -23,9 +23,11 @@ import (
 // family; an IPv6 VIP gets no floating IP and is the Service's address.
 // A dual-stack Service therefore has one address, of its first family.
 //
-// Octavia's additional_vips (API 2.26, one VIP per subnet of one
-// network, create-only) could serve both families from one load
-// balancer; upstream never uses it and neither does this backend yet.
+// Where the cloud's Octavia has additional_vips (API 2.26, one VIP per
+// subnet of one network, create-only), a new load balancer of a
+// dual-stack Service gets a VIP of each family instead, which upstream
+// never does (loadbalancer_additionalvips.go); everything here is then
+// its first family's, and the second family is added on top.
 //
 // Where this backend differs from upstream (docs/guides/openstack.md,
 // "Dual-stack Services"):

@@ -25,12 +25,19 @@ var (
 
 // newDualStackLBEnv is newLBEnv on a node network with an IPv4 and a
 // stateful IPv6 subnet (the router on both), nodes with an address of
-// each, and an Event recorder.
+// each, and an Event recorder, with an Octavia before additional_vips
+// (API 2.25): a load balancer of the Service's first family, as upstream.
 func newDualStackLBEnv(t *testing.T, nodeCount int, edit func(*Section)) (*lbEnv, *record.FakeRecorder) {
+	t.Helper()
+	return newDualStackLBEnvAt(t, "v2.25", nodeCount, edit)
+}
+
+// newDualStackLBEnvAt is newDualStackLBEnv with Octavia's API at version.
+func newDualStackLBEnvAt(t *testing.T, version string, nodeCount int, edit func(*Section)) (*lbEnv, *record.FakeRecorder) {
 	t.Helper()
 	env := newTestEnv(t, osemu.Config{
 		NodeIPv6CIDR: "fd00:10::/64", NodeIPv6Mode: "dhcpv6-stateful",
-		Octavia: osemu.OctaviaConfig{ProvisioningDelay: 20 * time.Millisecond},
+		Octavia: osemu.OctaviaConfig{ProvisioningDelay: 20 * time.Millisecond, MaxVersion: version},
 	}, func(s *Section) {
 		s.LoadBalancer.WaitActiveTimeout = 5 * time.Second
 		if edit != nil {

@@ -302,6 +302,9 @@ type lbOptions struct {
 	// it from the load balancer (setFamily).
 	families []v1.IPFamily
 	family   v1.IPFamily
+	// also is the second family a load balancer with a VIP of each
+	// serves (widen), "" for one family.
+	also v1.IPFamily
 	// ranges are the Service's source ranges, nil when it gives none.
 	ranges []netip.Prefix
 	// sourceRanges are the client CIDRs of family the listeners admit;

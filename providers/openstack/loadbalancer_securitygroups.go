@@ -260,6 +260,16 @@ func (g *memberGroup) wantedRules(opts *lbOptions, subnets lbSubnets) []rule {
 	if subnets.memberCIDR.IsValid() && subnets.memberCIDR != subnets.vipCIDR {
 		sources = append(sources, subnets.memberCIDR.String())
 	}
+	monitorSources := []string{subnets.vipCIDR.String()}
+	if o := subnets.other; o != nil {
+		// A load balancer with a VIP of each family reaches the
+		// second family's members from that family's subnets.
+		sources = append(sources, o.vipCIDR.String())
+		if o.memberCIDR.IsValid() && o.memberCIDR != o.vipCIDR {
+			sources = append(sources, o.memberCIDR.String())
+		}
+		monitorSources = append(monitorSources, o.vipCIDR.String())
+	}
 	if g.provider == "ovn" {
 		if len(opts.sourceRanges) == 0 {
 			sources = append(sources, svcopts.AllClients(opts.family)[0].String())
@@ -274,7 +284,9 @@ func (g *memberGroup) wantedRules(opts *lbOptions, subnets lbSubnets) []rule {
 		}
 	}
 	if opts.monitor != nil && opts.monitor.port != 0 {
-		out = append(out, rule{"tcp", opts.monitor.port, subnets.vipCIDR.String()})
+		for _, s := range monitorSources {
+			out = append(out, rule{"tcp", opts.monitor.port, s})
+		}
 	}
 	slices.SortFunc(out, func(a, b rule) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
 	return slices.Compact(out)

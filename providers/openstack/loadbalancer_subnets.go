@@ -31,6 +31,12 @@ type lbSubnets struct {
 	// memberNetworkID is the nodes' network, whose ports get the member
 	// security group.
 	memberNetworkID string
+	// vipNetworkID is the VIP subnet's network, where known.
+	vipNetworkID string
+	// other are the subnets of the second family of a load balancer
+	// with a VIP of each (loadbalancer_additionalvips.go), nil for one
+	// family.
+	other *lbSubnets
 }
 
 // errStaleRecord says a load balancer record no longer describes the

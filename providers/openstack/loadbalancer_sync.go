@@ -1,6 +1,7 @@
 package openstack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -20,6 +21,8 @@ import (
 type member struct {
 	name    string
 	address string
+	// subnetID is its family's member subnet, "" for Octavia's choice.
+	subnetID string
 }
 
 // lbRecord is what a full sync established: the pools by port key, with
@@ -28,6 +31,10 @@ type lbRecord struct {
 	lbID string
 	// family is the IP family the load balancer serves (its VIP's).
 	family v1.IPFamily
+	// also and other are the second family of a load balancer with a
+	// VIP of each and its subnets; "" and nil for one family.
+	also  v1.IPFamily
+	other *lbSubnets
 	// sig is the options the sync applied (lbOptions.signature).
 	sig   string
 	pools map[string]poolRecord
@@ -46,7 +53,7 @@ func (o *lbOptions) signature() string {
 	for _, p := range o.ports {
 		fmt.Fprintf(&b, "%s>%d/%s/%s,", p.key(), p.nodePort, p.listenerProtocol, p.poolProtocol)
 	}
-	fmt.Fprintf(&b, "|%s|%s|", o.memberSubnetID, o.lbMethod)
+	fmt.Fprintf(&b, "|%s|%s|%v|", o.memberSubnetID, o.lbMethod, o.families)
 	if o.monitor != nil {
 		fmt.Fprintf(&b, "%s:%d", o.monitor.typ, o.monitor.port)
 	}
@@ -109,7 +116,15 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	if err != nil {
 		return nil, nil, id, err
 	}
-	members, err := l.members(ctx, nodes, subnets.memberCIDR)
+	other, whyOne, err := l.planSecondFamily(ctx, opts, lb, subnets, nodes)
+	if err != nil {
+		return nil, nil, id, err
+	}
+	if other != nil {
+		subnets.other = other
+		opts.widen(otherFamily(opts.families, opts.family))
+	}
+	members, err := l.familyMembers(ctx, nodes, subnets)
 	if err != nil {
 		return nil, nil, id, err
 	}
@@ -119,7 +134,7 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 			return nil, nil, "", err
 		}
 		id = lb.ID
-		logger.Info("Created load balancer", "id", lb.ID, "vip", lb.VipAddress, "members", len(members))
+		logger.Info("Created load balancer", "id", lb.ID, "vip", lb.VipAddress, "additionalVIPs", lb.AdditionalVips, "members", len(members))
 	}
 	if owner || created {
 		l.own.set(serviceKey(svc), lb.ID)
@@ -132,7 +147,7 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	// Service the load balancer was made for manages it.
 	var fip string
 	switch {
-	case !opts.internal && opts.family == v1.IPv6Protocol:
+	case !opts.internal && !slices.Contains(opts.served(), v1.IPv4Protocol):
 		// No floating IP: the VIP is the address (below).
 		if create {
 			l.warnNoFloatingIP(ctx, svc, lb.VipAddress)
@@ -150,6 +165,9 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 	}
 	if err != nil {
 		return nil, nil, id, err
+	}
+	if create && whyOne != "" {
+		l.warnFirstFamilyOnly(svc, opts, whyOne)
 	}
 	if l.groups != nil {
 		if err := l.groups.ensureRules(ctx, svc, opts, subnets, members); err != nil {
@@ -177,12 +195,12 @@ func (l *loadBalancers) ensure(ctx context.Context, svc *v1.Service, opts *lbOpt
 			return nil, nil, id, err
 		}
 	}
-	addr := fip
-	if addr == "" {
-		addr = active.VipAddress
+	addrs := familyAddresses(opts.families, opts.served(), active, fip)
+	if len(addrs) == 0 {
+		addrs = []string{cmp.Or(fip, active.VipAddress)}
 	}
-	st := l.ingress(opts.hostname, opts.proxyProtocol != "", addr)
-	rec.sig, rec.family = opts.signature(), opts.family
+	st := l.ingress(opts.hostname, opts.proxyProtocol != "", addrs...)
+	rec.sig, rec.family, rec.also, rec.other = opts.signature(), opts.family, opts.also, subnets.other
 	return st, rec, id, nil
 }
 
@@ -299,7 +317,7 @@ func (l *loadBalancers) poolOpts(opts *lbOptions, p portSpec, index int, name st
 	for _, m := range members {
 		po.Members = append(po.Members, pools.CreateMemberOpts{
 			Name: cut(m.name, 255), Address: m.address, ProtocolPort: p.nodePort,
-			SubnetID: subnets.memberSubnetID, MonitorPort: monitorPort(opts),
+			SubnetID: cmp.Or(m.subnetID, subnets.memberSubnetID), MonitorPort: monitorPort(opts),
 		})
 	}
 	if opts.monitor != nil {
@@ -426,6 +444,11 @@ func (l *loadBalancers) create(ctx context.Context, svc *v1.Service, opts *lbOpt
 		AvailabilityZone: opts.availabilityZone,
 	}
 	co.VipAddress = opts.vipAddress()
+	if subnets.other != nil {
+		// Only at creation too (octavia/api/v2/types/load_balancer.py:
+		// 151, absent from LoadBalancerPUT).
+		co.AdditionalVips = []loadbalancers.AdditionalVip{{SubnetID: subnets.other.vipSubnetID}}
+	}
 	if opts.vipPortID != "" {
 		// The port places the VIP (upstream: loadbalancer.go:249-253);
 		// Octavia checks a VipAddress against it.
@@ -773,8 +796,8 @@ func (l *loadBalancers) setMembers(ctx context.Context, lbID, poolID string, nod
 	for i, m := range members {
 		name := cut(m.name, 255)
 		batch[i] = pools.BatchUpdateMemberOpts{Name: &name, Address: m.address, ProtocolPort: nodePort, MonitorPort: monitorPort}
-		if subnetID != "" {
-			batch[i].SubnetID = &subnetID
+		if sid := cmp.Or(m.subnetID, subnetID); sid != "" {
+			batch[i].SubnetID = &sid
 		}
 	}
 	send := l.send
@@ -799,7 +822,11 @@ func (l *loadBalancers) updateFromRecord(ctx context.Context, opts *lbOptions, n
 	if err != nil {
 		return err
 	}
-	members, err := l.members(ctx, nodes, subnets.memberCIDR)
+	if rec.also != "" {
+		opts.widen(rec.also)
+		subnets.other = rec.other
+	}
+	members, err := l.familyMembers(ctx, nodes, subnets)
 	if err != nil {
 		return err
 	}

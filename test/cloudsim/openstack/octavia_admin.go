@@ -25,24 +25,27 @@ var ErrOctaviaNotFound = errors.New("octavia object not found")
 // LoadBalancerInfo is a load balancer with its tree, as the admin API
 // reports it.
 type LoadBalancerInfo struct {
-	ID                 string         `json:"id"`
-	Name               string         `json:"name"`
-	Description        string         `json:"description,omitempty"`
-	ProjectID          string         `json:"projectId"`
-	Provider           string         `json:"provider"`
-	ProvisioningStatus string         `json:"provisioningStatus"`
-	OperatingStatus    string         `json:"operatingStatus"`
-	AdminStateUp       bool           `json:"adminStateUp"`
-	VIPAddress         string         `json:"vipAddress"`
-	VIPPortID          string         `json:"vipPortId"`
-	VIPSubnetID        string         `json:"vipSubnetId"`
-	VIPNetworkID       string         `json:"vipNetworkId"`
-	FlavorID           string         `json:"flavorId,omitempty"`
-	AvailabilityZone   string         `json:"availabilityZone,omitempty"`
-	Tags               []string       `json:"tags,omitempty"`
-	Created            time.Time      `json:"created"`
-	Listeners          []ListenerInfo `json:"listeners,omitempty"`
-	Pools              []PoolInfo     `json:"pools,omitempty"`
+	ID                 string `json:"id"`
+	Name               string `json:"name"`
+	Description        string `json:"description,omitempty"`
+	ProjectID          string `json:"projectId"`
+	Provider           string `json:"provider"`
+	ProvisioningStatus string `json:"provisioningStatus"`
+	OperatingStatus    string `json:"operatingStatus"`
+	AdminStateUp       bool   `json:"adminStateUp"`
+	VIPAddress         string `json:"vipAddress"`
+	VIPPortID          string `json:"vipPortId"`
+	VIPSubnetID        string `json:"vipSubnetId"`
+	VIPNetworkID       string `json:"vipNetworkId"`
+	// AdditionalVIPs are the addresses of its additional VIPs (API
+	// 2.26), in creation order.
+	AdditionalVIPs   []string       `json:"additionalVips,omitempty"`
+	FlavorID         string         `json:"flavorId,omitempty"`
+	AvailabilityZone string         `json:"availabilityZone,omitempty"`
+	Tags             []string       `json:"tags,omitempty"`
+	Created          time.Time      `json:"created"`
+	Listeners        []ListenerInfo `json:"listeners,omitempty"`
+	Pools            []PoolInfo     `json:"pools,omitempty"`
 	// Held: the pending operation is held until released.
 	Held bool `json:"held,omitempty"`
 	// FailNext: the pending (or next) operation will end in ERROR.
@@ -155,6 +158,9 @@ func lbInfo(lb *octaviaLB) LoadBalancerInfo {
 		ProvisioningStatus: lb.prov, OperatingStatus: lb.oper, AdminStateUp: lb.adminUp,
 		VIPAddress: lb.vipAddress, VIPPortID: lb.vipPortID, VIPSubnetID: lb.vipSubnetID, VIPNetworkID: lb.vipNetworkID,
 		Tags: slices.Clone(lb.tags), Created: lb.created, Held: lb.held, FailNext: lb.failNext,
+	}
+	for _, a := range lb.additionalVIPs {
+		info.AdditionalVIPs = append(info.AdditionalVIPs, a.ipAddress)
 	}
 	if lb.flavorID != nil {
 		info.FlavorID = *lb.flavorID

@@ -388,7 +388,7 @@ func (e *Emulator) createListener(c *octaviaCall) (int, any, *apiError) {
 	if err := checkChildWrite(lb); err != nil {
 		return 0, nil, err
 	}
-	if err := checkListenerCreate(o, lb.listeners, []string{lb.vipAddress}); err != nil {
+	if err := checkListenerCreate(o, lb.listeners, lb.vipAddresses()); err != nil {
 		return 0, nil, err
 	}
 	if err := driverCheckListener(lb.provider, o.str("protocol"), o.strs("allowed_cidrs")); err != nil {
@@ -481,7 +481,7 @@ func (e *Emulator) updateListener(c *octaviaCall) (int, any, *apiError) {
 	if ca := o.str("client_ca_tls_container_ref"); ca != "" {
 		return 0, nil, errCertificates(append([]string{ca}, ovNonEmpty(o.str("client_crl_container_ref"))...))
 	}
-	if err := checkCIDRsAgainstVIPs(o.strs("allowed_cidrs"), []string{lb.vipAddress}); err != nil {
+	if err := checkCIDRsAgainstVIPs(o.strs("allowed_cidrs"), lb.vipAddresses()); err != nil {
 		return 0, nil, err
 	}
 	if (o.flag("hsts_include_subdomains") || o.flag("hsts_preload")) && l.hstsMaxAge == nil && !o.set("hsts_max_age") {

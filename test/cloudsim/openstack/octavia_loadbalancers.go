@@ -49,6 +49,59 @@ type vipPlan struct {
 	networkID string
 	address   string // requested, "" to allocate
 	port      *port  // the user's vip_port_id
+	// additional are the additional VIPs asked for (API 2.26).
+	additional []additionalVIPPlan
+}
+
+// additionalVIPPlan is one additional VIP asked for.
+type additionalVIPPlan struct {
+	subnet  *subnet
+	address string // requested, "" to allocate
+}
+
+// resolveAdditionalVIPs is _validate_subnets_share_network_but_no_duplicates
+// (octavia/api/v2/controllers/load_balancer.py:249-277, called at :334
+// once the primary VIP's subnet is known): every VIP subnet once, each
+// one Neutron has, all on one network; each failure a
+// ValidationException (400, "Validation failure: %(detail)s",
+// octavia/common/exceptions.py:338-340). Octavia does not check that an
+// additional VIP is of the other IP family.
+func (e *Emulator) resolveAdditionalVIPs(o ovObj, plan *vipPlan) *apiError {
+	add := o.objs("additional_vips")
+	if len(add) == 0 {
+		return nil
+	}
+	if plan.port != nil {
+		// Octavia would take the user's port's further fixed IPs
+		// (network/drivers/neutron/base.py:75-109); not emulated.
+		return octaviaErr(http.StatusNotImplemented, "Additional VIPs with a vip_port_id are not emulated")
+	}
+	order := []string{plan.subnet.id}
+	seen := map[string]bool{plan.subnet.id: true}
+	for _, v := range add {
+		id := v.str("subnet_id")
+		if seen[id] {
+			return errOctaviaValidation("Duplicate VIP subnet(s) specified. Only one IP can be bound per subnet.")
+		}
+		seen[id] = true
+		order = append(order, id)
+	}
+	nets := map[string]bool{}
+	for _, id := range order {
+		s, ok := e.subnets.Get(id)
+		if !ok {
+			return errOctaviaValidation("Subnet %s not found", id)
+		}
+		nets[s.networkID] = true
+	}
+	if len(nets) > 1 {
+		return errOctaviaValidation("All VIP subnets must belong to the same network.")
+	}
+	for _, v := range add {
+		s, _ := e.subnets.Get(v.str("subnet_id"))
+		plan.additional = append(plan.additional, additionalVIPPlan{subnet: s, address: v.str("ip_address")})
+	}
+	return nil
 }
 
 // resolveVIP is _validate_vip_request_object.
@@ -143,6 +196,9 @@ func (e *Emulator) resolveVIP(o ovObj) (vipPlan, *apiError) {
 	if plan.port == nil {
 		plan.address = addr
 	}
+	if err := e.resolveAdditionalVIPs(o, &plan); err != nil {
+		return plan, err
+	}
 	if o.set("vip_qos_policy_id") {
 		// The emulated Neutron has no QoS extension.
 		return plan, errOctaviaValidation("VIP QoS policy is not allowed in this deployment.")
@@ -188,7 +244,62 @@ func (e *Emulator) allocateVIP(lb *octaviaLB, plan vipPlan) *apiError {
 		p.fixedIP = want
 	}
 	lb.vipPortID, lb.vipAddress, lb.vipSubnetID, lb.vipNetworkID, lb.ownsPort = p.id, p.fixedIP.String(), s.id, s.networkID, true
+	for _, a := range plan.additional {
+		ip, err := e.addVIPFixedIP(lb, p, a)
+		if err != nil {
+			e.deletePort(p.id)
+			return err
+		}
+		lb.additionalVIPs = append(lb.additionalVIPs, additionalVIP{subnetID: a.subnet.id, ipAddress: ip.String()})
+	}
 	return nil
+}
+
+// addVIPFixedIP gives the VIP port its fixed IP on an additional VIP's
+// subnet: the amphora driver makes one port with a fixed IP per VIP
+// (octavia/network/drivers/neutron/allowed_address_pairs.py:550-591), and
+// Neutron answers an address outside the subnet or in use as it does
+// for the primary VIP (allocateVIP). On an auto-address (SLAAC) subnet
+// the port already has its EUI-64 address there, which is the VIP.
+func (e *Emulator) addVIPFixedIP(lb *octaviaLB, p *port, a additionalVIPPlan) (netip.Addr, *apiError) {
+	s := a.subnet
+	for _, x := range p.allocations() {
+		if x.subnetID == s.id && x.ip.IsValid() {
+			if a.address != "" && a.address != x.ip.String() {
+				return netip.Addr{}, errOctaviaDriver(lb.provider, fmt.Sprintf("IP address %s is not a valid IP for the specified subnet.", a.address))
+			}
+			return x.ip, nil
+		}
+	}
+	if a.address == "" {
+		ip, err := e.allocateIP(s)
+		if err != nil {
+			return netip.Addr{}, octaviaErr(http.StatusConflict, "The VIP IP address is already in use: No more IP addresses available on network %s.", s.networkID)
+		}
+		p.moreIPs = append(p.moreIPs, ipAlloc{s.id, ip})
+		return ip, nil
+	}
+	ip, err := netip.ParseAddr(a.address)
+	if err != nil || !s.hostAddress(ip) {
+		return netip.Addr{}, errOctaviaDriver(lb.provider, fmt.Sprintf("IP address %s is not a valid IP for the specified subnet.", a.address))
+	}
+	if s.used[ip] || ip == s.gateway {
+		return netip.Addr{}, octaviaErr(http.StatusConflict, "The VIP IP address is already in use: IP address %s already allocated in subnet %s", ip, s.id)
+	}
+	s.used[ip] = true
+	p.moreIPs = append(p.moreIPs, ipAlloc{s.id, ip})
+	return ip, nil
+}
+
+// vipAddresses are the load balancer's VIP and additional VIPs, which
+// listener allowed_cidrs are checked against
+// (octavia/api/v2/controllers/listener.py:336-339, :555-560).
+func (lb *octaviaLB) vipAddresses() []string {
+	out := []string{lb.vipAddress}
+	for _, v := range lb.additionalVIPs {
+		out = append(out, v.ipAddress)
+	}
+	return out
 }
 
 // fullPoolSpec: a listener's default_pool with more than a name (and
@@ -335,7 +446,7 @@ func (e *Emulator) buildGraph(lb *octaviaLB, o ovObj) (*lbGraph, *apiError) {
 			// No pool of the new load balancer has an ID yet.
 			return nil, errOctaviaNotFound("Pool", li.str("default_pool_id"))
 		}
-		if err := checkListenerCreate(li, g.listeners, []string{lb.vipAddress}); err != nil {
+		if err := checkListenerCreate(li, g.listeners, lb.vipAddresses()); err != nil {
 			return nil, err
 		}
 		l := e.newListener(lb, li)
@@ -401,8 +512,9 @@ func (e *Emulator) createLoadBalancer(c *octaviaCall) (int, any, *apiError) {
 	if err := checkPlacementWithDriver(placement); err != nil {
 		return 0, nil, err
 	}
-	if len(o.objs("additional_vips")) > 0 {
-		return 0, nil, octaviaErr(http.StatusNotImplemented, "Additional VIPs are not emulated")
+	if len(plan.additional) > 0 && isOVN(provider) {
+		// [unverified] whether ovn-octavia-provider takes them.
+		return 0, nil, octaviaErr(http.StatusNotImplemented, "Additional VIPs with the %s provider are not emulated", provider)
 	}
 	lb := &octaviaLB{
 		ovBase:      e.newOctaviaBase(projectID, o.str("name"), o.strs("tags"), o.flag("admin_state_up")),
@@ -637,7 +749,13 @@ func (e *Emulator) lbView(lb *octaviaLB, full bool) map[string]any {
 		v["availability_zone"] = ovNullStr(lb.zone)
 	}
 	if e.octaviaAt(26) {
-		v["additional_vips"] = []any{}
+		// AdditionalVipsType (octavia/api/v2/types/load_balancer.py:56-60,
+		// 87-90): each on the VIP port.
+		add := []any{}
+		for _, a := range lb.additionalVIPs {
+			add = append(add, map[string]any{"subnet_id": a.subnetID, "ip_address": a.ipAddress, "port_id": lb.vipPortID})
+		}
+		v["additional_vips"] = add
 	}
 	if e.octaviaAt(28) {
 		v["vip_vnic_type"] = "normal"

@@ -119,9 +119,17 @@ func (e *Emulator) driverCheckMember(lb *octaviaLB, p *octaviaPool, m ovObj, bat
 	addr, _ := netip.ParseAddr(m.str("address"))
 	vip, _ := netip.ParseAddr(lb.vipAddress)
 	if !isOVN(provider) {
-		// The amphora driver's _validate_members: LVS (UDP, SCTP) pools
-		// cannot mix address families between VIP and members.
-		if slices.Contains(lvsProtocols, p.protocol) && len(p.listenersOf()) > 0 && addr.Is4() != vip.Is4() {
+		// The amphora driver's _validate_members
+		// (octavia/api/drivers/amphora_driver/v2/driver.py:343-367): a
+		// member of an LVS (UDP, SCTP) pool needs a VIP (primary or
+		// additional) of its family.
+		sameFamily := false
+		for _, v := range lb.vipAddresses() {
+			if a, err := netip.ParseAddr(v); err == nil && a.Is4() == addr.Is4() {
+				sameFamily = true
+			}
+		}
+		if slices.Contains(lvsProtocols, p.protocol) && len(p.listenersOf()) > 0 && !sameFamily {
 			return errOctaviaUnsupported(provider, "This provider doesn't support mixing IPv4 and IPv6 addresses for "+
 				"its VIP and members in %s load balancers.", p.protocol)
 		}

@@ -63,6 +63,10 @@ type octaviaLB struct {
 	vipNetworkID string
 	vipQoSPolicy *string
 	vipSGIDs     []string
+	// additionalVIPs are the further VIPs of a load balancer created
+	// with additional_vips (API 2.26): further fixed IPs of the one VIP
+	// port, fixed at creation.
+	additionalVIPs []additionalVIP
 	// ownsPort: the VIP port was created by Octavia (not given as
 	// vip_port_id), so deleting the load balancer deletes it.
 	ownsPort bool
@@ -79,6 +83,14 @@ type octaviaLB struct {
 	held bool
 	// failNext makes the pending (or next) operation end in ERROR (admin).
 	failNext bool
+}
+
+// additionalVIP is one of a load balancer's additional VIPs: a fixed IP
+// of its VIP port on another subnet of the VIP's network (Octavia's
+// AdditionalVip: octavia/network/drivers/neutron/base.py:75-109).
+type additionalVIP struct {
+	subnetID  string
+	ipAddress string
 }
 
 type octaviaListener struct {

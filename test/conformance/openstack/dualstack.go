@@ -3,6 +3,8 @@ package openstack
 import (
 	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,26 +28,59 @@ var (
 	v64 = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
 )
 
-// DualStackCases: as upstream, one Octavia load balancer of the Service's
-// first family. A dual-stack Service with IPv4 first is served IPv4 (its
-// status the floating IP), with IPv6 first IPv6 (its status the IPv6
-// VIP, no floating IP); an IPv6-only Service is served IPv6.
+// DualStackCases: from Octavia API 2.26 on (additional_vips), a
+// dual-stack Service gets one load balancer with a VIP of each family,
+// better than upstream: its status the first family's address then the
+// other's (the floating IP for IPv4, the VIP for IPv6), and no Warning,
+// the IPv4 address having its floating IP. The load balancers the
+// upstream CCM made for dual-stack Services stay as upstream made them,
+// of the first family (Octavia cannot add a VIP to a load balancer). An
+// IPv6-only Service is served IPv6 (its status the IPv6 VIP, no floating
+// IP, upstream's Warning).
+//
+// Below 2.26, as upstream: one load balancer of the Service's first
+// family; a Service that requires dual-stack gets a Warning saying only
+// that family is served, and why.
 func (c *Cloud) DualStackCases() []conformance.DualStackCase {
-	return []conformance.DualStackCase{
-		{Name: "ds-v4-first", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v4, StatusFamilies: v4},
+	upstream := []conformance.DualStackCase{
 		// Upstream's load balancer of an IPv4-first dual-stack Service,
 		// taken over: still IPv4, its floating IP kept.
 		{Name: "ds-upstream-v4-first", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Upstream: true, Serves: v4, StatusFamilies: v4},
 		// Upstream's load balancer of an IPv6-first Service: an IPv6 VIP,
 		// taken over as it is.
 		{Name: "ds-upstream-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyRequireDualStack, Upstream: true, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
-		{Name: "ds-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
 		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
 	}
+	if !c.additionalVIPs() {
+		return append(upstream,
+			conformance.DualStackCase{Name: "ds-v4-first", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v4, StatusFamilies: v4, Warning: firstFamilyOnly},
+			conformance.DualStackCase{Name: "ds-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
+		)
+	}
+	return append(upstream,
+		conformance.DualStackCase{Name: "ds-v4-first", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v46, StatusFamilies: v46},
+		conformance.DualStackCase{Name: "ds-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v46, StatusFamilies: v64},
+	)
 }
 
-// LoadBalancerFamilies: the families of the VIPs of the Service's load
-// balancers (one each: Octavia's additional_vips is not used).
+// firstFamilyOnly is the Warning a Service that requires dual-stack
+// gets below Octavia API 2.26 (providers/openstack
+// loadbalancer_additionalvips.go).
+const firstFamilyOnly = "LoadBalancerFirstFamilyOnly: The load balancer serves IPv4 only, not IPv6: the cloud's Octavia API is version 2.25"
+
+// additionalVIPs says the emulator's Octavia has additional_vips (API
+// 2.26, its default).
+func (c *Cloud) additionalVIPs() bool {
+	v := c.adapter.OctaviaVersion
+	if v == "" {
+		return true
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(v, "v2."))
+	return err == nil && n >= 26
+}
+
+// LoadBalancerFamilies: the families of the VIPs (primary and
+// additional) of the Service's load balancers.
 func (c *Cloud) LoadBalancerFamilies(svc types.NamespacedName) []corev1.IPFamily {
 	tag := serviceTagPrefix + svc.String()
 	name := c.lbName(svc)
@@ -54,16 +89,18 @@ func (c *Cloud) LoadBalancerFamilies(svc types.NamespacedName) []corev1.IPFamily
 		if !slices.Contains(lb.Tags, tag) && lb.Name != name {
 			continue
 		}
-		a, err := netip.ParseAddr(lb.VIPAddress)
-		if err != nil {
-			continue
-		}
-		f := corev1.IPv6Protocol
-		if a.Is4() {
-			f = corev1.IPv4Protocol
-		}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
+		for _, vip := range append([]string{lb.VIPAddress}, lb.AdditionalVIPs...) {
+			a, err := netip.ParseAddr(vip)
+			if err != nil {
+				continue
+			}
+			f := corev1.IPv6Protocol
+			if a.Is4() {
+				f = corev1.IPv4Protocol
+			}
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
 		}
 	}
 	slices.Sort(out) // "IPv4" < "IPv6"

@@ -50,3 +50,53 @@ func TestDualStackAdapter(t *testing.T) {
 		}
 	}
 }
+
+// TestDualStackCasesFollowOctavia: at the emulator's default Octavia
+// (2.26) a dual-stack Service is served with both families and
+// LoadBalancerFamilies reads an additional VIP's family too; with
+// OctaviaVersion v2.25 the cases are upstream's first-family ones, the
+// Service that requires dual-stack warned.
+func TestDualStackCasesFollowOctavia(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		serves  []corev1.IPFamily
+		warning string
+	}{
+		{"", v46, ""},
+		{"v2.25", v4, firstFamilyOnly},
+	} {
+		cl, _ := conformance.StartWithNodes(t, Adapter{Options: Options{OctaviaVersion: tc.version}}, conformance.Options{ClusterID: "cid", DualStack: true})
+		c := cl.(*Cloud)
+		cases := c.DualStackCases()
+		i := slices.IndexFunc(cases, func(x conformance.DualStackCase) bool { return x.Name == "ds-v4-first" })
+		if i < 0 || !slices.Equal(cases[i].Serves, tc.serves) || cases[i].Warning != tc.warning {
+			t.Errorf("Octavia %q: ds-v4-first %+v, want serving %v with Warning %q", tc.version, cases, tc.serves, tc.warning)
+		}
+		for _, x := range cases {
+			if x.Upstream && len(x.Serves) != 1 {
+				t.Errorf("Octavia %q: upstream case %s serves %v, want its first family", tc.version, x.Name, x.Serves)
+			}
+		}
+		ctx := context.Background()
+		lbc, _, err := c.Clients(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = loadbalancers.Create(ctx, lbc, loadbalancers.CreateOpts{
+			Name: c.lbName(types.NamespacedName{Namespace: "ns", Name: "dual"}), VipSubnetID: c.fx.SubnetID,
+			AdditionalVips: []loadbalancers.AdditionalVip{{SubnetID: c.fx.SubnetIPv6ID}},
+		}).Extract()
+		if tc.version != "" {
+			if err == nil {
+				t.Errorf("Octavia %s took additional_vips", tc.version)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.LoadBalancerFamilies(types.NamespacedName{Namespace: "ns", Name: "dual"}); !slices.Equal(got, v46) {
+			t.Errorf("families %v, want both", got)
+		}
+	}
+}

@@ -51,6 +51,11 @@ type Options struct {
 	// fixture's node network: a server's fixed addresses on other
 	// networks are not its Node's.
 	NodeNetworkOnly bool
+	// OctaviaVersion is the newest Octavia API version the emulator
+	// serves ("v2.0" to "v2.30"), default the emulator's (v2.26, Zed):
+	// from v2.26 on, a dual-stack Service's load balancer has a VIP of
+	// each family (DualStackCases).
+	OctaviaVersion string
 }
 
 // Adapter is the OpenStack adapter.
@@ -86,6 +91,7 @@ func (a Adapter) Start(opts conformance.Options) (conformance.Cloud, error) {
 		Neutron: cloudsimopenstack.NeutronConfig{RouterRouteQuota: -1},
 		Octavia: cloudsimopenstack.OctaviaConfig{
 			ProvisioningDelay: delay, Flavors: a.Options.Flavors, AvailabilityZones: a.Options.AvailabilityZones,
+			MaxVersion: a.Options.OctaviaVersion,
 		},
 	}
 	if opts.DualStack {
