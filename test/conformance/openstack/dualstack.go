@@ -21,13 +21,6 @@ const floatingIPSkipped = "LoadBalancerFloatingIPSkipped: Floating IP not suppor
 
 var _ conformance.DualStackCloud = (*Cloud)(nil)
 
-var (
-	v4  = []corev1.IPFamily{corev1.IPv4Protocol}
-	v6  = []corev1.IPFamily{corev1.IPv6Protocol}
-	v46 = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
-	v64 = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
-)
-
 // DualStackCases: from Octavia API 2.26 on (additional_vips), a
 // dual-stack Service gets one load balancer with a VIP of each family,
 // better than upstream: its status the first family's address then the
@@ -45,21 +38,21 @@ func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 	upstream := []conformance.DualStackCase{
 		// Upstream's load balancer of an IPv4-first dual-stack Service,
 		// taken over: still IPv4, its floating IP kept.
-		{Name: "ds-upstream-v4-first", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Upstream: true, Serves: v4, StatusFamilies: v4},
+		{Name: "ds-upstream-v4-first", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Upstream: true, Serves: conformance.IPv4Only, StatusFamilies: conformance.IPv4Only},
 		// Upstream's load balancer of an IPv6-first Service: an IPv6 VIP,
 		// taken over as it is.
-		{Name: "ds-upstream-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyRequireDualStack, Upstream: true, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
-		{Name: "ds-v6-only", Families: v6, Policy: corev1.IPFamilyPolicySingleStack, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
+		{Name: "ds-upstream-v6-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyRequireDualStack, Upstream: true, Serves: conformance.IPv6Only, StatusFamilies: conformance.IPv6Only, Warning: floatingIPSkipped},
+		{Name: "ds-v6-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Serves: conformance.IPv6Only, StatusFamilies: conformance.IPv6Only, Warning: floatingIPSkipped},
 	}
 	if !c.additionalVIPs() {
 		return append(upstream,
-			conformance.DualStackCase{Name: "ds-v4-first", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v4, StatusFamilies: v4, Warning: firstFamilyOnly},
-			conformance.DualStackCase{Name: "ds-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v6, StatusFamilies: v6, Warning: floatingIPSkipped},
+			conformance.DualStackCase{Name: "ds-v4-first", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: conformance.IPv4Only, StatusFamilies: conformance.IPv4Only, Warning: firstFamilyOnly},
+			conformance.DualStackCase{Name: "ds-v6-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: conformance.IPv6Only, StatusFamilies: conformance.IPv6Only, Warning: floatingIPSkipped},
 		)
 	}
 	return append(upstream,
-		conformance.DualStackCase{Name: "ds-v4-first", Families: v46, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: v46, StatusFamilies: v46},
-		conformance.DualStackCase{Name: "ds-v6-first", Families: v64, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: v46, StatusFamilies: v64},
+		conformance.DualStackCase{Name: "ds-v4-first", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv4First},
+		conformance.DualStackCase{Name: "ds-v6-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv6First},
 	)
 }
 

@@ -44,7 +44,7 @@ func TestDualStackAdapter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, fams := range map[string][]corev1.IPFamily{"v4": v4, "v6": v6, "none": nil} {
+	for name, fams := range map[string][]corev1.IPFamily{"v4": conformance.IPv4Only, "v6": conformance.IPv6Only, "none": nil} {
 		if got := c.LoadBalancerFamilies(types.NamespacedName{Namespace: "ns", Name: name}); !slices.Equal(got, fams) {
 			t.Errorf("%s: families %v, want %v", name, got, fams)
 		}
@@ -62,8 +62,8 @@ func TestDualStackCasesFollowOctavia(t *testing.T) {
 		serves  []corev1.IPFamily
 		warning string
 	}{
-		{"", v46, ""},
-		{"v2.25", v4, firstFamilyOnly},
+		{"", conformance.IPv4First, ""},
+		{"v2.25", conformance.IPv4Only, firstFamilyOnly},
 	} {
 		cl, _ := conformance.StartWithNodes(t, Adapter{Options: Options{OctaviaVersion: tc.version}}, conformance.Options{ClusterID: "cid", DualStack: true})
 		c := cl.(*Cloud)
@@ -95,7 +95,7 @@ func TestDualStackCasesFollowOctavia(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := c.LoadBalancerFamilies(types.NamespacedName{Namespace: "ns", Name: "dual"}); !slices.Equal(got, v46) {
+		if got := c.LoadBalancerFamilies(types.NamespacedName{Namespace: "ns", Name: "dual"}); !slices.Equal(got, conformance.IPv4First) {
 			t.Errorf("families %v, want both", got)
 		}
 	}
