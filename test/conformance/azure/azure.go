@@ -190,8 +190,14 @@ func (c *Cloud) Config() conformance.CloudConfig {
 	if c.opts.Routes {
 		fmt.Fprintf(&b, "  routeTableName: %s\n", c.fx.RouteTableName)
 	}
-	if c.opts.Switched {
-		// What import-config carries over: upstream's default pool type.
+	// What import-config carries over: upstream's default pool type. The
+	// suite's dual-stack cluster is one switched from upstream too (its
+	// ds-upstream-public case): on the default address-based pools the
+	// manager would first take upstream's NIC pool apart, which needs
+	// nic-backend-pools' grants that config's policy leaves out
+	// (providers/azure permissions.go ip-backend-pools). TestAzureDualStack
+	// (Options.DualStack) keeps the default pools.
+	if c.opts.Switched || c.opts.DualStack {
 		b.WriteString("  loadBalancerBackendPoolConfigurationType: nodeIPConfiguration\n")
 	}
 	if c.opts.QuickErrors {
@@ -472,8 +478,9 @@ func (c *Cloud) serviceFrontends(v *view, svc types.NamespacedName) (fes []front
 	for i := range v.lbs {
 		l := &v.lbs[i]
 		for _, fe := range l.Properties.FrontendIPConfigurations {
-			mine := made && strings.EqualFold(deref(l.Name), up.lb) && strings.EqualFold(deref(fe.Name), up.frontend)
 			// The IPv6 frontend of a dual-stack Service is "<base>-IPv6".
+			mine := made && strings.EqualFold(deref(l.Name), up.lb) &&
+				(strings.EqualFold(deref(fe.Name), up.frontend) || strings.EqualFold(deref(fe.Name), up.frontend+upstreamIPv6Suffix))
 			mine = mine || (byUID != "" && (strings.EqualFold(deref(fe.Name), byUID) || strings.EqualFold(deref(fe.Name), byUID+"-IPv6")))
 			if !mine && fe.Properties != nil && fe.Properties.PublicIPAddress != nil {
 				id := deref(fe.Properties.PublicIPAddress.ID)

@@ -21,10 +21,15 @@ var _ conformance.DualStackCloud = (*Cloud)(nil)
 // AKS or CAPZ one has its outbound frontend): so an IPv6-only Service is
 // refused, whatever other Service's IPv4 frontend is there, before
 // anything is made for it (providers/azure/loadbalancer_families.go).
+// Upstream makes dual-stack load balancers too (MakeUpstreamLoadBalancer):
+// one is taken over as it is.
 func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 	return []conformance.DualStackCase{
 		{Name: "ds-public", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv4First},
 		{Name: "ds-public-v6-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv6First},
+		// Upstream's load balancer of a dual-stack Service, taken over
+		// with both frontends and their addresses.
+		{Name: "ds-upstream-public", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Upstream: true, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv4First},
 		{Name: "ds-v6-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "an IPv6-only Service needs an IPv4 frontend on load balancer"},
 	}
 }

@@ -48,6 +48,16 @@ func PublicIPName(clusterID string, svc *corev1.Service) string {
 // sorted, joined by ','>_<ports as strings, sorted as strings, joined
 // by ','>".
 func AllowRuleName(protocol string, sources []string, ports ...int32) string {
+	return allowRuleName("IPv4", protocol, sources, ports)
+}
+
+// AllowRuleNameIPv6 is AllowRuleName's IPv6 rule: the family is in the
+// name, not in the hash ("k8s-azure-lb_allow_IPv6_<the same MD5>").
+func AllowRuleNameIPv6(protocol string, sources []string, ports ...int32) string {
+	return allowRuleName("IPv6", protocol, sources, ports)
+}
+
+func allowRuleName(family, protocol string, sources []string, ports []int32) string {
 	srcs := slices.Clone(sources)
 	slices.Sort(srcs)
 	var ps []string
@@ -57,5 +67,5 @@ func AllowRuleName(protocol string, sources []string, ports ...int32) string {
 	slices.Sort(ps)
 	ps = slices.Compact(ps)
 	sum := md5.Sum([]byte(protocol + "_" + strings.Join(srcs, ",") + "_" + strings.Join(ps, ","))) //nolint:gosec
-	return "k8s-azure-lb_allow_IPv4_" + hex.EncodeToString(sum[:])
+	return "k8s-azure-lb_allow_" + family + "_" + hex.EncodeToString(sum[:])
 }

@@ -75,6 +75,20 @@ type upstreamFrontend struct {
 //     lowest free priority from 500, or its address added to that rule
 //     when another Service made it (securitygroup.go); an internal Service
 //     without source ranges gets none.
+//
+// A public dual-stack Service gets all of that twice, once per family
+// (reconcileLoadBalancer, getExpectedLBRule per family), the IPv6 half's
+// names with "-IPv6" (getResourceByIPFamily): the Standard static IPv6
+// public IP "<cluster>-<base>-IPv6", the frontend "<base>-IPv6" on it,
+// the rules and probes "<base>-TCP-<port>-IPv6", the pool
+// "<cluster>-IPv6" (getBackendPoolName) that each backend's first IPv6 IP
+// configuration names (EnsureHostInPool, getIPConfigByIPFamily), and the
+// rule "k8s-azure-lb_allow_IPv6_<same md5>" admitting the Internet to the
+// IPv6 address. The IPv4 frontend comes first (reconcileFrontendIPConfigs
+// adds it first), and so does its address in the status, which upstream
+// lists in frontend order (getServiceLoadBalancerStatus), whatever the
+// Service's family order. An internal dual-stack Service, whose IPv6 half
+// upstream serves without floating IP, is not modelled.
 func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string, backends []conformance.Instance) (conformance.UpstreamLoadBalancer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -83,6 +97,10 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 		return conformance.UpstreamLoadBalancer{}, err
 	}
 	internal := strings.EqualFold(svc.Annotations[annotationInternal], "true")
+	families := upstreamFamilies(svc)
+	if internal && len(families) > 1 {
+		return conformance.UpstreamLoadBalancer{}, fmt.Errorf("service %s/%s: an internal dual-stack load balancer of the upstream CCM is not modelled", svc.Namespace, svc.Name)
+	}
 	base := cloudprovider.DefaultLoadBalancerName(svc)
 	rg := c.fx.ResourceGroup
 	lbName := clusterName
@@ -90,8 +108,6 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 		lbName += "-internal"
 	}
 	lbID := c.armID(rg, "loadBalancers", lbName)
-	poolID := lbID + "/backendAddressPools/" + clusterName
-	feID := lbID + "/frontendIPConfigurations/" + base
 	zones := to.SliceOfPtrs(c.emu.Config().Zones...)
 
 	c.mu.Lock()
@@ -105,18 +121,56 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 	c.cached = nil
 	c.mu.Unlock()
 
-	fe := &armnetwork.FrontendIPConfiguration{Name: to.Ptr(base), ID: to.Ptr(feID)}
-	var address string
-	if internal {
-		fe.Properties = &armnetwork.FrontendIPConfigurationPropertiesFormat{
-			Subnet:                    &armnetwork.Subnet{ID: to.Ptr(c.fx.SubnetID)},
-			PrivateIPAllocationMethod: to.Ptr(armnetwork.IPAllocationMethodDynamic),
+	// halves are the Service's families, IPv4 first, with their names.
+	type half struct {
+		v6                    bool
+		suffix, feID, poolID  string
+		address, pool, feName string
+	}
+	var halves []*half
+	for _, v6 := range []bool{false, true} {
+		if !slices.Contains(families, v6) {
+			continue
 		}
-		fe.Zones = zones
-	} else {
+		h := &half{v6: v6, pool: clusterName}
+		if v6 {
+			// Upstream's IPv6 pool is "<cluster>-IPv6" even for an
+			// IPv6-only Service (getBackendPoolName).
+			h.pool += upstreamIPv6Suffix
+		}
+		if v6 && len(families) > 1 {
+			h.suffix = upstreamIPv6Suffix
+		}
+		h.feName = base + h.suffix
+		h.feID = lbID + "/frontendIPConfigurations/" + h.feName
+		h.poolID = lbID + "/backendAddressPools/" + h.pool
+		halves = append(halves, h)
+	}
+
+	var fes []*armnetwork.FrontendIPConfiguration
+	for _, h := range halves {
+		fe := &armnetwork.FrontendIPConfiguration{Name: to.Ptr(h.feName), ID: to.Ptr(h.feID)}
+		if internal {
+			fe.Properties = &armnetwork.FrontendIPConfigurationPropertiesFormat{
+				Subnet:                    &armnetwork.Subnet{ID: to.Ptr(c.fx.SubnetID)},
+				PrivateIPAllocationMethod: to.Ptr(armnetwork.IPAllocationMethodDynamic),
+			}
+			if h.v6 {
+				fe.Properties.PrivateIPAddressVersion = to.Ptr(armnetwork.IPVersionIPv6)
+			}
+			fe.Zones = zones
+			fes = append(fes, fe)
+			continue
+		}
+		// The cut is before the suffix (getPublicIPName).
 		name := clusterName + "-" + base
 		if len(name) > 75 {
 			name = name[:75]
+		}
+		name += h.suffix
+		version := armnetwork.IPVersionIPv4
+		if h.v6 {
+			version = armnetwork.IPVersionIPv6
 		}
 		p, err := f.NewPublicIPAddressesClient().BeginCreateOrUpdate(ctx, rg, name, armnetwork.PublicIPAddress{
 			Location: to.Ptr(c.fx.Location),
@@ -128,7 +182,7 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 			},
 			Properties: &armnetwork.PublicIPAddressPropertiesFormat{
 				PublicIPAllocationMethod: to.Ptr(armnetwork.IPAllocationMethodStatic),
-				PublicIPAddressVersion:   to.Ptr(armnetwork.IPVersionIPv4),
+				PublicIPAddressVersion:   to.Ptr(version),
 			},
 		}, nil)
 		if err != nil {
@@ -138,8 +192,9 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 		if err != nil {
 			return conformance.UpstreamLoadBalancer{}, fmt.Errorf("create public IP %s: %w", name, err)
 		}
-		address = addressOf(pip.Properties)
+		h.address = addressOf(pip.Properties)
 		fe.Properties = &armnetwork.FrontendIPConfigurationPropertiesFormat{PublicIPAddress: &armnetwork.PublicIPAddress{ID: pip.ID}}
+		fes = append(fes, fe)
 	}
 
 	lbs := f.NewLoadBalancersClient()
@@ -159,29 +214,33 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 		lb.Properties = &armnetwork.LoadBalancerPropertiesFormat{}
 	}
 	lp := lb.Properties
-	if !slices.ContainsFunc(lp.BackendAddressPools, func(p *armnetwork.BackendAddressPool) bool { return strings.EqualFold(deref(p.Name), clusterName) }) {
-		lp.BackendAddressPools = append(lp.BackendAddressPools, &armnetwork.BackendAddressPool{
-			Name: to.Ptr(clusterName), ID: to.Ptr(poolID), Properties: &armnetwork.BackendAddressPoolPropertiesFormat{},
-		})
+	for _, h := range halves {
+		if !slices.ContainsFunc(lp.BackendAddressPools, func(p *armnetwork.BackendAddressPool) bool { return strings.EqualFold(deref(p.Name), h.pool) }) {
+			lp.BackendAddressPools = append(lp.BackendAddressPools, &armnetwork.BackendAddressPool{
+				Name: to.Ptr(h.pool), ID: to.Ptr(h.poolID), Properties: &armnetwork.BackendAddressPoolPropertiesFormat{},
+			})
+		}
 	}
-	lp.FrontendIPConfigurations = append(lp.FrontendIPConfigurations, fe)
-	for _, port := range svc.Spec.Ports {
-		name := fmt.Sprintf("%s-%s-%d", base, port.Protocol, port.Port)
-		probeID := lbID + "/probes/" + name
-		lp.Probes = append(lp.Probes, &armnetwork.Probe{Name: to.Ptr(name), ID: to.Ptr(probeID), Properties: &armnetwork.ProbePropertiesFormat{
-			Protocol: to.Ptr(armnetwork.ProbeProtocolTCP), Port: to.Ptr(port.NodePort),
-			IntervalInSeconds: to.Ptr[int32](5), ProbeThreshold: to.Ptr[int32](2),
-		}})
-		lp.LoadBalancingRules = append(lp.LoadBalancingRules, &armnetwork.LoadBalancingRule{Name: to.Ptr(name), Properties: &armnetwork.LoadBalancingRulePropertiesFormat{
-			Protocol:     to.Ptr(armnetwork.TransportProtocolTCP),
-			FrontendPort: to.Ptr(port.Port), BackendPort: to.Ptr(port.Port),
-			DisableOutboundSnat: to.Ptr(false), EnableFloatingIP: to.Ptr(true), EnableTCPReset: to.Ptr(true),
-			LoadDistribution:        to.Ptr(armnetwork.LoadDistributionDefault),
-			IdleTimeoutInMinutes:    to.Ptr[int32](4),
-			FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(feID)},
-			BackendAddressPool:      &armnetwork.SubResource{ID: to.Ptr(poolID)},
-			Probe:                   &armnetwork.SubResource{ID: to.Ptr(probeID)},
-		}})
+	lp.FrontendIPConfigurations = append(lp.FrontendIPConfigurations, fes...)
+	for _, h := range halves {
+		for _, port := range svc.Spec.Ports {
+			name := fmt.Sprintf("%s-%s-%d%s", base, port.Protocol, port.Port, h.suffix)
+			probeID := lbID + "/probes/" + name
+			lp.Probes = append(lp.Probes, &armnetwork.Probe{Name: to.Ptr(name), ID: to.Ptr(probeID), Properties: &armnetwork.ProbePropertiesFormat{
+				Protocol: to.Ptr(armnetwork.ProbeProtocolTCP), Port: to.Ptr(port.NodePort),
+				IntervalInSeconds: to.Ptr[int32](5), ProbeThreshold: to.Ptr[int32](2),
+			}})
+			lp.LoadBalancingRules = append(lp.LoadBalancingRules, &armnetwork.LoadBalancingRule{Name: to.Ptr(name), Properties: &armnetwork.LoadBalancingRulePropertiesFormat{
+				Protocol:     to.Ptr(armnetwork.TransportProtocolTCP),
+				FrontendPort: to.Ptr(port.Port), BackendPort: to.Ptr(port.Port),
+				DisableOutboundSnat: to.Ptr(false), EnableFloatingIP: to.Ptr(true), EnableTCPReset: to.Ptr(true),
+				LoadDistribution:        to.Ptr(armnetwork.LoadDistributionDefault),
+				IdleTimeoutInMinutes:    to.Ptr[int32](4),
+				FrontendIPConfiguration: &armnetwork.SubResource{ID: to.Ptr(h.feID)},
+				BackendAddressPool:      &armnetwork.SubResource{ID: to.Ptr(h.poolID)},
+				Probe:                   &armnetwork.SubResource{ID: to.Ptr(probeID)},
+			}})
+		}
 	}
 	p, err := lbs.BeginCreateOrUpdate(write, rg, lbName, lb, nil)
 	if err != nil {
@@ -191,39 +250,66 @@ func (c *Cloud) MakeUpstreamLoadBalancer(svc *corev1.Service, clusterName string
 	if err != nil {
 		return conformance.UpstreamLoadBalancer{}, fmt.Errorf("write load balancer %s: %w", lbName, err)
 	}
-	if internal {
-		for _, got := range written.Properties.FrontendIPConfigurations {
-			if strings.EqualFold(deref(got.Name), base) && got.Properties != nil {
-				address = deref(got.Properties.PrivateIPAddress)
+	var status corev1.LoadBalancerStatus
+	for _, h := range halves {
+		if internal {
+			for _, got := range written.Properties.FrontendIPConfigurations {
+				if strings.EqualFold(deref(got.Name), h.feName) && got.Properties != nil {
+					h.address = deref(got.Properties.PrivateIPAddress)
+				}
+			}
+		}
+		if h.address == "" {
+			return conformance.UpstreamLoadBalancer{}, fmt.Errorf("load balancer %s: frontend %s has no address", lbName, h.feName)
+		}
+		status.Ingress = append(status.Ingress, corev1.LoadBalancerIngress{IP: h.address})
+	}
+
+	for _, h := range halves {
+		for _, b := range backends {
+			if err := c.joinPool(ctx, f.NewInterfacesClient(), b.ID, h.poolID, h.v6); err != nil {
+				return conformance.UpstreamLoadBalancer{}, err
 			}
 		}
 	}
-	if address == "" {
-		return conformance.UpstreamLoadBalancer{}, fmt.Errorf("load balancer %s: frontend %s has no address", lbName, base)
-	}
-
-	for _, b := range backends {
-		if err := c.joinPool(ctx, f.NewInterfacesClient(), b.ID, poolID); err != nil {
-			return conformance.UpstreamLoadBalancer{}, err
-		}
-	}
 	if !internal {
-		if err := c.allowInternet(ctx, f.NewSecurityGroupsClient(), svc.Spec.Ports, address); err != nil {
-			return conformance.UpstreamLoadBalancer{}, err
+		for _, h := range halves {
+			if err := c.allowInternet(ctx, f.NewSecurityGroupsClient(), svc.Spec.Ports, h.address, h.v6); err != nil {
+				return conformance.UpstreamLoadBalancer{}, err
+			}
 		}
 	}
 	return conformance.UpstreamLoadBalancer{
-		ID:        deref(written.ID) + "/frontendIPConfigurations/" + base,
-		Status:    corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: address}}},
+		ID:        deref(written.ID) + "/frontendIPConfigurations/" + halves[0].feName,
+		Status:    status,
 		Exclusive: []string{kindLoadBalancer, kindFrontend, kindPool, kindPublicIP},
 		Kept:      []string{kindFrontend, kindRule, kindProbe, kindPool, kindPublicIP, kindSecurityRule},
 	}, nil
 }
 
-// joinPool puts the VM's primary NIC's primary IP configuration in the
-// pool, as upstream's EnsureHostInPool (NetworkInterfaces get, then
-// CreateOrUpdate).
-func (c *Cloud) joinPool(ctx context.Context, nics *armnetwork.InterfacesClient, vmName, poolID string) error {
+// upstreamIPv6Suffix ends the names of a dual-stack Service's IPv6 parts
+// and the IPv6 pool's (consts.IPVersionIPv6String).
+const upstreamIPv6Suffix = "-IPv6"
+
+// upstreamFamilies are the Service's families as upstream's
+// getIPFamiliesEnabled reads spec.ipFamilies (true for IPv6): IPv4 when
+// it lists none.
+func upstreamFamilies(svc *corev1.Service) []bool {
+	var out []bool
+	for _, f := range svc.Spec.IPFamilies {
+		out = append(out, f == corev1.IPv6Protocol)
+	}
+	if len(out) == 0 {
+		out = []bool{false}
+	}
+	return out
+}
+
+// joinPool puts the VM's primary NIC's IP configuration of the family in
+// the pool, as upstream's EnsureHostInPool (NetworkInterfaces get, then
+// CreateOrUpdate): the primary configuration for IPv4, the first IPv6
+// one for IPv6 (getIPConfigByIPFamily).
+func (c *Cloud) joinPool(ctx context.Context, nics *armnetwork.InterfacesClient, vmName, poolID string, v6 bool) error {
 	vm, ok := c.emu.VM(vmName)
 	if !ok || vm.NICID == "" {
 		return fmt.Errorf("VM %s has no network interface", vmName)
@@ -237,12 +323,18 @@ func (c *Cloud) joinPool(ctx context.Context, nics *armnetwork.InterfacesClient,
 	nic := resp.Interface
 	var cfg *armnetwork.InterfaceIPConfiguration
 	for _, ip := range nic.Properties.IPConfigurations {
+		if v6 {
+			if cfg == nil && ip.Properties != nil && ip.Properties.PrivateIPAddress != nil && deref(ip.Properties.PrivateIPAddressVersion) == armnetwork.IPVersionIPv6 {
+				cfg = ip
+			}
+			continue
+		}
 		if cfg == nil || (ip.Properties != nil && deref(ip.Properties.Primary)) {
 			cfg = ip
 		}
 	}
 	if cfg == nil || cfg.Properties == nil {
-		return fmt.Errorf("network interface %s has no IP configuration", name)
+		return fmt.Errorf("network interface %s has no IP configuration (IPv6 %v)", name, v6)
 	}
 	if slices.ContainsFunc(cfg.Properties.LoadBalancerBackendAddressPools, func(p *armnetwork.BackendAddressPool) bool { return strings.EqualFold(deref(p.ID), poolID) }) {
 		return nil
@@ -260,10 +352,12 @@ func (c *Cloud) joinPool(ctx context.Context, nics *armnetwork.InterfacesClient,
 
 // allowInternet admits the Internet to address on the ports in the
 // fixture's security group, as upstream's security group reconciliation
-// does for a public Service with floating IP: one rule per protocol,
-// source and port set, named by their MD5 and shared by every Service
-// with the same, whose destinations it lists.
-func (c *Cloud) allowInternet(ctx context.Context, nsgs *armnetwork.SecurityGroupsClient, ports []corev1.ServicePort, address string) error {
+// does for a public Service with floating IP: one rule per family,
+// protocol, source and port set, named by the family and their MD5 and
+// shared by every Service with the same, whose destinations it lists.
+// The service tag Internet is the source of either family
+// (accesscontrol.go).
+func (c *Cloud) allowInternet(ctx context.Context, nsgs *armnetwork.SecurityGroupsClient, ports []corev1.ServicePort, address string, v6 bool) error {
 	rg, name := c.fx.SecurityGroupResourceGroup, c.fx.SecurityGroupName
 	resp, err := nsgs.Get(ctx, rg, name, nil)
 	if err != nil {
@@ -279,6 +373,9 @@ func (c *Cloud) allowInternet(ctx context.Context, nsgs *armnetwork.SecurityGrou
 	slices.Sort(portStrs)
 	portStrs = slices.Compact(portStrs)
 	ruleName := AllowRuleName("Tcp", []string{"Internet"}, nums...)
+	if v6 {
+		ruleName = AllowRuleNameIPv6("Tcp", []string{"Internet"}, nums...)
+	}
 	used := map[int32]bool{}
 	var rule *armnetwork.SecurityRule
 	for _, r := range g.Properties.SecurityRules {
