@@ -150,13 +150,7 @@ func ingressIPs(st *v1.LoadBalancerStatus) []string {
 func TestDualStackAdditionalVIPKeepsShapes(t *testing.T) {
 	e, rec := newDualStackLBEnvAt(t, "v2.26", 2, nil)
 	up := withFamilies(service("upstream", 80), fam46)
-	made, err := loadbalancers.Create(t.Context(), e.api.lb, loadbalancers.CreateOpts{Name: lbName("kubernetes", up), VipSubnetID: e.fx.SubnetID}).Extract()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.lb.waitActive(t.Context(), made.ID); err != nil {
-		t.Fatal(err)
-	}
+	made := e.existingLB(t, loadbalancers.CreateOpts{Name: lbName("kubernetes", up), VipSubnetID: e.fx.SubnetID})
 	st, err := e.lb.EnsureLoadBalancer(t.Context(), "", up, e.nodes)
 	if err != nil {
 		t.Fatal(err)
@@ -175,15 +169,10 @@ func TestDualStackAdditionalVIPKeepsShapes(t *testing.T) {
 	// One not made by this manager with a VIP of each family (as
 	// Octavia reports a SLAAC address of the VIP port) keeps one too.
 	other := withFamilies(service("notours", 80), fam46)
-	if made, err = loadbalancers.Create(t.Context(), e.api.lb, loadbalancers.CreateOpts{
+	e.existingLB(t, loadbalancers.CreateOpts{
 		Name: lbName("kubernetes", other), VipSubnetID: e.fx.SubnetID,
 		AdditionalVips: []loadbalancers.AdditionalVip{{SubnetID: e.fx.SubnetIPv6ID}},
-	}).Extract(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.lb.waitActive(t.Context(), made.ID); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if st, err = e.lb.EnsureLoadBalancer(t.Context(), "", other, e.nodes); err != nil {
 		t.Fatal(err)
 	}

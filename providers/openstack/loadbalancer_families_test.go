@@ -27,6 +27,20 @@ var (
 // stateful IPv6 subnet (the router on both), nodes with an address of
 // each, and an Event recorder, with an Octavia before additional_vips
 // (API 2.25): a load balancer of the Service's first family, as upstream.
+// existingLB makes a load balancer as another client would (the upstream
+// CCM, a person) and waits until it is ACTIVE.
+func (e *lbEnv) existingLB(t *testing.T, opts loadbalancers.CreateOpts) *loadbalancers.LoadBalancer {
+	t.Helper()
+	made, err := loadbalancers.Create(t.Context(), e.api.lb, opts).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.lb.waitActive(t.Context(), made.ID); err != nil {
+		t.Fatal(err)
+	}
+	return made
+}
+
 func newDualStackLBEnv(t *testing.T, nodeCount int, edit func(*Section)) (*lbEnv, *record.FakeRecorder) {
 	t.Helper()
 	return newDualStackLBEnvAt(t, "v2.25", nodeCount, edit)
@@ -262,15 +276,7 @@ func TestIPv6LoadBalancerOptions(t *testing.T) {
 func TestLoadBalancerKeepsItsFamily(t *testing.T) {
 	e, _ := newDualStackLBEnv(t, 2, nil)
 	svc := withFamilies(service("kept", 80), fam64)
-	made, err := loadbalancers.Create(t.Context(), e.api.lb, loadbalancers.CreateOpts{
-		Name: lbName("kubernetes", svc), VipSubnetID: e.fx.SubnetID,
-	}).Extract()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.lb.waitActive(t.Context(), made.ID); err != nil {
-		t.Fatal(err)
-	}
+	made := e.existingLB(t, loadbalancers.CreateOpts{Name: lbName("kubernetes", svc), VipSubnetID: e.fx.SubnetID})
 	st, err := e.lb.EnsureLoadBalancer(t.Context(), "", svc, e.nodes)
 	if err != nil {
 		t.Fatal(err)
