@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -326,5 +327,52 @@ func TestDualStackSwitchKeepsUpstreamIPv4(t *testing.T) {
 	}
 	if _, ok := firewallsNow(env)[ipv6FirewallName(base)]; ok {
 		t.Error("an IPv6 firewall rule beside upstream's")
+	}
+}
+
+// TestDualStackInternalServicesAtOnce: eight dual-stack internal Services
+// ensured by eight workers at once share the node health check and its
+// two firewall rules (IPv4 and IPv6, each made once, whichever worker
+// comes first); deleted at once, they leave nothing, the shared IPv6
+// rule gone with the last of them.
+func TestDualStackInternalServicesAtOnce(t *testing.T) {
+	env, lb, nodes := dualStackEnv(t)
+	ctx := t.Context()
+	before := env.srv.Resources()
+	var svcs []*v1.Service
+	for i := range 8 {
+		svc := internalSvc(fmt.Sprintf("%02db9b9b-1b9a-4f3e-9d5c-0a1b2c3d4e5f", i), nil, v1.ServicePort{Port: int32(8000 + i), Protocol: v1.ProtocolTCP, NodePort: int32(30100 + i)})
+		svcs = append(svcs, withFamilies(svc, fam46, v1.IPFamilyPolicyRequireDualStack))
+	}
+	env.emu.SetOperationDelay(20 * time.Millisecond)
+	all := func(f func(svc *v1.Service) error) {
+		t.Helper()
+		errs := make(chan error, len(svcs))
+		for _, svc := range svcs {
+			go func() { errs <- f(svc) }()
+		}
+		for range svcs {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	all(func(svc *v1.Service) error {
+		st, err := lb.EnsureLoadBalancer(ctx, "kubernetes", svc, nodes)
+		if err == nil && len(statusIPs(st)) != 2 {
+			err = fmt.Errorf("%s: status %v, want an address of each family", svc.Name, statusIPs(st))
+		}
+		return err
+	})
+	shared := ipv6HealthCheckFirewallName(nodeHealthCheckName("kubernetes"))
+	if _, ok := firewallsNow(env)[shared]; !ok {
+		t.Fatalf("no shared IPv6 health-check rule %s", shared)
+	}
+	if n := env.srv.CallCount("compute:Firewalls.Insert"); n != 2*len(svcs)+2 {
+		t.Errorf("%d firewall rules made, want a client rule per family per Service and the two shared health-check rules once", n)
+	}
+	all(func(svc *v1.Service) error { return lb.EnsureLoadBalancerDeleted(ctx, "kubernetes", svc) })
+	if added, removed := cloudsim.DiffResources(before, env.srv.Resources()); len(added)+len(removed) != 0 {
+		t.Errorf("after deleting them at once: added %v, removed %v", added, removed)
 	}
 }
