@@ -23,14 +23,14 @@ const (
 func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 	return []conformance.DualStackCase{
 		{Name: "ds-nlb", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: conformance.IPv4First},
-		{Name: "ds-nlb-conformance.IPv6Only-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: conformance.IPv4First},
+		{Name: "ds-nlb-v6-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyPreferDualStack, Serves: conformance.IPv4First},
 		{Name: "ds-nlb-asked-ipv4", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack,
 			Annotations: map[string]string{annotationIPAddressType: "ipv4"}, Serves: conformance.IPv4Only},
 		// Upstream's NLB of a dual-stack Service is ipv4; taken over, it
 		// stays so (no annotation asks for dualstack).
 		{Name: "ds-upstream-nlb", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack,
 			Annotations: map[string]string{annotationLBType: "nlb"}, Upstream: true, Serves: conformance.IPv4Only},
-		{Name: "ds-conformance.IPv6Only-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "an NLB always has IPv4 addresses"},
+		{Name: "ds-v6-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "an NLB always has IPv4 addresses"},
 		{Name: "ds-classic", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack,
 			Annotations: map[string]string{annotationLBType: "classic", annotationIPAddressType: "dualstack"}, Refusal: "a Classic ELB has no IPv6 addresses"},
 	}

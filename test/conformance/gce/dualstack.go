@@ -34,13 +34,13 @@ func (c *Cloud) DualStackCases() []conformance.DualStackCase {
 	internal := map[string]string{annotationLBType: "Internal"}
 	return []conformance.DualStackCase{
 		{Name: "ds-ilb", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Annotations: internal, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv4First},
-		{Name: "ds-ilb-conformance.IPv6Only-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyPreferDualStack, Annotations: internal, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv4First},
-		{Name: "ds-ilb-conformance.IPv6Only-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Annotations: internal, Serves: conformance.IPv6Only, StatusFamilies: conformance.IPv6Only},
+		{Name: "ds-ilb-v6-first", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyPreferDualStack, Annotations: internal, Serves: conformance.IPv4First, StatusFamilies: conformance.IPv4First},
+		{Name: "ds-ilb-v6-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Annotations: internal, Serves: conformance.IPv6Only, StatusFamilies: conformance.IPv6Only},
 		// Upstream's internal load balancer of a dual-stack Service is
 		// IPv4; taken over, it stays so.
 		{Name: "ds-upstream-ilb", Families: conformance.IPv4First, Policy: corev1.IPFamilyPolicyRequireDualStack, Annotations: internal, Upstream: true, Serves: conformance.IPv4Only, StatusFamilies: conformance.IPv4Only},
 		{Name: "ds-external", Families: conformance.IPv6First, Policy: corev1.IPFamilyPolicyRequireDualStack, Serves: conformance.IPv4Only, StatusFamilies: conformance.IPv4Only},
-		{Name: "ds-external-conformance.IPv6Only-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "a target pool, which takes IPv4 only"},
+		{Name: "ds-external-v6-only", Families: conformance.IPv6Only, Policy: corev1.IPFamilyPolicySingleStack, Refusal: "a target pool, which takes IPv4 only"},
 	}
 }
 
