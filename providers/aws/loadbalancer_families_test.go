@@ -157,7 +157,7 @@ func TestDualStackNLB(t *testing.T) {
 		t.Errorf("load balancer SG ingress %v, want %v", got, want)
 	}
 	for _, tg := range v.tgs {
-		if tg.IpAddressType != "" && tg.IpAddressType != elbv2types.TargetGroupIpAddressTypeEnumIpv4 || tg.TargetType != elbv2types.TargetTypeEnumInstance {
+		if tg.IpAddressType != elbv2types.TargetGroupIpAddressTypeEnumIpv4 || tg.TargetType != elbv2types.TargetTypeEnumInstance {
 			t.Errorf("target group %s: %s %s", aws.ToString(tg.TargetGroupName), tg.IpAddressType, tg.TargetType)
 		}
 	}

@@ -2,9 +2,11 @@ package openstack
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/multicloud-ccm/multicloud-ccm/test/cloudsim"
 	osemu "github.com/multicloud-ccm/multicloud-ccm/test/cloudsim/openstack"
 )
 
@@ -420,5 +423,72 @@ func TestSetFamily(t *testing.T) {
 				t.Errorf("ranges %v vip %q, want %v %q", o.sourceRanges, o.vipAddress(), tc.ranges, tc.vip)
 			}
 		})
+	}
+}
+
+// TestDualStackMemberGroupConcurrent: Services of every family order,
+// ensured by ten workers at once, share the cluster's member group, each
+// with its NodePort rule from the VIP subnet of every family it is
+// served on (IPv6 rules ethertype IPv6); deleted at once, they leave
+// nothing, the member group with them.
+func TestDualStackMemberGroupConcurrent(t *testing.T) {
+	e, _ := newDualStackLBEnvAt(t, "v2.26", 2, func(s *Section) { s.LoadBalancer.ManageSecurityGroups = true })
+	before := e.srv.Resources()
+	fams := [][]v1.IPFamily{fam46, fam64, fam6, fam4}
+	var svcs []*v1.Service
+	for i := range 12 {
+		svc := withFamilies(service(fmt.Sprintf("d%02d", i), 80), fams[i%len(fams)])
+		svc.Spec.Ports[0].NodePort = int32(30200 + i)
+		svcs = append(svcs, svc)
+	}
+	run := func(f func(*v1.Service) error) {
+		t.Helper()
+		sem := make(chan struct{}, 10)
+		var wg sync.WaitGroup
+		for _, svc := range svcs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				retryWhileAsked(t, svc, f)
+			}()
+		}
+		wg.Wait()
+	}
+	run(func(svc *v1.Service) error {
+		_, err := e.lb.EnsureLoadBalancer(t.Context(), "", svc, e.nodes)
+		return err
+	})
+	var member *osemu.SecurityGroupInfo
+	for _, g := range e.emu.SecurityGroups() {
+		if g.Name == memberGroupName("kubernetes") {
+			member = &g
+		}
+	}
+	if member == nil {
+		t.Fatal("no member security group")
+	}
+	for _, svc := range svcs {
+		want := map[string]bool{}
+		for _, f := range svc.Spec.IPFamilies {
+			want[map[v1.IPFamily]string{v1.IPv4Protocol: e.fx.SubnetCIDR, v1.IPv6Protocol: e.fx.SubnetIPv6CIDR}[f]] = true
+		}
+		got := map[string]bool{}
+		for _, r := range member.Rules {
+			if r.Description == ruleDescription(svc) && r.PortRangeMin != nil && *r.PortRangeMin == int(svc.Spec.Ports[0].NodePort) {
+				if (r.Ethertype == "IPv6") != strings.Contains(r.RemoteIPPrefix, ":") {
+					t.Errorf("%s: rule %s has ethertype %s", svc.Name, r.RemoteIPPrefix, r.Ethertype)
+				}
+				got[r.RemoteIPPrefix] = true
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("%s %v: NodePort rules from %v, want %v", svc.Name, svc.Spec.IPFamilies, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+		}
+	}
+	run(func(svc *v1.Service) error { return e.lb.EnsureLoadBalancerDeleted(t.Context(), "", svc) })
+	if added, removed := cloudsim.DiffResources(before, e.srv.Resources()); len(added)+len(removed) != 0 {
+		t.Errorf("after deleting them at once: added %v, removed %v", added, removed)
 	}
 }
